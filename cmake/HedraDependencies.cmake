@@ -1,0 +1,10 @@
+# Every dependency comes from a Debian 12 package, found with find_package or pkg-config.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ISL REQUIRED IMPORTED_TARGET isl)
+find_package(OpenMP REQUIRED)
+find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
+find_package(Clang REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/clang)
+if(HEDRA_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()
+message(STATUS "hedra: isl ${ISL_VERSION}, LLVM ${LLVM_PACKAGE_VERSION} (${LLVM_DIR})")

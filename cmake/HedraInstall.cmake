@@ -1,0 +1,26 @@
+# install() and hedraConfig.cmake, so that find_package(hedra) works for a consumer.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(FILES hedra.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra)
+foreach(layer core polyhedral scheduler backends ad)
+  install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra/${layer}
+          FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+
+install(TARGETS hedra hedra_options hedra_core hedra_polyhedral hedra_scheduler hedra_backends
+                hedra_ad
+        EXPORT hedraTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra)
+install(EXPORT hedraTargets NAMESPACE hedra:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hedra)
+
+configure_package_config_file(cmake/hedraConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/hedraConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hedra)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/hedraConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/hedraConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/hedraConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hedra)

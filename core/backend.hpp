@@ -1,0 +1,57 @@
+// The backend plug-in interface and the registry that chooses a backend by name.
+// core only declares the interface; backends (reference, openmp, cuda, a user's plug-in)
+// register themselves, and hedra.hpp registers the built-in ones.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/node.hpp"
+
+namespace hedra {
+
+struct CompileOptions {
+    std::vector<std::int64_t> tile_sizes; // empty: the backend's own choice
+    int num_threads = 0;                  // 0: HEDRA_NUM_THREADS or the machine's
+};
+
+// A compiled program: run it many times with new inputs, without rescheduling.
+class Program {
+public:
+    virtual ~Program() = default;
+    // `inputs` in the order of the placeholders given to compile; shapes and dtypes have been
+    // checked by the caller. Returns one HostArray per output.
+    virtual std::vector<HostArray> run(const std::vector<HostArray>& inputs) = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    // Compile `outputs`; `placeholders` are the Placeholder nodes the program takes as inputs
+    // (every placeholder reachable from outputs must be listed). Nodes with a memo are leaves.
+    virtual std::unique_ptr<Program> compile(const std::vector<NodePtr>& outputs,
+                                             const std::vector<NodePtr>& placeholders,
+                                             const CompileOptions& options) = 0;
+    // Evaluate once (no placeholders). The default compiles and runs.
+    virtual std::vector<HostArray> evaluate(const std::vector<NodePtr>& outputs,
+                                            const CompileOptions& options);
+};
+
+using BackendFactory = std::function<std::shared_ptr<Backend>()>;
+
+// Register a backend under `name` (replacing an earlier registration of that name).
+void register_backend(const std::string& name, BackendFactory factory);
+std::vector<std::string> backend_names();
+// The backend called `name`; throws hedra::Error listing the known names if there is none.
+std::shared_ptr<Backend> get_backend(const std::string& name);
+// set_default_backend(name) wins; else $HEDRA_BACKEND; else the built-in default.
+void set_default_backend(const std::string& name);
+std::string default_backend_name();
+std::shared_ptr<Backend> default_backend();
+// What the built-in default is ("reference" until a faster backend registers itself so).
+void set_builtin_default_backend(const std::string& name);
+
+} // namespace hedra

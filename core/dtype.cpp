@@ -1,0 +1,25 @@
+#include "core/dtype.hpp"
+
+#include "core/error.hpp"
+
+namespace hedra {
+
+std::string_view dtype_name(DType t) {
+    switch (t) {
+    case DType::Bool: return "bool";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    }
+    return "?";
+}
+
+DType parse_dtype(std::string_view name) {
+    for (DType t : {DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64})
+        if (dtype_name(t) == name) return t;
+    throw Error("unknown dtype '" + std::string(name) +
+                "'; expected one of bool, i32, i64, f32, f64");
+}
+
+} // namespace hedra

@@ -1,0 +1,76 @@
+// HostArray: a dense, 0-based, row-major array in host memory, as `compute` returns it and as
+// `array()` and compiled programs take it. Copies share the buffer (it is immutable once made).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+
+namespace hedra {
+
+class HostArray {
+public:
+    HostArray() = default;
+    // A zero-filled array.
+    HostArray(std::vector<std::int64_t> sizes, DType dtype);
+    // Wrap existing memory; `owner` keeps it alive (pass nullptr to borrow without ownership:
+    // the caller keeps `data` alive as long as any copy of this HostArray).
+    HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner,
+              void* data);
+    template <class T>
+    static HostArray from(std::vector<T> values, std::vector<std::int64_t> sizes);
+
+    const std::vector<std::int64_t>& sizes() const { return sizes_; }
+    int rank() const { return static_cast<int>(sizes_.size()); }
+    DType dtype() const { return dtype_; }
+    std::int64_t size() const; // element count
+    std::size_t bytes() const { return static_cast<std::size_t>(size()) * dtype_size(dtype_); }
+    const void* raw() const { return data_; }
+    void* raw_mutable() { return data_; } // only while building a result
+
+    // Typed access; throws hedra::Error if T does not match dtype().
+    template <class T>
+    std::span<const T> values() const {
+        check_type(dtype_of<T>());
+        return {static_cast<const T*>(data_), static_cast<std::size_t>(size())};
+    }
+    template <class T>
+    std::span<T> mutable_values() {
+        check_type(dtype_of<T>());
+        return {static_cast<T*>(data_), static_cast<std::size_t>(size())};
+    }
+    // Element at a 0-based multi-index, converted to double (any dtype).
+    double at(const std::vector<std::int64_t>& index) const;
+    double flat(std::int64_t i) const; // element i in row-major order, as double
+    void set_flat(std::int64_t i, double v); // converts as a C++ cast would
+    std::vector<double> to_doubles() const;
+
+    std::string to_string(int max_elements = 64) const;
+
+private:
+    void check_type(DType requested) const;
+    std::vector<std::int64_t> sizes_;
+    DType dtype_ = DType::F32;
+    std::shared_ptr<void> owner_;
+    void* data_ = nullptr;
+};
+
+template <class T>
+HostArray HostArray::from(std::vector<T> values, std::vector<std::int64_t> sizes) {
+    auto owned = std::make_shared<std::vector<T>>(std::move(values));
+    HostArray a(std::move(sizes), dtype_of<T>(), owned, owned->data());
+    if (static_cast<std::size_t>(a.size()) != owned->size())
+        throw Error("HostArray::from: " + std::to_string(owned->size()) +
+                    " values do not fill sizes with " + std::to_string(a.size()) + " elements");
+    return a;
+}
+template <>
+HostArray HostArray::from<bool>(std::vector<bool> values, std::vector<std::int64_t> sizes);
+
+} // namespace hedra

@@ -1,0 +1,80 @@
+// The lazy graph: immutable, hash-consed nodes. Two structurally equal nodes built anywhere are
+// the same object, so graph identity is pointer identity (CSE for free, cheap cache keys).
+// Every node's own index space is its shape; accesses to inputs are stored in *counter space*
+// (index = start + step * counter), where every primitive's access is an integer affine map.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "core/affine_map.hpp"
+#include "core/host_array.hpp"
+#include "core/scalar_expr.hpp"
+#include "core/shape.hpp"
+
+namespace hedra {
+
+enum class NodeKind : std::uint8_t {
+    Constant,    // rank 0; `expr` is a Const scalar
+    Data,        // host data `data`, identity `id`
+    Placeholder, // an input of a compiled program, identity `id`, optional `name`
+    Iota,        // index_components: the index value along `axis` (i64)
+    Map,         // `expr` over inputs (all of the node's shape); Input(k) is inputs[k]
+    View,        // result counters -> input counters through `access`
+    Reduce,      // `reduce_op` over `axes` of inputs[0] (and `expr`/`identity` for Custom)
+    Fuse,        // union of inputs' shapes; with `overwrite`, the rightmost input wins
+};
+const char* node_kind_name(NodeKind k);
+
+enum class ReduceOp : std::uint8_t { Sum, Prod, Max, Min, And, Or, Custom };
+const char* reduce_op_name(ReduceOp op);
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Node {
+    NodeKind kind;
+    DType dtype;
+    Shape shape;
+    std::vector<NodePtr> inputs;
+
+    ScalarExpr expr;              // Constant, Map, Reduce(Custom: combiner of Input(0), Input(1))
+    ScalarExpr identity;          // Reduce(Custom): the identity element, a Const
+    AffineMap access;             // View
+    int axis = 0;                 // Iota
+    std::vector<int> axes;        // Reduce: sorted reduced axes of inputs[0]
+    bool keepdims = false;        // Reduce: reduced axes stay as [0,1)
+    ReduceOp reduce_op = ReduceOp::Sum;
+    bool overwrite = false;       // Fuse
+    std::uint64_t id = 0;         // Data, Placeholder: unique identity
+    std::string name;             // Placeholder: user's name (not part of identity)
+    HostArray data;               // Data
+    std::source_location loc;     // where the user created it (first creator when shared)
+    std::size_t hash = 0;         // structural hash
+
+    // The memoized result after `compute`, shared by every user of this node.
+    std::shared_ptr<const HostArray> memo() const;
+    void set_memo(HostArray value) const;
+
+private:
+    mutable std::mutex memo_mutex_;
+    mutable std::shared_ptr<const HostArray> memo_;
+};
+
+// Intern a node: computes its `hash` and returns the existing equal node if there is one
+// (hash and structure), else this one. Thread-safe. Build with std::make_shared<Node>().
+NodePtr intern(std::shared_ptr<Node> node);
+// A fresh identity for Data and Placeholder nodes.
+std::uint64_t fresh_node_id();
+
+// Nodes reachable from `outputs`, inputs before users, each once (deterministic order).
+std::vector<NodePtr> topological_order(const std::vector<NodePtr>& outputs);
+// A readable multi-line listing: "%3 = map add(in0, in1) (%1, %2) : f32 (4,5)".
+std::string to_string(const std::vector<NodePtr>& outputs);
+
+} // namespace hedra

@@ -1,0 +1,122 @@
+// The primitives of the array language (semantics.md): map (lazy), reshape/view, reduce,
+// fuse/overwrite/stack. Each checks shapes, ranges and dtypes when the node is built and throws
+// hedra::Error naming the operation, the shapes as ranges, the axis and the creation sites.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "core/array.hpp"
+#include "core/transform.hpp"
+
+namespace hedra {
+
+// ---- map ----------------------------------------------------------------------------------
+namespace detail {
+// Broadcast the array operands (aligned from the right), then build one Map node per traced
+// output. `op` names the operation in error messages ("lazy", "add", ...).
+std::vector<Array> make_map(const std::vector<ScalarExpr>& outputs,
+                            const std::vector<Operand>& operands, const std::string& op,
+                            std::source_location loc);
+// The Syms a callable is traced on: inputs for arrays (numbered in order), weak literals as is.
+std::vector<Sym> trace_arguments(const std::vector<Operand>& operands);
+
+template <class F, std::size_t... I>
+std::vector<ScalarExpr> trace_fixed(F& f, const std::vector<Sym>& syms,
+                                    std::index_sequence<I...>) {
+    return trace_results(f(syms[I]...));
+}
+template <std::size_t N, class F>
+std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, std::source_location loc) {
+    auto syms = trace_arguments(ops);
+    return make_map(trace_fixed(f, syms, std::make_index_sequence<N>{}), ops, "lazy", loc);
+}
+} // namespace detail
+
+// lazy(f, a, b, ...): f traced on symbolic scalars and mapped over the broadcast operands.
+template <class F>
+Array lazy(F f, const Operand& a, std::source_location loc = std::source_location::current()) {
+    return detail::lazy_n<1>(f, {a}, loc).at(0);
+}
+template <class F>
+Array lazy(F f, const Operand& a, const Operand& b,
+           std::source_location loc = std::source_location::current()) {
+    return detail::lazy_n<2>(f, {a, b}, loc).at(0);
+}
+template <class F>
+Array lazy(F f, const Operand& a, const Operand& b, const Operand& c,
+           std::source_location loc = std::source_location::current()) {
+    return detail::lazy_n<3>(f, {a, b, c}, loc).at(0);
+}
+template <class F>
+Array lazy(F f, const Operand& a, const Operand& b, const Operand& c, const Operand& d,
+           std::source_location loc = std::source_location::current()) {
+    return detail::lazy_n<4>(f, {a, b, c, d}, loc).at(0);
+}
+// Any number of operands: f takes a const std::vector<Sym>&.
+template <class F>
+Array lazy_n_ary(F f, const std::vector<Operand>& operands,
+                 std::source_location loc = std::source_location::current()) {
+    auto syms = detail::trace_arguments(operands);
+    return detail::make_map(detail::trace_results(f(syms)), operands, "lazy", loc).at(0);
+}
+// A callable returning a tuple: one array per element.
+template <class F, class... Ops>
+std::vector<Array> lazy_multiple_value(F f, const Ops&... operands) {
+    std::vector<Operand> ops{Operand(operands)...};
+    return detail::lazy_n<sizeof...(Ops)>(f, ops, std::source_location::current());
+}
+
+// ---- reshape and view ---------------------------------------------------------------------
+// result[t(i)] = a[i]; t must match a's rank and pins.
+Array reshape(const Array& a, const Transform& t,
+              std::source_location loc = std::source_location::current());
+// Per axis (aligned from the right; new leading axes broadcast): move (same size), broadcast
+// (source size 1) or select (target a subset of the source).
+Array reshape(const Array& a, const Shape& s,
+              std::source_location loc = std::source_location::current());
+// result[j] = a[m(j)] for j in s; m's image of s must lie inside a's shape.
+Array view(const Array& a, const Shape& s, const AffineMap& m,
+           std::source_location loc = std::source_location::current());
+// Broadcast a to `s` (NumPy rules, aligned from the right).
+Array broadcast_to(const Array& a, const Shape& s,
+                   std::source_location loc = std::source_location::current());
+
+// ---- reduce -------------------------------------------------------------------------------
+// Reduce over `axes` (any order, no duplicates; negative counts from the end; empty = all).
+// Sum/prod of bool or i32 give i64; and/or give bool; max/min keep the dtype.
+Array reduce(ReduceOp op, const Array& a, std::vector<int> axes = {}, bool keepdims = false,
+             std::source_location loc = std::source_location::current());
+// A user associative callable with its identity: f(acc, x) -> acc.
+template <class F>
+Array reduce(F f, double identity, const Array& a, std::vector<int> axes = {},
+             bool keepdims = false, std::source_location loc = std::source_location::current());
+
+namespace detail {
+Array make_custom_reduce(const ScalarExpr& combiner, double identity, const Array& a,
+                         std::vector<int> axes, bool keepdims, std::source_location loc);
+}
+template <class F>
+Array reduce(F f, double identity, const Array& a, std::vector<int> axes, bool keepdims,
+             std::source_location loc) {
+    Sym acc(scalar_input(0, a.dtype())), x(scalar_input(1, a.dtype()));
+    auto out = detail::trace_results(f(acc, x));
+    if (out.size() != 1) throw Error("reduce: the combiner must return one value");
+    return detail::make_custom_reduce(out[0], identity, a, std::move(axes), keepdims, loc);
+}
+
+// ---- fuse, overwrite, stack ---------------------------------------------------------------
+// Pairwise-disjoint pieces whose union is a shape (strided pieces may interleave).
+Array fuse(const std::vector<Array>& pieces,
+           std::source_location loc = std::source_location::current());
+// Overlaps allowed; the rightmost piece wins; the union must be a shape.
+Array overwrite(const std::vector<Array>& pieces,
+                std::source_location loc = std::source_location::current());
+// Arrays of one shape stacked along a new axis `axis` (indices 0..n-1).
+Array stack(int axis, const std::vector<Array>& arrays,
+            std::source_location loc = std::source_location::current());
+
+} // namespace hedra

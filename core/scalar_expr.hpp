@@ -1,0 +1,76 @@
+// The scalar expression IR: what a traced `lazy` callable computes per element.
+// Expressions are immutable trees shared by pointer; binary operations always have operands of
+// one dtype (the tracer inserts explicit casts), so printers and AD never promote implicitly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace hedra {
+
+enum class ScalarOp : std::uint8_t {
+    // leaves
+    Const, // value in ivalue (bool, ints) or fvalue (floats)
+    Input, // the element of the map's input number `index`
+    // unary
+    Neg, Not, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Cast,
+    // binary (operands of equal dtype)
+    Add, Sub, Mul, Div, Pow, Min, Max,
+    Lt, Le, Gt, Ge, Eq, Ne, // result bool
+    And, Or,                // bool operands
+    // ternary
+    Select // args: bool condition, then, else (then and else of equal dtype)
+};
+
+const char* scalar_op_name(ScalarOp op); // "add", "exp", ...
+
+struct ScalarNode;
+using ScalarExpr = std::shared_ptr<const ScalarNode>;
+
+struct ScalarNode {
+    ScalarOp op;
+    DType dtype;               // the result dtype
+    std::vector<ScalarExpr> args;
+    std::int64_t ivalue = 0;   // Const of bool/integer dtype; Input: the input number
+    double fvalue = 0.0;       // Const of float dtype
+    std::size_t hash = 0;      // structural hash, computed at construction
+};
+
+// Construction (checks arity and dtypes; throws hedra::Error on misuse).
+ScalarExpr scalar_const(double value, DType dtype);       // any dtype; ints truncate
+ScalarExpr scalar_const_int(std::int64_t value, DType dtype);
+ScalarExpr scalar_input(int index, DType dtype);
+// Unary ops keep the operand dtype, except: Not needs bool; Exp/Log/Sqrt/Tanh/Sigmoid of a
+// non-float operand cast it to f32 first.
+ScalarExpr scalar_unary(ScalarOp op, ScalarExpr x);
+ScalarExpr scalar_cast(ScalarExpr x, DType to);
+// Binary ops promote both operands to a common dtype with explicit casts (comparisons return
+// bool; And/Or cast to bool; Div of integers truncates toward zero, x/0 == 0).
+ScalarExpr scalar_binary(ScalarOp op, ScalarExpr a, ScalarExpr b);
+ScalarExpr scalar_select(ScalarExpr cond, ScalarExpr then_value, ScalarExpr else_value);
+
+bool structurally_equal(const ScalarExpr& a, const ScalarExpr& b);
+int scalar_num_inputs(const ScalarExpr& e); // 1 + the largest Input index used, 0 if none
+// Replace Input(k) by replacements[k].
+ScalarExpr substitute_inputs(const ScalarExpr& e, const std::vector<ScalarExpr>& replacements);
+std::string to_string(const ScalarExpr& e); // "add(in0:f32, 2:f32)"
+
+// A scalar value tagged with its dtype; used by the reference interpreter and constant folding.
+struct ScalarValue {
+    DType dtype = DType::F32;
+    std::int64_t i = 0; // bool, i32, i64
+    double f = 0.0;     // f32 (rounded to float), f64
+    double as_double() const { return is_float(dtype) ? f : static_cast<double>(i); }
+    static ScalarValue of(double v, DType t); // converts as a C++ cast would
+};
+
+// Evaluate with exact per-dtype semantics: f32 results are rounded to float after every
+// operation, integer arithmetic wraps like two's complement, integer x/0 == 0.
+ScalarValue evaluate(const ScalarExpr& e, const std::vector<ScalarValue>& inputs);
+
+} // namespace hedra

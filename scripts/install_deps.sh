@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs hedra's build and test dependencies from Debian 12's packages when any is missing.
+set -euo pipefail
+packages=(cmake g++ make pkg-config libisl-dev llvm-dev libclang-cpp-dev libclang-dev clang
+          libomp-dev doctest-dev zlib1g-dev dataset-fashion-mnist)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi

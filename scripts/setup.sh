@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's first command: install what is missing (Debian 12, as root), build Release, and
+# run the main example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j2
+./build/examples/quickstart
