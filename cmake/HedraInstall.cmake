@@ -3,13 +3,13 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(FILES hedra.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra)
-foreach(layer core polyhedral scheduler backends ad)
+foreach(layer core polyhedral scheduler backends ad nn)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra/${layer}
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 
 install(TARGETS hedra hedra_options hedra_core hedra_polyhedral hedra_scheduler hedra_backends
-                hedra_ad
+                hedra_ad hedra_nn
         EXPORT hedraTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

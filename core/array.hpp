@@ -91,8 +91,10 @@ Array make_array_leaf(HostArray data, const Shape& shape, std::source_location l
 
 template <class T>
 Array array(const std::vector<T>& data, const Shape& shape, std::source_location loc) {
-    return detail::make_array_leaf(HostArray::from(std::vector<T>(data), shape.sizes()), shape,
-                                   loc);
+    // Flat here; make_array_leaf checks the element count against the shape.
+    return detail::make_array_leaf(
+        HostArray::from(std::vector<T>(data), {static_cast<std::int64_t>(data.size())}), shape,
+        loc);
 }
 
 template <class T>

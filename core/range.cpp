@@ -38,6 +38,7 @@ Range::Range(std::int64_t start_, std::int64_t step_, std::int64_t size_)
     if (size < 0)
         throw Error("invalid range: size " + std::to_string(size) + " must not be negative");
     if (size <= 1) step = 1;
+    if (size == 0) start = 0; // all empty ranges are one set: "[0,0)"
 }
 
 bool Range::contains(std::int64_t i) const {

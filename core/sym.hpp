@@ -1,9 +1,14 @@
 // Sym: the symbolic scalar a `lazy` callable is traced on. Arithmetic, comparisons and the
-// math functions below build a ScalarExpr. C++ literals are "weak": `x * 2.0` keeps x's f32
-// (as Python scalars do in PyTorch); a float literal with an integer operand gives f32.
+// math functions below build a ScalarExpr. C++ literals are "weak", as Python scalars are in
+// PyTorch: with a strong operand they take its dtype (`x * 2.0` keeps x's f32), unless the
+// literal is of a higher kind (bool < integer < float): a float literal with an integer or bool
+// operand gives f32, an integer literal with a bool operand gives i64. Two weak operands give a
+// weak result of the promoted dtype. Comparisons give a strong bool; and/or/not convert their
+// operands to bool (x != 0).
 #pragma once
 
 #include <concepts>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -21,6 +26,9 @@ public:
     const ScalarExpr& expr() const { return expr_; }
     bool weak() const { return weak_; }
     DType dtype() const { return expr_->dtype; }
+    // A float literal's exact value (its f32 constant is rounded), so that `x * 0.1` with an
+    // f64 x uses the double 0.1; empty for everything else.
+    const std::optional<double>& literal_value() const { return literal_; }
 
 private:
     template <class T>
@@ -28,10 +36,15 @@ private:
         if constexpr (std::is_same_v<T, bool>) return Sym(scalar_const_int(v, DType::Bool), true);
         else if constexpr (std::is_integral_v<T>)
             return Sym(scalar_const_int(static_cast<std::int64_t>(v), DType::I64), true);
-        else return Sym(scalar_const(static_cast<double>(v), DType::F32), true);
+        else {
+            Sym s(scalar_const(static_cast<double>(v), DType::F32), true);
+            s.literal_ = static_cast<double>(v);
+            return s;
+        }
     }
     ScalarExpr expr_;
     bool weak_;
+    std::optional<double> literal_;
 };
 
 // Binary operations with the weak-literal rule.

@@ -1,1 +1,349 @@
-// placeholder until this layer is written
+// partition: the canonical graph -> kernel IR. Four steps, each a member function below:
+// decide what is materialized, cap the inlined expression size, create buffers, then build one
+// kernel per materialized node by inlining its definition. See partition.hpp for the rules.
+#include "scheduler/partition.hpp"
+
+#include <cmath>
+#include <limits>
+#include <unordered_set>
+
+#include "core/error.hpp"
+#include "scheduler/canonicalize.hpp"
+
+namespace hedra::sched {
+
+namespace {
+
+using poly::Buffer;
+using poly::BufferRole;
+using poly::Kernel;
+using poly::ProgramIR;
+using poly::Read;
+using poly::Statement;
+using poly::StatementKind;
+
+ScalarExpr cast_to(const ScalarExpr& e, DType t) {
+    return e->dtype == t ? e : scalar_cast(e, t);
+}
+
+ScalarExpr extreme(DType t, bool lowest) {
+    switch (t) {
+    case DType::Bool:
+        return scalar_const(lowest ? 0.0 : 1.0, t);
+    case DType::I32:
+        return scalar_const_int(lowest ? std::numeric_limits<std::int32_t>::min()
+                                       : std::numeric_limits<std::int32_t>::max(),
+                                t);
+    case DType::I64:
+        return scalar_const_int(lowest ? std::numeric_limits<std::int64_t>::min()
+                                       : std::numeric_limits<std::int64_t>::max(),
+                                t);
+    default:
+        return scalar_const(lowest ? -INFINITY : INFINITY, t);
+    }
+}
+
+ScalarExpr reduce_identity(const Node& r) {
+    switch (r.reduce_op) {
+    case ReduceOp::Sum:
+        return scalar_const(0.0, r.dtype);
+    case ReduceOp::Prod:
+        return scalar_const(1.0, r.dtype);
+    case ReduceOp::Max:
+        return extreme(r.dtype, true);
+    case ReduceOp::Min:
+        return extreme(r.dtype, false);
+    case ReduceOp::And:
+        return scalar_const(1.0, r.dtype);
+    case ReduceOp::Or:
+        return scalar_const(0.0, r.dtype);
+    case ReduceOp::Custom:
+        return cast_to(r.identity, r.dtype);
+    }
+    return nullptr;
+}
+
+std::vector<std::int64_t> sizes_of(const Node& n) {
+    return n.shape.sizes();
+}
+
+// Piece counters -> fused counters, axis by axis: exact because every piece range lies on the
+// fused range's lattice (index = start + step*k, counter = (index - start) / step).
+AffineMap piece_access(const Shape& piece, const Shape& fused) {
+    int r = fused.rank();
+    std::vector<std::int64_t> m(static_cast<std::size_t>(r * r), 0), off(r, 0);
+    for (int d = 0; d < r; ++d) {
+        const Range& p = piece[d];
+        const Range& f = fused[d];
+        if (p.size == 0) continue;
+        HEDRA_INTERNAL_CHECK((p.start - f.start) % f.step == 0, "partition: piece off lattice");
+        off[d] = (p.start - f.start) / f.step;
+        if (p.size == 1) continue;
+        HEDRA_INTERNAL_CHECK(p.step % f.step == 0, "partition: piece step off lattice");
+        m[static_cast<std::size_t>(d * r + d)] = p.step / f.step;
+    }
+    return AffineMap(r, r, std::move(m), std::move(off));
+}
+
+// Input counters -> result counters of a reduction: reduced axes dropped (or pinned to 0).
+AffineMap reduce_write_access(const Node& r, int in_rank) {
+    std::unordered_set<int> reduced(r.axes.begin(), r.axes.end());
+    std::vector<std::int64_t> m;
+    int out = 0;
+    for (int d = 0; d < in_rank; ++d) {
+        if (reduced.count(d) && !r.keepdims) continue;
+        std::vector<std::int64_t> row(static_cast<std::size_t>(in_rank), 0);
+        if (!reduced.count(d)) row[static_cast<std::size_t>(d)] = 1;
+        m.insert(m.end(), row.begin(), row.end());
+        ++out;
+    }
+    return AffineMap(in_rank, out, std::move(m), std::vector<std::int64_t>(out, 0));
+}
+
+// The reads of one statement, deduplicated: Input(k) of the value is reads[k].
+struct ReadList {
+    std::vector<Read> reads;
+    ScalarExpr read(int buffer, const AffineMap& access, DType dtype) {
+        Read r{buffer, access};
+        for (std::size_t k = 0; k < reads.size(); ++k)
+            if (reads[k] == r) return scalar_input(static_cast<int>(k), dtype);
+        reads.push_back(std::move(r));
+        return scalar_input(static_cast<int>(reads.size() - 1), dtype);
+    }
+};
+
+std::string describe_placeholder(const Node& n) {
+    std::string s = "placeholder ";
+    if (!n.name.empty()) s += "'" + n.name + "' ";
+    return s + std::string(dtype_name(n.dtype)) + " " + n.shape.to_string() + " created at " +
+           location_string(n.loc);
+}
+
+class Partitioner {
+public:
+    Partitioner(const CanonicalGraph& g, const PartitionOptions& o) : g_(g), options_(o) {}
+
+    ProgramIR run(const std::vector<NodePtr>& placeholders) {
+        decide();
+        cap_expressions();
+        make_buffers(placeholders);
+        for (std::size_t i = 0; i < g_.nodes.size(); ++i)
+            if (mat_[i]) make_kernel(static_cast<int>(i));
+        for (int o : g_.outputs)
+            ir_.outputs.push_back(buffer_of_[static_cast<std::size_t>(o)]);
+        return std::move(ir_);
+    }
+
+private:
+    const CanonicalNode& cn(int i) const { return g_.nodes[static_cast<std::size_t>(i)]; }
+    NodeKind kind(int i) const { return cn(i).node->kind; }
+    bool inlinable_map(int i) const { return !cn(i).leaf && kind(i) == NodeKind::Map; }
+
+    // Reductions, fuses and outputs are materialized; maps by the rule in partition.hpp,
+    // deciding consumers first so that "used by several kernels" is known.
+    void decide() {
+        std::size_t n = g_.nodes.size();
+        mat_.assign(n, false);
+        std::vector<bool> expensive(n, false);
+        for (std::size_t i = 0; i < n; ++i) {
+            const CanonicalNode& c = g_.nodes[i];
+            NodeKind k = c.node->kind;
+            mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse));
+            if (!inlinable_map(static_cast<int>(i))) continue;
+            bool e = has_transcendental(c.node->expr);
+            for (int o : c.operands)
+                e = e || (inlinable_map(o) && expensive[o]);
+            expensive[i] = e;
+        }
+        constexpr int kNone = -1, kSeveral = -2;
+        std::vector<int> root(n, kNone);
+        for (std::size_t j = n; j-- > 0;) {
+            const CanonicalNode& c = g_.nodes[j];
+            int r = kNone;
+            for (int u : c.consumers) {
+                int ru = mat_[u] ? u : root[u];
+                r = r == kNone || r == ru ? ru : kSeveral;
+            }
+            if (!mat_[j] && inlinable_map(static_cast<int>(j)) && c.consumers.size() > 1 &&
+                (expensive[j] || r == kSeveral))
+                mat_[j] = true;
+            root[j] = mat_[j] ? static_cast<int>(j) : r;
+        }
+    }
+
+    std::int64_t operand_size(int o) const { return inlinable_map(o) && !mat_[o] ? size_[o] : 1; }
+
+    // Materialize the largest inlined operand of a map until its inlined tree fits the cap.
+    void cap_expressions() {
+        size_.assign(g_.nodes.size(), 1);
+        for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+            if (!inlinable_map(static_cast<int>(i))) continue;
+            const CanonicalNode& c = g_.nodes[i];
+            while (true) {
+                std::vector<std::int64_t> sizes;
+                for (int o : c.operands)
+                    sizes.push_back(operand_size(o));
+                size_[i] = expression_size(c.node->expr, sizes);
+                if (size_[i] <= options_.max_expression_nodes) break;
+                int largest = -1;
+                for (std::size_t k = 0; k < sizes.size(); ++k)
+                    if (sizes[k] > 1 && (largest < 0 || sizes[k] > sizes[largest]))
+                        largest = static_cast<int>(k);
+                if (largest < 0) break;
+                mat_[c.operands[largest]] = true;
+            }
+        }
+    }
+
+    int add_buffer(const NodePtr& node, BufferRole role) {
+        int b = static_cast<int>(ir_.buffers.size());
+        ir_.buffers.push_back({"b" + std::to_string(b), node->dtype, sizes_of(*node), role, node});
+        if (role == BufferRole::Input) ir_.inputs.push_back(b);
+        return b;
+    }
+
+    void make_buffers(const std::vector<NodePtr>& placeholders) {
+        std::size_t n = g_.nodes.size();
+        leaf_buffer_.assign(n, -1);
+        buffer_of_.assign(n, -1);
+        std::unordered_set<const Node*> listed;
+        for (const NodePtr& p : placeholders) {
+            HEDRA_INTERNAL_CHECK(p != nullptr, "partition: null placeholder");
+            if (p->kind != NodeKind::Placeholder)
+                throw Error("compile: an input is a " + std::string(node_kind_name(p->kind)) +
+                            " created at " + location_string(p->loc) + ", not a placeholder");
+            if (!listed.insert(p.get()).second)
+                throw Error("compile: " + describe_placeholder(*p) + " is listed twice");
+            int b = add_buffer(p, BufferRole::Input);
+            int i = g_.find(p.get());
+            if (i >= 0) leaf_buffer_[i] = b;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const CanonicalNode& c = g_.nodes[i];
+            if (!c.leaf || leaf_buffer_[i] >= 0) continue;
+            if (c.node->kind == NodeKind::Placeholder)
+                throw Error("compile: " + describe_placeholder(*c.node) +
+                            " is needed by the outputs but not listed among the placeholders");
+            leaf_buffer_[i] = add_buffer(c.node, BufferRole::Input);
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            if (mat_[i])
+                buffer_of_[i] =
+                    add_buffer(g_.nodes[i].node,
+                               g_.nodes[i].output ? BufferRole::Output : BufferRole::Temporary);
+    }
+
+    // The value of `node` read at `access` (statement counters -> node counters).
+    ScalarExpr inline_use(const NodePtr& node, const AffineMap& access, ReadList& reads) {
+        CanonicalGraph::Use use = g_.resolve(node, access);
+        int i = g_.find(use.node.get());
+        HEDRA_INTERNAL_CHECK(i >= 0, "partition: a use outside the canonical graph");
+        NodeKind k = kind(i);
+        if (leaf_buffer_[i] >= 0) return reads.read(leaf_buffer_[i], use.access, use.node->dtype);
+        if (buffer_of_[i] >= 0 && k != NodeKind::Constant && k != NodeKind::Iota)
+            return reads.read(buffer_of_[i], use.access, use.node->dtype);
+        return expand(i, use.access, reads);
+    }
+
+    // The definition of an inlined node (map, constant, iota) at `access`.
+    ScalarExpr expand(int i, const AffineMap& access, ReadList& reads) {
+        const Node& n = *cn(i).node;
+        switch (n.kind) {
+        case NodeKind::Constant:
+            return n.expr;
+        case NodeKind::Iota: {
+            const Range& r = n.shape[n.axis];
+            int in = access.in_rank();
+            std::vector<std::int64_t> row(static_cast<std::size_t>(in));
+            for (int j = 0; j < in; ++j)
+                row[j] = r.step * access.coeff(n.axis, j);
+            AffineMap index(in, 1, std::move(row), {r.start + r.step * access.offset(n.axis)});
+            return reads.read(-1, index, n.dtype);
+        }
+        case NodeKind::Map: {
+            std::vector<ScalarExpr> args;
+            for (const NodePtr& in : n.inputs)
+                args.push_back(inline_use(in, access, reads));
+            return substitute_inputs(n.expr, args);
+        }
+        default:
+            internal_error("partition: cannot inline a " + std::string(node_kind_name(n.kind)));
+        }
+    }
+
+    Statement statement(StatementKind k, std::vector<std::int64_t> extents, int write,
+                        AffineMap write_access, const ScalarExpr& value, ReadList reads) {
+        Statement s;
+        s.name = "S" + std::to_string(next_statement_++);
+        s.kind = k;
+        s.extents = std::move(extents);
+        s.write_buffer = write;
+        s.write_access = std::move(write_access);
+        s.value = fold_constants(cast_to(value, ir_.buffers[write].dtype));
+        s.reads = std::move(reads.reads);
+        return s;
+    }
+
+    void make_kernel(int i) {
+        const CanonicalNode& c = cn(i);
+        const Node& n = *c.node;
+        int w = buffer_of_[i];
+        Kernel k;
+        k.name = "k" + std::to_string(ir_.kernels.size());
+        AffineMap id = AffineMap::identity(n.shape.rank());
+        if (c.leaf) {
+            ReadList reads;
+            ScalarExpr v = reads.read(leaf_buffer_[i], id, n.dtype);
+            k.statements.push_back(
+                statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
+        } else if (n.kind == NodeKind::Reduce) {
+            const Node& in = *n.inputs.at(0);
+            k.statements.push_back(
+                statement(StatementKind::Assign, sizes_of(n), w, id, reduce_identity(n), {}));
+            ReadList reads;
+            AffineMap in_id = AffineMap::identity(in.shape.rank());
+            ScalarExpr v = inline_use(n.inputs[0], in_id, reads);
+            Statement u = statement(StatementKind::Update, sizes_of(in), w,
+                                    reduce_write_access(n, in.shape.rank()), v, reads);
+            u.reduce_op = n.reduce_op;
+            if (n.reduce_op == ReduceOp::Custom) u.combiner = n.expr;
+            u.reduction_dims = n.axes;
+            k.statements.push_back(std::move(u));
+        } else if (n.kind == NodeKind::Fuse) {
+            for (const NodePtr& piece : n.inputs) {
+                ReadList reads;
+                AffineMap piece_id = AffineMap::identity(piece->shape.rank());
+                ScalarExpr v = inline_use(piece, piece_id, reads);
+                k.statements.push_back(statement(StatementKind::Assign, sizes_of(*piece), w,
+                                                 piece_access(piece->shape, n.shape), v,
+                                                 std::move(reads)));
+            }
+        } else {
+            ReadList reads;
+            ScalarExpr v = n.kind == NodeKind::View ? inline_use(n.inputs.at(0), n.access, reads)
+                                                    : expand(i, id, reads);
+            k.statements.push_back(
+                statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
+        }
+        ir_.kernels.push_back(std::move(k));
+    }
+
+    const CanonicalGraph& g_;
+    PartitionOptions options_;
+    ProgramIR ir_;
+    std::vector<bool> mat_;
+    std::vector<std::int64_t> size_;
+    std::vector<int> leaf_buffer_; // per graph node: its Input buffer (leaves)
+    std::vector<int> buffer_of_;   // per graph node: the buffer its kernel writes
+    int next_statement_ = 0;
+};
+
+} // namespace
+
+ProgramIR partition(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders,
+                    const PartitionOptions& options) {
+    CanonicalGraph g = canonicalize(outputs);
+    return Partitioner(g, options).run(placeholders);
+}
+
+} // namespace hedra::sched

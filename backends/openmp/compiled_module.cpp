@@ -27,6 +27,7 @@ std::string dump_kernel_source(const std::string& directory, const std::string& 
     std::error_code ec;
     for (fs::path dir : {fs::path(directory), fs::temp_directory_path(ec)}) {
         if (dir.empty()) continue;
+        fs::create_directories(dir, ec);
         fs::path path = dir / name;
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out << source;

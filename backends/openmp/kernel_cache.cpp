@@ -14,7 +14,8 @@ constexpr std::string_view kMagic = "HEDRAOBJ";
 constexpr std::uint32_t kFormatVersion = 1;
 
 void append_u64(std::string& out, std::uint64_t value) {
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+    for (int i = 0; i < 8; ++i)
+        out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
 
 bool read_u64(std::string_view& in, std::uint64_t& value) {

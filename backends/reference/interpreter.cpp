@@ -1,0 +1,448 @@
+// The reference interpreter (see interpreter.hpp). Every node's value is a dense HostArray over
+// its shape in row-major *counter* order: the element with counters k has index start+step*k.
+// Each primitive is a loop over result elements that reads its inputs through that convention;
+// there is no fusion, no scheduling and no cleverness, so the results can serve as the oracle.
+#include "backends/reference/interpreter.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/error.hpp"
+
+namespace hedra::backend {
+namespace {
+
+using Counters = std::vector<std::int64_t>;
+
+ScalarValue int_value(std::int64_t i, DType t) {
+    ScalarValue v;
+    v.dtype = t;
+    v.i = i;
+    return v;
+}
+
+ScalarValue float_value(double f, DType t) {
+    ScalarValue v;
+    v.dtype = t;
+    v.f = t == DType::F32 ? static_cast<double>(static_cast<float>(f)) : f;
+    return v;
+}
+
+// Converts as a C++ cast would (integers wrap, bool is x != 0).
+ScalarValue convert(const ScalarValue& v, DType to) {
+    if (v.dtype == to) return v;
+    bool from_float = is_float(v.dtype);
+    switch (to) {
+    case DType::Bool:
+        return int_value(from_float ? v.f != 0.0 : v.i != 0, to);
+    case DType::I32:
+        return int_value(
+            from_float ? static_cast<std::int32_t>(v.f) : static_cast<std::int32_t>(v.i), to);
+    case DType::I64:
+        return int_value(from_float ? static_cast<std::int64_t>(v.f) : v.i, to);
+    case DType::F32:
+        return float_value(from_float ? static_cast<float>(v.f) : static_cast<float>(v.i), to);
+    case DType::F64:
+        return float_value(from_float ? v.f : static_cast<double>(v.i), to);
+    }
+    internal_error("convert: unknown dtype");
+}
+
+ScalarValue load(const HostArray& a, std::int64_t i) {
+    const void* p = a.raw();
+    switch (a.dtype()) {
+    case DType::Bool:
+        return int_value(static_cast<const unsigned char*>(p)[i] != 0, DType::Bool);
+    case DType::I32:
+        return int_value(static_cast<const std::int32_t*>(p)[i], DType::I32);
+    case DType::I64:
+        return int_value(static_cast<const std::int64_t*>(p)[i], DType::I64);
+    case DType::F32:
+        return float_value(static_cast<const float*>(p)[i], DType::F32);
+    case DType::F64:
+        return float_value(static_cast<const double*>(p)[i], DType::F64);
+    }
+    internal_error("load: unknown dtype");
+}
+
+void store(HostArray& a, std::int64_t i, const ScalarValue& value) {
+    ScalarValue v = convert(value, a.dtype());
+    void* p = a.raw_mutable();
+    switch (a.dtype()) {
+    case DType::Bool:
+        static_cast<bool*>(p)[i] = v.i != 0;
+        return;
+    case DType::I32:
+        static_cast<std::int32_t*>(p)[i] = static_cast<std::int32_t>(v.i);
+        return;
+    case DType::I64:
+        static_cast<std::int64_t*>(p)[i] = v.i;
+        return;
+    case DType::F32:
+        static_cast<float*>(p)[i] = static_cast<float>(v.f);
+        return;
+    case DType::F64:
+        static_cast<double*>(p)[i] = v.f;
+        return;
+    }
+    internal_error("store: unknown dtype");
+}
+
+HostArray deep_copy(const HostArray& a) {
+    HostArray out(a.sizes(), a.dtype());
+    if (a.bytes() > 0) std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
+    return out;
+}
+
+std::int64_t flat_index(const std::vector<std::int64_t>& sizes, const Counters& k) {
+    HEDRA_INTERNAL_CHECK(k.size() == sizes.size(), "interpreter: counter rank mismatch");
+    std::int64_t flat = 0;
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+        HEDRA_INTERNAL_CHECK(k[d] >= 0 && k[d] < sizes[d], "interpreter: counter out of range");
+        flat = flat * sizes[d] + k[d];
+    }
+    return flat;
+}
+
+// Calls f(counters, flat) for every element of a box of `sizes`, in row-major order.
+template <class F>
+void for_each_counter(const std::vector<std::int64_t>& sizes, F&& f) {
+    std::int64_t total = 1;
+    for (auto s : sizes)
+        total *= s;
+    Counters k(sizes.size(), 0);
+    for (std::int64_t i = 0; i < total; ++i) {
+        f(static_cast<const Counters&>(k), i);
+        for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+            if (++k[d] < sizes[d]) break;
+            k[d] = 0;
+        }
+    }
+}
+
+std::string describe_placeholder(const Node& n) {
+    std::string s = "placeholder";
+    if (!n.name.empty()) s += " '" + n.name + "'";
+    return s + " " + std::string(dtype_name(n.dtype)) + " " + n.shape.to_string() + " created at " +
+           location_string(n.loc);
+}
+
+// The identity of a built-in reduction in the accumulator dtype.
+ScalarValue reduce_identity(ReduceOp op, DType acc) {
+    bool fl = is_float(acc);
+    double inf = std::numeric_limits<double>::infinity();
+    auto lowest = acc == DType::I32 ? std::numeric_limits<std::int32_t>::min()
+                                    : std::numeric_limits<std::int64_t>::min();
+    auto highest = acc == DType::I32 ? std::numeric_limits<std::int32_t>::max()
+                                     : std::numeric_limits<std::int64_t>::max();
+    switch (op) {
+    case ReduceOp::Sum:
+        return fl ? float_value(0.0, acc) : int_value(0, acc);
+    case ReduceOp::Prod:
+        return fl ? float_value(1.0, acc) : int_value(1, acc);
+    case ReduceOp::Max:
+        if (acc == DType::Bool) return int_value(0, acc);
+        return fl ? float_value(-inf, acc) : int_value(lowest, acc);
+    case ReduceOp::Min:
+        if (acc == DType::Bool) return int_value(1, acc);
+        return fl ? float_value(inf, acc) : int_value(highest, acc);
+    case ReduceOp::And:
+        return int_value(1, acc);
+    case ReduceOp::Or:
+        return int_value(0, acc);
+    case ReduceOp::Custom:
+        break;
+    }
+    internal_error("reduce_identity: custom reductions carry their own identity");
+}
+
+std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+std::int64_t wrapping_mul(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+
+class Interpreter {
+public:
+    Interpreter(const std::vector<NodePtr>& placeholders, const std::vector<HostArray>& inputs)
+        : placeholders_(placeholders), inputs_(inputs) {
+        if (inputs.size() != placeholders.size())
+            throw Error("cannot run the program: it takes " + std::to_string(placeholders.size()) +
+                        " inputs but got " + std::to_string(inputs.size()));
+    }
+
+    std::vector<HostArray> run(const std::vector<NodePtr>& outputs) {
+        collect_leaves(outputs);
+        for (const NodePtr& n : topological_order(outputs)) {
+            if (!needed_.count(n.get())) continue;
+            auto leaf = leaves_.find(n.get());
+            values_[n.get()] = leaf != leaves_.end() ? *leaf->second : evaluate_node(*n);
+            check_value(*n, values_[n.get()]);
+        }
+        std::vector<HostArray> results;
+        for (const NodePtr& n : outputs) {
+            const HostArray& v = value(n);
+            bool aliases_user_memory =
+                !leaves_.count(n.get()) &&
+                (n->kind == NodeKind::Data || n->kind == NodeKind::Placeholder);
+            results.push_back(aliases_user_memory ? deep_copy(v) : v);
+        }
+        return results;
+    }
+
+private:
+    // Marks the nodes to evaluate; memoized nodes are leaves (their inputs are not visited).
+    void collect_leaves(const std::vector<NodePtr>& outputs) {
+        std::vector<const Node*> stack;
+        for (const NodePtr& n : outputs)
+            stack.push_back(n.get());
+        while (!stack.empty()) {
+            const Node* n = stack.back();
+            stack.pop_back();
+            if (!needed_.insert(n).second) continue;
+            if (auto memo = n->memo()) {
+                leaves_[n] = std::move(memo);
+                continue;
+            }
+            for (const NodePtr& in : n->inputs)
+                stack.push_back(in.get());
+        }
+    }
+
+    const HostArray& value(const NodePtr& n) const {
+        auto it = values_.find(n.get());
+        HEDRA_INTERNAL_CHECK(it != values_.end(), "interpreter: input evaluated after its user");
+        return it->second;
+    }
+
+    static void check_value(const Node& n, const HostArray& v) {
+        HEDRA_INTERNAL_CHECK(v.sizes() == n.shape.sizes() && v.dtype() == n.dtype,
+                             std::string("interpreter: ") + node_kind_name(n.kind) +
+                                 " value does not match the node's sizes or dtype");
+    }
+
+    HostArray evaluate_node(const Node& n) {
+        switch (n.kind) {
+        case NodeKind::Constant:
+            return constant(n);
+        case NodeKind::Data:
+            return data(n);
+        case NodeKind::Placeholder:
+            return placeholder(n);
+        case NodeKind::Iota:
+            return iota(n);
+        case NodeKind::Map:
+            return map(n);
+        case NodeKind::View:
+            return view(n);
+        case NodeKind::Reduce:
+            return reduce(n);
+        case NodeKind::Fuse:
+            return fuse(n);
+        }
+        internal_error("interpreter: unknown node kind");
+    }
+
+    HostArray constant(const Node& n) {
+        HostArray out(n.shape.sizes(), n.dtype);
+        HEDRA_INTERNAL_CHECK(out.size() == 1, "interpreter: a constant has one element");
+        store(out, 0, hedra::evaluate(n.expr, {}));
+        return out;
+    }
+
+    HostArray data(const Node& n) {
+        HEDRA_INTERNAL_CHECK(n.data.sizes() == n.shape.sizes(), "interpreter: data sizes");
+        if (n.data.dtype() == n.dtype) return n.data;
+        HostArray out(n.shape.sizes(), n.dtype);
+        for (std::int64_t i = 0; i < out.size(); ++i)
+            store(out, i, load(n.data, i));
+        return out;
+    }
+
+    HostArray placeholder(const Node& n) {
+        for (std::size_t p = 0; p < placeholders_.size(); ++p) {
+            if (placeholders_[p].get() != &n) continue;
+            const HostArray& in = inputs_[p];
+            if (in.sizes() != n.shape.sizes() || in.dtype() != n.dtype)
+                throw Error("cannot run the program: input " + std::to_string(p) + " for " +
+                            describe_placeholder(n) + " has dtype " +
+                            std::string(dtype_name(in.dtype())) + " and sizes " +
+                            Shape::of(in.sizes()).to_string());
+            return in;
+        }
+        throw Error("cannot run the program: " + describe_placeholder(n) +
+                    " is not bound to an input; list it among the placeholders given to compile");
+    }
+
+    HostArray iota(const Node& n) {
+        HostArray out(n.shape.sizes(), n.dtype);
+        HEDRA_INTERNAL_CHECK(n.axis >= 0 && n.axis < n.shape.rank(), "interpreter: iota axis");
+        const Range& r = n.shape[n.axis];
+        for_each_counter(n.shape.sizes(), [&](const Counters& k, std::int64_t i) {
+            store(out, i, int_value(r.index(k[n.axis]), DType::I64));
+        });
+        return out;
+    }
+
+    HostArray map(const Node& n) {
+        HostArray out(n.shape.sizes(), n.dtype);
+        std::vector<const HostArray*> ins;
+        for (const NodePtr& in : n.inputs) {
+            HEDRA_INTERNAL_CHECK(in->shape.sizes() == n.shape.sizes(),
+                                 "interpreter: a map input differs from the map's sizes");
+            ins.push_back(&value(in));
+        }
+        std::vector<ScalarValue> args(ins.size());
+        for (std::int64_t i = 0; i < out.size(); ++i) {
+            for (std::size_t k = 0; k < ins.size(); ++k)
+                args[k] = load(*ins[k], i);
+            store(out, i, hedra::evaluate(n.expr, args));
+        }
+        return out;
+    }
+
+    HostArray view(const Node& n) {
+        HostArray out(n.shape.sizes(), n.dtype);
+        const HostArray& in = value(n.inputs.at(0));
+        const AffineMap& m = n.access;
+        HEDRA_INTERNAL_CHECK(m.in_rank() == n.shape.rank() && m.out_rank() == in.rank(),
+                             "interpreter: view access ranks " + m.to_string());
+        for_each_counter(n.shape.sizes(), [&](const Counters& k, std::int64_t i) {
+            store(out, i, load(in, flat_index(in.sizes(), m.apply(k))));
+        });
+        return out;
+    }
+
+    HostArray reduce(const Node& n) {
+        const HostArray& in = value(n.inputs.at(0));
+        DType in_type = in.dtype(), out_type = n.dtype;
+        bool float_product =
+            is_float(out_type) && (n.reduce_op == ReduceOp::Sum || n.reduce_op == ReduceOp::Prod);
+        DType acc_type = float_product ? DType::F64 : out_type;
+        ScalarValue identity = n.reduce_op == ReduceOp::Custom
+                                   ? convert(hedra::evaluate(n.identity, {}), acc_type)
+                                   : reduce_identity(n.reduce_op, acc_type);
+        std::vector<ScalarValue> acc(static_cast<std::size_t>(n.shape.size()), identity);
+
+        std::vector<bool> reduced(in.rank(), false);
+        for (int a : n.axes) {
+            HEDRA_INTERNAL_CHECK(a >= 0 && a < in.rank(), "interpreter: reduce axis");
+            reduced[a] = true;
+        }
+        ScalarExpr extremum;
+        if ((n.reduce_op == ReduceOp::Max || n.reduce_op == ReduceOp::Min) &&
+            acc_type != DType::Bool)
+            extremum = scalar_binary(n.reduce_op == ReduceOp::Max ? ScalarOp::Max : ScalarOp::Min,
+                                     scalar_input(0, acc_type), scalar_input(1, acc_type));
+        auto out_sizes = n.shape.sizes();
+        Counters o;
+        for_each_counter(in.sizes(), [&](const Counters& k, std::int64_t i) {
+            o.clear();
+            for (int d = 0; d < in.rank(); ++d)
+                if (!reduced[d])
+                    o.push_back(k[d]);
+                else if (n.keepdims)
+                    o.push_back(0);
+            ScalarValue& a = acc[flat_index(out_sizes, o)];
+            a = combine(n, extremum, a, load(in, i), in_type, acc_type);
+        });
+
+        HostArray out(out_sizes, out_type);
+        for (std::size_t i = 0; i < acc.size(); ++i)
+            store(out, i, acc[i]);
+        return out;
+    }
+
+    // One step of a reduction; `extremum` is the max/min expression for non-bool max/min.
+    static ScalarValue combine(const Node& n, const ScalarExpr& extremum, const ScalarValue& acc,
+                               const ScalarValue& x_in, DType in_type, DType acc_type) {
+        if (n.reduce_op == ReduceOp::Custom)
+            return convert(hedra::evaluate(n.expr, {convert(acc, in_type), x_in}), acc_type);
+        ScalarValue x = convert(x_in, acc_type);
+        bool fl = is_float(acc_type);
+        switch (n.reduce_op) {
+        case ReduceOp::Sum:
+            return fl ? float_value(acc.f + x.f, acc_type)
+                      : convert(int_value(wrapping_add(acc.i, x.i), DType::I64), acc_type);
+        case ReduceOp::Prod:
+            return fl ? float_value(acc.f * x.f, acc_type)
+                      : convert(int_value(wrapping_mul(acc.i, x.i), DType::I64), acc_type);
+        case ReduceOp::Max:
+            if (acc_type == DType::Bool) return int_value(acc.i || x.i, acc_type);
+            return hedra::evaluate(extremum, {acc, x});
+        case ReduceOp::Min:
+            if (acc_type == DType::Bool) return int_value(acc.i && x.i, acc_type);
+            return hedra::evaluate(extremum, {acc, x});
+        case ReduceOp::And:
+            return int_value(acc.i && x.i, DType::Bool);
+        case ReduceOp::Or:
+            return int_value(acc.i || x.i, DType::Bool);
+        case ReduceOp::Custom:
+            break;
+        }
+        internal_error("interpreter: unknown reduce op");
+    }
+
+    HostArray fuse(const Node& n) {
+        HostArray out(n.shape.sizes(), n.dtype);
+        int rank = n.shape.rank();
+        Counters index(rank), c(rank);
+        for_each_counter(n.shape.sizes(), [&](const Counters& k, std::int64_t i) {
+            for (int d = 0; d < rank; ++d)
+                index[d] = n.shape[d].index(k[d]);
+            const Node* piece = nullptr;
+            for (auto it = n.inputs.rbegin(); it != n.inputs.rend(); ++it) {
+                if (!(*it)->shape.contains(index)) continue;
+                HEDRA_INTERNAL_CHECK(n.overwrite || piece == nullptr,
+                                     "interpreter: fuse pieces overlap");
+                if (!piece) piece = it->get();
+                if (n.overwrite) break;
+            }
+            HEDRA_INTERNAL_CHECK(piece != nullptr, "interpreter: fuse index in no piece");
+            for (int d = 0; d < rank; ++d)
+                c[d] = piece->shape[d].counter(index[d]);
+            const HostArray& v = values_.at(piece);
+            store(out, i, load(v, flat_index(v.sizes(), c)));
+        });
+        return out;
+    }
+
+    const std::vector<NodePtr>& placeholders_;
+    const std::vector<HostArray>& inputs_;
+    std::unordered_set<const Node*> needed_;
+    std::unordered_map<const Node*, std::shared_ptr<const HostArray>> leaves_;
+    std::unordered_map<const Node*, HostArray> values_;
+};
+
+} // namespace
+
+std::vector<HostArray> interpret(const std::vector<NodePtr>& outputs,
+                                 const std::vector<NodePtr>& placeholders,
+                                 const std::vector<HostArray>& inputs) {
+    return Interpreter(placeholders, inputs).run(outputs);
+}
+
+std::vector<NodePtr> required_placeholders(const std::vector<NodePtr>& outputs) {
+    std::unordered_set<const Node*> reachable;
+    std::vector<const Node*> stack;
+    for (const NodePtr& n : outputs)
+        stack.push_back(n.get());
+    while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (!reachable.insert(n).second || n->memo()) continue;
+        for (const NodePtr& in : n->inputs)
+            stack.push_back(in.get());
+    }
+    std::vector<NodePtr> result;
+    for (const NodePtr& n : topological_order(outputs))
+        if (n->kind == NodeKind::Placeholder && reachable.count(n.get()) && !n->memo())
+            result.push_back(n);
+    return result;
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,167 @@
+// Adjoint rules for maps (symbolic derivative of the traced expression, one Map per input),
+// reductions (sum: broadcast back; max/min: routed to the positions equal to the result, ties
+// split evenly; prod: ȳ·y/x with zeros handled through a zero count), fuse and overwrite
+// (ȳ restricted to each piece's visible part), and views (ad/view_adjoint.cpp).
+#include "ad/adjoints.hpp"
+
+#include "ad/grad.hpp"
+#include "ad/scalar_derivative.hpp"
+#include "ad/view_adjoint.hpp"
+#include "core/node_builders.hpp"
+#include "core/primitives.hpp"
+
+namespace hedra::ad {
+namespace {
+
+ScalarExpr in(int k, DType t) { return scalar_input(k, t); }
+ScalarExpr num(double v, DType t) { return scalar_const(v, t); }
+ScalarExpr bin(ScalarOp op, ScalarExpr a, ScalarExpr b) {
+    return scalar_binary(op, std::move(a), std::move(b));
+}
+
+NodePtr map_node(const ScalarExpr& e, const std::vector<NodePtr>& inputs, const Shape& shape,
+                 std::source_location loc) {
+    return detail::make_map_node(e, inputs, shape, loc);
+}
+
+std::vector<Array> map_adjoint(const NodePtr& node, const Array& ybar,
+                               const std::vector<bool>& wanted) {
+    const int n = static_cast<int>(node->inputs.size());
+    std::vector<ScalarExpr> exprs = scalar_vjp(node->expr, in(n, node->dtype), n);
+    std::vector<NodePtr> operands = node->inputs;
+    operands.push_back(ybar.node());
+    std::vector<Array> out(static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k)
+        if (wanted[k] && exprs[k])
+            out[k] = Array(map_node(exprs[k], operands, node->shape, node->loc));
+    return out;
+}
+
+// `a` (shaped like the reduction's result) broadcast back over the reduction's input.
+NodePtr spread(const NodePtr& reduce_node, const NodePtr& a) {
+    const Shape& xs = reduce_node->inputs[0]->shape;
+    const int rx = xs.rank(), ry = a->shape.rank();
+    std::vector<std::int64_t> matrix(static_cast<std::size_t>(rx * ry), 0);
+    const std::vector<int>& axes = reduce_node->axes;
+    for (int d = 0, j = 0, row = 0; d < rx; ++d) {
+        bool reduced = j < static_cast<int>(axes.size()) && axes[j] == d;
+        if (reduced) ++j;
+        if (!reduced) matrix[static_cast<std::size_t>(row * rx + d)] = 1;
+        if (!reduced || reduce_node->keepdims) ++row;
+    }
+    return detail::make_view(a, xs, AffineMap(rx, ry, std::move(matrix),
+                                              std::vector<std::int64_t>(ry, 0)),
+                             reduce_node->loc);
+}
+
+Array reduce_like(ReduceOp op, const NodePtr& reduce_node, const NodePtr& a) {
+    return reduce(op, Array(a), reduce_node->axes, reduce_node->keepdims, reduce_node->loc);
+}
+
+Array reduce_adjoint(const NodePtr& node, const Array& ybar) {
+    const NodePtr& x = node->inputs[0];
+    const DType t = x->dtype;
+    const Shape& xs = x->shape;
+    const auto loc = node->loc;
+    switch (node->reduce_op) {
+    case ReduceOp::Sum: return Array(spread(node, ybar.node()));
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
+        // ȳ / (number of ties), routed to the positions equal to the result.
+        NodePtr y = spread(node, node);
+        NodePtr mask = map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), num(1, t),
+                                              num(0, t)),
+                                {x, y}, xs, loc);
+        NodePtr count = reduce_like(ReduceOp::Sum, node, mask).node();
+        NodePtr share =
+            map_node(bin(ScalarOp::Div, in(0, t), in(1, t)), {ybar.node(), count},
+                     node->shape, loc);
+        return Array(map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), in(2, t),
+                                            num(0, t)),
+                              {x, y, spread(node, share)}, xs, loc));
+    }
+    case ReduceOp::Prod: {
+        // Π_{j≠i} x_j: y/x_i without zeros; with one zero, the product of the others at the
+        // zero and 0 elsewhere; with several zeros, 0.
+        ScalarExpr is_zero = bin(ScalarOp::Eq, in(0, t), num(0, t));
+        NodePtr zero_count =
+            reduce_like(ReduceOp::Sum, node,
+                        map_node(scalar_select(is_zero, num(1, t), num(0, t)), {x}, xs, loc))
+                .node();
+        NodePtr nonzero_prod =
+            reduce_like(ReduceOp::Prod, node,
+                        map_node(scalar_select(is_zero, num(1, t), in(0, t)), {x}, xs, loc))
+                .node();
+        NodePtr scaled = map_node(bin(ScalarOp::Mul, in(0, t), in(1, t)),
+                                  {ybar.node(), nonzero_prod}, node->shape, loc);
+        // in0 = x, in1 = ȳ·Π(nonzero), in2 = zero count
+        ScalarExpr none = bin(ScalarOp::Eq, in(2, t), num(0, t));
+        ScalarExpr one_here =
+            bin(ScalarOp::And, bin(ScalarOp::Eq, in(2, t), num(1, t)), is_zero);
+        ScalarExpr e = scalar_select(none, bin(ScalarOp::Div, in(1, t), in(0, t)),
+                                     scalar_select(one_here, in(1, t), num(0, t)));
+        return Array(map_node(e, {x, spread(node, scaled), spread(node, zero_count)}, xs, loc));
+    }
+    case ReduceOp::And:
+    case ReduceOp::Or: return Array();
+    case ReduceOp::Custom: break;
+    }
+    throw Error("grad: a reduction with a custom combiner " + to_string(node->expr) +
+                " is not differentiable; write it with sum, prod, max or min; reduction of " +
+                xs.to_string() + " created at " + location_string(loc));
+}
+
+std::vector<Array> fuse_adjoint(const NodePtr& node, const Array& ybar,
+                                const std::vector<bool>& wanted) {
+    const auto& pieces = node->inputs;
+    std::vector<Array> out(pieces.size());
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+        if (!wanted[p]) continue;
+        const Shape& shape = pieces[p]->shape;
+        std::vector<Array> parts{restrict_to(ybar, shape, node->loc)};
+        bool hidden = false;
+        for (std::size_t q = p + 1; node->overwrite && q < pieces.size() && !hidden; ++q) {
+            Shape common = intersect(shape, pieces[q]->shape);
+            if (common.empty()) continue;
+            hidden = common == shape;
+            parts.push_back(zeros(common, ybar.dtype(), node->loc));
+        }
+        if (hidden) continue;
+        out[p] = parts.size() == 1 ? parts[0] : overwrite(parts, node->loc);
+    }
+    return out;
+}
+
+} // namespace
+
+Array restrict_to(const Array& a, const Shape& piece, std::source_location loc) {
+    const Shape& s = a.shape();
+    if (s == piece) return a;
+    const int r = s.rank();
+    std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * r), 0), offset(r, 0);
+    for (int d = 0; d < r; ++d) {
+        if (piece[d].size == 0) continue;
+        offset[d] = (piece[d].start - s[d].start) / s[d].step;
+        if (piece[d].size > 1) matrix[static_cast<std::size_t>(d * r + d)] = piece[d].step / s[d].step;
+    }
+    return Array(detail::make_view(a.node(), piece, AffineMap(r, r, matrix, offset), loc));
+}
+
+std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
+                           const std::vector<bool>& wanted) {
+    switch (node->kind) {
+    case NodeKind::Constant:
+    case NodeKind::Data:
+    case NodeKind::Placeholder:
+    case NodeKind::Iota: return {};
+    case NodeKind::Map:
+        if (is_stop_gradient(*node)) return std::vector<Array>(node->inputs.size());
+        return map_adjoint(node, ybar, wanted);
+    case NodeKind::View: return {view_adjoint(node, ybar)};
+    case NodeKind::Reduce: return {reduce_adjoint(node, ybar)};
+    case NodeKind::Fuse: return fuse_adjoint(node, ybar, wanted);
+    }
+    internal_error("adjoint: unknown node kind");
+}
+
+} // namespace hedra::ad

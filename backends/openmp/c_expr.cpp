@@ -1,0 +1,238 @@
+// Scalar expressions as C++ with the reference semantics (see c_expr.hpp).
+#include "backends/openmp/c_expr.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include "core/error.hpp"
+
+namespace hedra::backend {
+namespace {
+
+// "i32", "i64" or "f32"/"f64" suffix of the prelude's helpers.
+std::string suffix(DType t) {
+    switch (t) {
+    case DType::I32: return "i32";
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    default: return "i64";
+    }
+}
+
+std::string call(const std::string& f, const std::string& a) { return f + "(" + a + ")"; }
+std::string call(const std::string& f, const std::string& a, const std::string& b) {
+    return f + "(" + a + ", " + b + ")";
+}
+
+// Float unary math: f64 directly, f32 through double with one rounding.
+std::string float_math(const char* name, DType t, const std::string& x) {
+    if (t == DType::F64) return std::string("__builtin_") + name + "(" + x + ")";
+    return std::string("(float)__builtin_") + name + "((double)" + x + ")";
+}
+
+std::string unary(ScalarOp op, DType t, const std::string& x) {
+    bool fl = is_float(t);
+    switch (op) {
+    case ScalarOp::Neg:
+        if (fl) return "-" + x;
+        return t == DType::Bool ? x : call("hd_neg_" + suffix(t), x);
+    case ScalarOp::Not: return "!" + x;
+    case ScalarOp::Abs:
+        if (fl) return call(t == DType::F32 ? "__builtin_fabsf" : "__builtin_fabs", x);
+        return t == DType::Bool ? x : call("hd_abs_" + suffix(t), x);
+    case ScalarOp::Exp: return float_math("exp", t, x);
+    case ScalarOp::Log: return float_math("log", t, x);
+    case ScalarOp::Sqrt: return call(t == DType::F32 ? "__builtin_sqrtf" : "__builtin_sqrt", x);
+    case ScalarOp::Tanh: return float_math("tanh", t, x);
+    case ScalarOp::Sigmoid: return call("hd_sigmoid_" + suffix(t), x);
+    default: break;
+    }
+    internal_error(std::string("c_expr: unexpected unary '") + scalar_op_name(op) + "'");
+}
+
+std::string cast(DType from, DType to, const std::string& x) {
+    if (from == to) return x;
+    if (to == DType::Bool) return "(" + x + " != 0)";
+    if (is_float(from) && is_integer(to)) return call("hd_to_" + suffix(to), "(double)" + x);
+    return "(" + std::string(c_value_type(to)) + ")" + x;
+}
+
+std::string bool_arith(ScalarOp op, const std::string& a, const std::string& b) {
+    switch (op) {
+    case ScalarOp::Add: return "(" + a + " || " + b + ")";
+    case ScalarOp::Sub: return "(" + a + " != " + b + ")";
+    case ScalarOp::Mul: return "(" + a + " && " + b + ")";
+    case ScalarOp::Div: return "(" + b + " && " + a + ")";
+    case ScalarOp::Pow: return "(!" + b + " || " + a + ")";
+    case ScalarOp::Min: return "(" + a + " && " + b + ")";
+    case ScalarOp::Max: return "(" + a + " || " + b + ")";
+    default: break;
+    }
+    internal_error(std::string("c_expr: unexpected bool '") + scalar_op_name(op) + "'");
+}
+
+std::string binary(ScalarOp op, DType t, const std::string& a, const std::string& b) {
+    switch (op) {
+    case ScalarOp::Lt: return "(" + a + " < " + b + ")";
+    case ScalarOp::Le: return "(" + a + " <= " + b + ")";
+    case ScalarOp::Gt: return "(" + a + " > " + b + ")";
+    case ScalarOp::Ge: return "(" + a + " >= " + b + ")";
+    case ScalarOp::Eq: return "(" + a + " == " + b + ")";
+    case ScalarOp::Ne: return "(" + a + " != " + b + ")";
+    case ScalarOp::And: return "(" + a + " && " + b + ")";
+    case ScalarOp::Or: return "(" + a + " || " + b + ")";
+    default: break;
+    }
+    if (t == DType::Bool) return bool_arith(op, a, b);
+    if (is_float(t)) {
+        switch (op) {
+        case ScalarOp::Add: return "(" + a + " + " + b + ")";
+        case ScalarOp::Sub: return "(" + a + " - " + b + ")";
+        case ScalarOp::Mul: return "(" + a + " * " + b + ")";
+        case ScalarOp::Div: return "(" + a + " / " + b + ")";
+        default: break;
+        }
+    }
+    switch (op) {
+    case ScalarOp::Add: return call("hd_add_" + suffix(t), a, b);
+    case ScalarOp::Sub: return call("hd_sub_" + suffix(t), a, b);
+    case ScalarOp::Mul: return call("hd_mul_" + suffix(t), a, b);
+    case ScalarOp::Div: return call("hd_div_" + suffix(t), a, b);
+    case ScalarOp::Pow: return call("hd_pow_" + suffix(t), a, b);
+    case ScalarOp::Min: return call("hd_min_" + suffix(t), a, b);
+    case ScalarOp::Max: return call("hd_max_" + suffix(t), a, b);
+    default: break;
+    }
+    internal_error(std::string("c_expr: unexpected binary '") + scalar_op_name(op) + "'");
+}
+
+struct Printer {
+    const std::function<std::string(int)>& input;
+    const std::string& indent;
+    const std::string& prefix;
+    std::string& out;
+    std::unordered_map<const ScalarNode*, std::string> names;
+    int next = 0;
+
+    std::string bind(const ScalarNode& n, const std::string& value) {
+        std::string name = prefix + std::to_string(next++);
+        out += indent + "const " + c_value_type(n.dtype) + " " + name + " = " + value + ";\n";
+        names.emplace(&n, name);
+        return name;
+    }
+
+    std::string visit(const ScalarExpr& e) {
+        if (auto it = names.find(e.get()); it != names.end()) return it->second;
+        const ScalarNode& n = *e;
+        if (n.op == ScalarOp::Const) return c_literal(n);
+        if (n.op == ScalarOp::Input) return bind(n, input(static_cast<int>(n.ivalue)));
+        std::vector<std::string> a;
+        for (const ScalarExpr& arg : n.args) a.push_back(visit(arg));
+        std::string v;
+        if (n.op == ScalarOp::Cast) v = cast(n.args[0]->dtype, n.dtype, a[0]);
+        else if (n.op == ScalarOp::Select) v = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+        else if (a.size() == 1) v = unary(n.op, n.dtype, a[0]);
+        else v = binary(n.op, n.args[0]->dtype, a[0], a[1]);
+        return bind(n, v);
+    }
+};
+
+} // namespace
+
+const char* c_value_type(DType t) {
+    switch (t) {
+    case DType::Bool: return "bool";
+    case DType::I32: return "int";
+    case DType::I64: return "long long";
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    }
+    return "void";
+}
+
+const char* c_storage_type(DType t) { return t == DType::Bool ? "unsigned char" : c_value_type(t); }
+
+std::string c_literal(const ScalarNode& e) {
+    switch (e.dtype) {
+    case DType::Bool: return e.ivalue ? "true" : "false";
+    case DType::I32:
+        if (e.ivalue == -2147483648LL) return "(-2147483647 - 1)";
+        return e.ivalue < 0 ? "(" + std::to_string(e.ivalue) + ")" : std::to_string(e.ivalue);
+    case DType::I64:
+        if (e.ivalue == INT64_MIN) return "(-9223372036854775807LL - 1)";
+        return "(" + std::to_string(e.ivalue) + "LL)";
+    case DType::F32:
+    case DType::F64: break;
+    }
+    bool f32 = e.dtype == DType::F32;
+    double v = e.fvalue;
+    if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    if (std::isinf(v))
+        return std::string(v < 0 ? "(-" : "(") + (f32 ? "__builtin_inff())" : "__builtin_inf())");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", v);
+    return "(" + std::string(buf) + (f32 ? "f)" : ")");
+}
+
+std::string print_scalar(const ScalarExpr& e, const std::function<std::string(int)>& input,
+                         const std::string& indent, const std::string& prefix, std::string& out) {
+    Printer p{input, indent, prefix, out, {}, 0};
+    return p.visit(e);
+}
+
+std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value) {
+    switch (op) {
+    case ReduceOp::Sum: return binary(ScalarOp::Add, t, acc, value);
+    case ReduceOp::Prod: return binary(ScalarOp::Mul, t, acc, value);
+    case ReduceOp::Max: return binary(ScalarOp::Max, t, acc, value);
+    case ReduceOp::Min: return binary(ScalarOp::Min, t, acc, value);
+    case ReduceOp::And: return "(" + acc + " && " + value + ")";
+    case ReduceOp::Or: return "(" + acc + " || " + value + ")";
+    case ReduceOp::Custom: break;
+    }
+    internal_error("c_expr: c_combine of a custom reduction");
+}
+
+const std::string& c_prelude() {
+    static const std::string text = R"(typedef unsigned int hd_u32;
+typedef unsigned long long hd_u64;
+#define HD_INT_OPS(S, T, U)                                                                       \
+    static inline T hd_add_##S(T a, T b) { return (T)((U)a + (U)b); }                            \
+    static inline T hd_sub_##S(T a, T b) { return (T)((U)a - (U)b); }                            \
+    static inline T hd_mul_##S(T a, T b) { return (T)((U)a * (U)b); }                            \
+    static inline T hd_neg_##S(T a) { return (T)((U)0 - (U)a); }                                 \
+    static inline T hd_abs_##S(T a) { return a < 0 ? hd_neg_##S(a) : a; }                       \
+    static inline T hd_div_##S(T a, T b) { return b == 0 ? 0 : b == -1 ? hd_neg_##S(a) : a / b; } \
+    static inline T hd_min_##S(T a, T b) { return b < a ? b : a; }                               \
+    static inline T hd_max_##S(T a, T b) { return a < b ? b : a; }                               \
+    static inline T hd_pow_##S(T a, T b) {                                                       \
+        if (b < 0) return 0;                                                                     \
+        U r = 1, x = (U)a;                                                                       \
+        for (U e = (U)b; e; e >>= 1, x *= x)                                                     \
+            if (e & 1) r *= x;                                                                   \
+        return (T)r;                                                                             \
+    }
+HD_INT_OPS(i32, int, hd_u32)
+HD_INT_OPS(i64, long long, hd_u64)
+#undef HD_INT_OPS
+static inline float hd_min_f32(float a, float b) { return a != a || b != b ? __builtin_nanf("") : b < a ? b : a; }
+static inline float hd_max_f32(float a, float b) { return a != a || b != b ? __builtin_nanf("") : a < b ? b : a; }
+static inline double hd_min_f64(double a, double b) { return a != a || b != b ? __builtin_nan("") : b < a ? b : a; }
+static inline double hd_max_f64(double a, double b) { return a != a || b != b ? __builtin_nan("") : a < b ? b : a; }
+static inline float hd_pow_f32(float a, float b) { return (float)__builtin_pow((double)a, (double)b); }
+static inline double hd_pow_f64(double a, double b) { return __builtin_pow(a, b); }
+static inline float hd_sigmoid_f32(float x) { return (float)(1.0 / (1.0 + __builtin_exp(-(double)x))); }
+static inline double hd_sigmoid_f64(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
+static inline int hd_to_i32(double v) { return v > -2147483649.0 && v < 2147483648.0 ? (int)v : 0; }
+static inline long long hd_to_i64(double v) {
+    return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (long long)v : 0;
+}
+static inline long hd_floord(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline long hd_lmin(long a, long b) { return a < b ? a : b; }
+static inline long hd_lmax(long a, long b) { return a < b ? b : a; }
+)";
+    return text;
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,287 @@
+// Prints a scheduled program as one C++ translation unit with OpenMP (see c_printer.hpp).
+#include "backends/openmp/c_printer.hpp"
+
+#include <algorithm>
+
+#include "backends/openmp/c_expr.hpp"
+#include "core/error.hpp"
+
+namespace hedra::backend {
+namespace {
+
+using sched::AstExpr;
+using sched::AstNode;
+
+std::string int_text(std::int64_t v) {
+    return v < 0 ? "(" + std::to_string(v) + "L)" : std::to_string(v) + "L";
+}
+
+std::string index_expr(const AstExpr& e) {
+    switch (e.kind) {
+    case AstExpr::Kind::Int: return int_text(e.value);
+    case AstExpr::Kind::Id: return e.name;
+    case AstExpr::Kind::Op: break;
+    }
+    auto a = [&](int i) { return index_expr(e.args[i]); };
+    auto bin = [&](const char* op) { return "(" + a(0) + op + a(1) + ")"; };
+    switch (e.op) {
+    case AstExpr::Op::Add: return bin(" + ");
+    case AstExpr::Op::Sub: return bin(" - ");
+    case AstExpr::Op::Mul: return bin(" * ");
+    case AstExpr::Op::Neg: return "(-" + a(0) + ")";
+    case AstExpr::Op::Div:
+    case AstExpr::Op::PDivQ: return bin(" / ");
+    case AstExpr::Op::PDivR:
+    case AstExpr::Op::ZDivR: return bin(" % ");
+    case AstExpr::Op::FloorDiv: return "hd_floord(" + a(0) + ", " + a(1) + ")";
+    case AstExpr::Op::Min:
+    case AstExpr::Op::Max: {
+        const char* f = e.op == AstExpr::Op::Min ? "hd_lmin(" : "hd_lmax(";
+        std::string s = a(0);
+        for (std::size_t i = 1; i < e.args.size(); ++i) s = f + s + ", " + a(int(i)) + ")";
+        return s;
+    }
+    case AstExpr::Op::Select: return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    case AstExpr::Op::Eq: return bin(" == ");
+    case AstExpr::Op::Le: return bin(" <= ");
+    case AstExpr::Op::Lt: return bin(" < ");
+    case AstExpr::Op::Ge: return bin(" >= ");
+    case AstExpr::Op::Gt: return bin(" > ");
+    case AstExpr::Op::And: return bin(" && ");
+    case AstExpr::Op::Or: return bin(" || ");
+    }
+    return "0";
+}
+
+// OpenMP's canonical loop form: `it <= ub` or `it < ub` and a positive constant step.
+bool canonical(const AstNode& loop) {
+    const AstExpr& c = loop.cond;
+    bool cmp = c.kind == AstExpr::Kind::Op && (c.op == AstExpr::Op::Le || c.op == AstExpr::Op::Lt);
+    return cmp && c.args[0].kind == AstExpr::Kind::Id && c.args[0].name == loop.iterator &&
+           loop.inc.kind == AstExpr::Kind::Int && loop.inc.value > 0;
+}
+
+class KernelPrinter {
+public:
+    KernelPrinter(const poly::ProgramIR& program, const poly::Kernel& kernel,
+                  const PrintOptions& options)
+        : program_(program), kernel_(kernel), options_(options) {
+        std::vector<bool> used(program.buffers.size()), written(program.buffers.size());
+        for (const poly::Statement& st : kernel.statements) {
+            used.at(st.write_buffer) = written.at(st.write_buffer) = true;
+            for (const poly::Read& r : st.reads)
+                if (r.buffer >= 0) used.at(r.buffer) = true;
+        }
+        for (std::size_t b = 0; b < used.size(); ++b)
+            if (used[b]) buffers_.push_back({static_cast<int>(b), written[b]});
+    }
+
+    // The outlined functions and the kernel function.
+    std::string print(const AstNode& ast) {
+        std::string body;
+        print_nodes(ast.body, 1, body);
+        return functions_ + "static void " + kernel_.name + "(int hd_nt" + params(true) +
+               ") {\n    (void)hd_nt;\n" + body + "}\n\n";
+    }
+
+    // The call from the entry function.
+    std::string call() const {
+        std::string s = "    " + kernel_.name + "(hd_nt";
+        for (const auto& [b, w] : buffers_)
+            s += ", (" + std::string(c_storage_type(program_.buffers[b].dtype)) + "*)hd_buf[" +
+                 std::to_string(b) + "]";
+        return s + ");\n";
+    }
+
+private:
+    std::string params(bool leading_comma) const {
+        std::string s;
+        for (const auto& [b, w] : buffers_) {
+            if (leading_comma || !s.empty()) s += ", ";
+            s += std::string(w ? "" : "const ") + c_storage_type(program_.buffers[b].dtype) +
+                 "* __restrict " + program_.buffers[b].name;
+        }
+        return s;
+    }
+    std::string args() const {
+        std::string s;
+        for (const auto& [b, w] : buffers_) s += ", " + program_.buffers[b].name;
+        return s;
+    }
+
+    void print_nodes(const std::vector<AstNode>& nodes, int indent, std::string& out) {
+        for (const AstNode& n : nodes) print_node(n, indent, out);
+    }
+
+    void print_node(const AstNode& n, int indent, std::string& out) {
+        std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
+        switch (n.kind) {
+        case AstNode::Kind::Block: print_nodes(n.body, indent, out); return;
+        case AstNode::Kind::Call: print_statement(n, indent, out); return;
+        case AstNode::Kind::If:
+            out += pad + "if (" + index_expr(n.condition) + ") {\n";
+            print_nodes(n.body, indent + 1, out);
+            if (!n.else_body.empty()) {
+                out += pad + "} else {\n";
+                print_nodes(n.else_body, indent + 1, out);
+            }
+            out += pad + "}\n";
+            return;
+        case AstNode::Kind::For: print_for(n, indent, out); return;
+        }
+    }
+
+    std::string loop_header(const AstNode& n) const {
+        return "for (long " + n.iterator + " = " + index_expr(n.init) + "; " + index_expr(n.cond) +
+               "; " + n.iterator + " += " + index_expr(n.inc) + ")";
+    }
+
+    void print_for(const AstNode& n, int indent, std::string& out) {
+        std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
+        bool innermost = !sched::contains_for(n.body);
+        bool simd = options_.simd && n.parallel && innermost && canonical(n);
+        if (options_.parallel && n.parallel && !in_parallel_ && canonical(n)) {
+            print_outlined(n, indent, simd, out);
+            return;
+        }
+        if (simd) out += pad + "#pragma omp simd\n";
+        out += pad + loop_header(n) + " {\n";
+        scope_.push_back(n.iterator);
+        print_nodes(n.body, indent + 1, out);
+        scope_.pop_back();
+        out += pad + "}\n";
+    }
+
+    void print_outlined(const AstNode& n, int indent, bool simd, std::string& out) {
+        std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
+        std::string name = kernel_.name + "_p" + std::to_string(outlined_++);
+        std::string iters, iter_args;
+        for (const std::string& it : scope_) {
+            iters += "long " + it + ", ";
+            iter_args += it + ", ";
+        }
+        std::string body;
+        scope_.push_back(n.iterator);
+        in_parallel_ = true;
+        print_nodes(n.body, 1, body);
+        in_parallel_ = false;
+        scope_.pop_back();
+        std::string fn = "static void " + name + "(" + iters + "long " + n.iterator + params(true) +
+                         ") {\n" + body + "}\n\n";
+        functions_ += fn;
+        out += pad + "#pragma omp parallel for" + (simd ? " simd" : "") +
+               " num_threads(hd_nt) if(hd_nt > 1) schedule(static)\n";
+        out += pad + loop_header(n) + "\n" + pad + "    " + name + "(" + iter_args + n.iterator +
+               args() + ");\n";
+    }
+
+    // buffer[linear index of access(i)] with the counters named i0, i1, ...
+    std::string element(int buffer, const AffineMap& access) const {
+        const poly::Buffer& b = program_.buffers.at(buffer);
+        int rank = static_cast<int>(b.sizes.size());
+        std::vector<std::int64_t> coef(static_cast<std::size_t>(access.in_rank()), 0);
+        std::int64_t constant = 0, row = 1;
+        for (int r = rank - 1; r >= 0; --r) {
+            for (int k = 0; k < access.in_rank(); ++k) coef[k] += row * access.coeff(r, k);
+            constant += row * access.offset(r);
+            row *= b.sizes[r];
+        }
+        std::string s;
+        for (int k = 0; k < access.in_rank(); ++k) {
+            if (coef[k] == 0) continue;
+            if (!s.empty()) s += " + ";
+            s += (coef[k] == 1 ? "" : int_text(coef[k]) + " * ") + "i" + std::to_string(k);
+        }
+        if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + int_text(constant);
+        return b.name + "[" + s + "]";
+    }
+
+    std::string load(int buffer, const AffineMap& access) const {
+        std::string e = element(buffer, access);
+        return program_.buffers[buffer].dtype == DType::Bool ? "(" + e + " != 0)" : e;
+    }
+
+    std::string index_value(const AffineMap& access, DType t) const {
+        std::string s;
+        for (int k = 0; k < access.in_rank(); ++k) {
+            std::int64_t c = access.coeff(0, k);
+            if (c != 0) s += (s.empty() ? "" : " + ") + int_text(c) + " * i" + std::to_string(k);
+        }
+        s += (s.empty() ? "" : " + ") + int_text(access.offset(0));
+        return "(" + std::string(c_value_type(t)) + ")(" + s + ")";
+    }
+
+    void print_statement(const AstNode& call, int indent, std::string& out) {
+        std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
+        std::string in = pad + "    ";
+        const poly::Statement& st = kernel_.statements.at(call.statement);
+        const poly::Buffer& wb = program_.buffers.at(st.write_buffer);
+        bool update = st.kind == poly::StatementKind::Update;
+        out += pad + "{\n";
+        if (update && is_float(wb.dtype)) out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
+        for (std::size_t k = 0; k < call.counters.size(); ++k)
+            out += in + "const long i" + std::to_string(k) + " = " + index_expr(call.counters[k]) + ";\n";
+        auto input = [&](int k) {
+            const poly::Read& r = st.reads.at(k);
+            if (r.buffer >= 0) return load(r.buffer, r.access);
+            return index_value(r.access, input_dtype(st.value, k));
+        };
+        std::string value = print_scalar(st.value, input, in, "t", out);
+        std::string target = element(st.write_buffer, st.write_access);
+        if (update) {
+            std::string acc = load(st.write_buffer, st.write_access);
+            if (st.reduce_op == ReduceOp::Custom) {
+                auto comb = [&](int k) { return k == 0 ? acc : value; };
+                value = print_scalar(st.combiner, comb, in, "u", out);
+            } else {
+                value = c_combine(st.reduce_op, wb.dtype, acc, value);
+            }
+        }
+        if (wb.dtype == DType::Bool) value = "(unsigned char)" + value;
+        out += in + target + " = " + value + ";\n" + pad + "}\n";
+    }
+
+    static bool find_input(const ScalarExpr& e, int k, DType& t) {
+        if (e->op == ScalarOp::Input && e->ivalue == k) {
+            t = e->dtype;
+            return true;
+        }
+        for (const ScalarExpr& a : e->args)
+            if (find_input(a, k, t)) return true;
+        return false;
+    }
+    static DType input_dtype(const ScalarExpr& e, int k) {
+        DType t = DType::I64;
+        find_input(e, k, t);
+        return t;
+    }
+
+    const poly::ProgramIR& program_;
+    const poly::Kernel& kernel_;
+    const PrintOptions& options_;
+    std::vector<std::pair<int, bool>> buffers_; // (buffer, written), by buffer index
+    std::string functions_;
+    std::vector<std::string> scope_;
+    bool in_parallel_ = false;
+    int outlined_ = 0;
+};
+
+} // namespace
+
+std::string print_program(const poly::ProgramIR& program, const std::vector<sched::AstNode>& asts,
+                          const PrintOptions& options) {
+    HEDRA_INTERNAL_CHECK(asts.size() == program.kernels.size(), "c_printer: one AST per kernel");
+    std::string text = "// generated by hedra (openmp backend)\n" + c_prelude() + "\n";
+    std::string calls;
+    for (std::size_t k = 0; k < program.kernels.size(); ++k) {
+        if (program.kernels[k].statements.empty()) continue;
+        KernelPrinter printer(program, program.kernels[k], options);
+        text += printer.print(asts[k]);
+        calls += printer.call();
+    }
+    text += "extern \"C\" void " + options.entry + "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" +
+            calls + "}\n";
+    return text;
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,108 @@
+// Canonical serialization of a lazy graph up to leaf values (see graph_key.hpp).
+#include "backends/openmp/graph_key.hpp"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace hedra::backend {
+namespace {
+
+void put(std::string& s, std::int64_t v) {
+    s += std::to_string(v);
+    s += ',';
+}
+
+void put_expr(std::string& s, const ScalarExpr& e) {
+    if (!e) {
+        s += "~";
+        return;
+    }
+    s += '(';
+    put(s, static_cast<int>(e->op));
+    put(s, static_cast<int>(e->dtype));
+    put(s, e->ivalue);
+    std::int64_t bits = 0;
+    std::memcpy(&bits, &e->fvalue, sizeof bits);
+    put(s, bits);
+    for (const ScalarExpr& a : e->args) put_expr(s, a);
+    s += ')';
+}
+
+void put_shape(std::string& s, const Shape& shape) {
+    s += '[';
+    for (const Range& r : shape.ranges()) {
+        put(s, r.start);
+        put(s, r.step);
+        put(s, r.size);
+    }
+    s += ']';
+}
+
+void put_map(std::string& s, const AffineMap& m) {
+    put(s, m.in_rank());
+    put(s, m.out_rank());
+    for (std::int64_t c : m.matrix()) put(s, c);
+    for (std::int64_t c : m.offsets()) put(s, c);
+}
+
+bool is_leaf(const Node& n) {
+    return n.kind == NodeKind::Data || n.kind == NodeKind::Placeholder ||
+           (n.memo() && n.kind != NodeKind::Constant);
+}
+
+struct Walker {
+    const std::vector<NodePtr>& placeholders;
+    GraphKey key;
+    std::unordered_map<const Node*, int> index;
+    int next = 0;
+
+    int visit(const NodePtr& n) {
+        if (auto it = index.find(n.get()); it != index.end()) return it->second;
+        std::vector<int> inputs;
+        bool leaf = is_leaf(*n);
+        if (!leaf)
+            for (const NodePtr& in : n->inputs) inputs.push_back(visit(in));
+        std::string& s = key.text;
+        s += '{';
+        put(s, static_cast<int>(n->dtype));
+        put_shape(s, n->shape);
+        if (leaf) {
+            int position = -1;
+            for (std::size_t p = 0; p < placeholders.size(); ++p)
+                if (placeholders[p] == n) position = static_cast<int>(p);
+            s += n->kind == NodeKind::Placeholder ? "P" : "L";
+            put(s, position);
+            key.leaves.push_back(n);
+        } else {
+            put(s, static_cast<int>(n->kind));
+            for (int i : inputs) put(s, i);
+            s += '|';
+            put_expr(s, n->expr);
+            put_expr(s, n->identity);
+            if (n->kind == NodeKind::View) put_map(s, n->access);
+            put(s, n->axis);
+            for (int a : n->axes) put(s, a);
+            s += '|';
+            put(s, n->keepdims);
+            put(s, static_cast<int>(n->reduce_op));
+            put(s, n->overwrite);
+        }
+        s += '}';
+        int id = next++;
+        index.emplace(n.get(), id);
+        return id;
+    }
+};
+
+} // namespace
+
+GraphKey graph_key(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders) {
+    Walker w{placeholders, {}, {}, 0};
+    w.key.text = "outputs:";
+    std::vector<int> out;
+    for (const NodePtr& o : outputs) out.push_back(w.visit(o));
+    for (int o : out) put(w.key.text, o);
+    return std::move(w.key);
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,60 @@
+// The openmp backend's passes, listed in order (see lower.hpp).
+#include "backends/openmp/lower.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "backends/openmp/c_printer.hpp"
+#include "polyhedral/dependences.hpp"
+#include "polyhedral/isl_context.hpp"
+#include "polyhedral/scop.hpp"
+#include "scheduler/ast_build.hpp"
+#include "scheduler/compute_schedule.hpp"
+#include "scheduler/tile.hpp"
+
+namespace hedra::backend {
+namespace {
+
+bool dump_requested(const LowerOptions& options) {
+    const char* env = std::getenv("HEDRA_DUMP");
+    return options.dump || (env && *env && std::string(env) != "0");
+}
+
+void dump(bool on, const std::string& stage, const std::string& text) {
+    if (on) std::cerr << "== hedra: " << stage << " ==\n" << text << "\n";
+}
+
+} // namespace
+
+LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options) {
+    bool verbose = dump_requested(options);
+    dump(verbose, "kernel IR", poly::to_string(program));
+    LoweredProgram out;
+    auto start = std::chrono::steady_clock::now();
+    poly::IslContext ctx;
+    sched::TileOptions tile;
+    tile.sizes = options.tile_sizes;
+    tile.tile = options.tile;
+    for (const poly::Kernel& kernel : program.kernels) {
+        poly::Scop scop = poly::build_scop(ctx, program, kernel);
+        poly::Dependences deps = poly::compute_dependences(scop);
+        sched::KernelSchedule ks = sched::compute_schedule(ctx, scop, deps);
+        out.fallbacks += ks.fell_back;
+        dump(verbose, kernel.name + " schedule" + (ks.fell_back ? " (program order)" : ""),
+             ks.schedule.to_string());
+        poly::IslPtr<isl_schedule> tiled = sched::tile_schedule(scop, ks.schedule, tile);
+        dump(verbose, kernel.name + " tiled", tiled.to_string());
+        out.asts.push_back(sched::build_loop_ast(scop, deps, tiled));
+        dump(verbose, kernel.name + " loops", sched::to_string(out.asts.back()));
+    }
+    out.isl_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count();
+    PrintOptions print;
+    print.entry = options.entry;
+    out.source = print_program(program, out.asts, print);
+    dump(verbose, "source", out.source);
+    return out;
+}
+
+} // namespace hedra::backend

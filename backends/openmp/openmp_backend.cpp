@@ -1,0 +1,170 @@
+// The openmp backend: cache lookup, lowering, JIT compilation and running (see the header).
+#include "backends/openmp/openmp_backend.hpp"
+
+#include <cstdlib>
+#include <thread>
+
+#include "backends/openmp/graph_key.hpp"
+#include "backends/openmp/jit_compiler.hpp"
+#include "backends/openmp/lower.hpp"
+#include "core/error.hpp"
+#include "scheduler/partition.hpp"
+
+namespace hedra::backend {
+
+// How one buffer of the program gets its memory at run time.
+struct BufferBinding {
+    enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
+    int index = 0; // placeholder position, or leaf position in GraphKey::leaves
+};
+
+struct OpenMPProgramCode {
+    std::shared_ptr<CompiledModule> module;
+    void (*entry)(void**, int) = nullptr;
+    std::vector<std::vector<std::int64_t>> sizes; // per buffer
+    std::vector<DType> dtypes;                    // per buffer
+    std::vector<BufferBinding> bindings;          // per buffer
+    std::vector<int> outputs;                     // buffer per output
+};
+
+namespace {
+
+using Entry = void (*)(void**, int);
+
+std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
+                                              const std::vector<NodePtr>& placeholders,
+                                              const std::vector<NodePtr>& leaves,
+                                              const CompileOptions& options) {
+    auto code = std::make_shared<OpenMPProgramCode>();
+    for (const poly::Buffer& b : ir.buffers) {
+        code->sizes.push_back(b.sizes);
+        code->dtypes.push_back(b.dtype);
+        BufferBinding bind;
+        if (b.role == poly::BufferRole::Input) {
+            bind.index = -1;
+            for (std::size_t p = 0; p < placeholders.size(); ++p)
+                if (placeholders[p] == b.node) bind = {BufferBinding::Kind::Placeholder, int(p)};
+            for (std::size_t l = 0; l < leaves.size() && bind.index < 0; ++l)
+                if (leaves[l] == b.node) bind = {BufferBinding::Kind::Leaf, int(l)};
+            HEDRA_INTERNAL_CHECK(bind.index >= 0, "openmp: input buffer " + b.name +
+                                                      " is neither a placeholder nor a leaf");
+        }
+        code->bindings.push_back(bind);
+    }
+    code->outputs = ir.outputs;
+    LowerOptions lo;
+    lo.tile_sizes = options.tile_sizes;
+    LoweredProgram lowered = lower(ir, lo);
+    code->module = JitCompiler::instance().compile(lowered.source, {"-ffp-contract=off",
+                                                                    "-fno-math-errno"});
+    code->entry = code->module->function<void(void**, int)>(lo.entry);
+    return code;
+}
+
+const void* leaf_data(const NodePtr& leaf) {
+    if (auto memo = leaf->memo()) return memo->raw();
+    HEDRA_INTERNAL_CHECK(leaf->kind == NodeKind::Data, "openmp: a leaf without data");
+    return leaf->data.raw();
+}
+
+std::vector<HostArray> run_code(const OpenMPProgramCode& code, const std::vector<HostArray>& inputs,
+                                const std::vector<NodePtr>& leaves, int threads) {
+    std::size_t n = code.sizes.size();
+    std::vector<HostArray> owned(n);
+    std::vector<void*> pointers(n, nullptr);
+    for (std::size_t b = 0; b < n; ++b) {
+        const BufferBinding& bind = code.bindings[b];
+        switch (bind.kind) {
+        case BufferBinding::Kind::Allocate:
+            owned[b] = HostArray(code.sizes[b], code.dtypes[b]);
+            pointers[b] = owned[b].raw_mutable();
+            break;
+        case BufferBinding::Kind::Placeholder:
+            pointers[b] = const_cast<void*>(inputs.at(bind.index).raw());
+            break;
+        case BufferBinding::Kind::Leaf:
+            pointers[b] = const_cast<void*>(leaf_data(leaves.at(bind.index)));
+            break;
+        }
+    }
+    code.entry(pointers.data(), threads);
+    std::vector<HostArray> results;
+    for (int b : code.outputs) results.push_back(owned.at(b));
+    return results;
+}
+
+std::string options_key(const CompileOptions& options) {
+    std::string s = "tiles:";
+    for (std::int64_t t : options.tile_sizes) s += std::to_string(t) + ",";
+    return s + "|";
+}
+
+class OpenMPProgram : public Program {
+public:
+    OpenMPProgram(std::shared_ptr<const OpenMPProgramCode> code, std::vector<NodePtr> leaves,
+                  int threads)
+        : code_(std::move(code)), leaves_(std::move(leaves)), threads_(threads) {}
+    std::vector<HostArray> run(const std::vector<HostArray>& inputs) override {
+        return run_code(*code_, inputs, leaves_, openmp_thread_count(threads_));
+    }
+
+private:
+    std::shared_ptr<const OpenMPProgramCode> code_;
+    std::vector<NodePtr> leaves_;
+    int threads_;
+};
+
+} // namespace
+
+int openmp_thread_count(int requested) {
+    if (requested > 0) return requested;
+    if (const char* env = std::getenv("HEDRA_NUM_THREADS")) {
+        char* end = nullptr;
+        long v = std::strtol(env, &end, 10);
+        if (end != env && *end == '\0' && v > 0 && v <= 4096) return static_cast<int>(v);
+    }
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+std::shared_ptr<const OpenMPProgramCode>
+OpenMPBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders,
+                        const CompileOptions& options, std::vector<NodePtr>& leaves) {
+    GraphKey key = graph_key(outputs, placeholders);
+    leaves = std::move(key.leaves);
+    std::string text = options_key(options) + key.text;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = cache_.find(text); it != cache_.end()) {
+            ++stats_.program_cache_hits;
+            return it->second;
+        }
+    }
+    poly::ProgramIR ir = sched::partition(outputs, placeholders);
+    std::shared_ptr<const OpenMPProgramCode> code = build_code(ir, placeholders, leaves, options);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.programs_compiled;
+    return cache_.emplace(std::move(text), std::move(code)).first->second;
+}
+
+std::unique_ptr<Program> OpenMPBackend::compile(const std::vector<NodePtr>& outputs,
+                                                const std::vector<NodePtr>& placeholders,
+                                                const CompileOptions& options) {
+    std::vector<NodePtr> leaves;
+    auto code = code_for(outputs, placeholders, options, leaves);
+    return std::make_unique<OpenMPProgram>(std::move(code), std::move(leaves), options.num_threads);
+}
+
+std::vector<HostArray> OpenMPBackend::evaluate(const std::vector<NodePtr>& outputs,
+                                               const CompileOptions& options) {
+    std::vector<NodePtr> leaves;
+    auto code = code_for(outputs, {}, options, leaves);
+    return run_code(*code, {}, leaves, openmp_thread_count(options.num_threads));
+}
+
+OpenMPStats OpenMPBackend::stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+}
+
+} // namespace hedra::backend

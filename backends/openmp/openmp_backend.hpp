@@ -1,0 +1,52 @@
+// The "openmp" backend: partition the graph into kernels, schedule each with isl, print one C++
+// translation unit with OpenMP and compile it in process (JitCompiler). Compiled programs are
+// cached by the graph's structure (graph_key.hpp), so compute() on a rebuilt identical graph
+// binds the new leaves to the old code without rescheduling or recompiling.
+// Threads: CompileOptions::num_threads, else $HEDRA_NUM_THREADS, else the hardware's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace hedra::backend {
+
+struct OpenMPProgramCode; // the compiled code of one graph structure (openmp_backend.cpp)
+
+struct OpenMPStats {
+    std::uint64_t programs_compiled = 0; // graphs lowered and compiled
+    std::uint64_t program_cache_hits = 0;
+};
+
+class OpenMPBackend : public Backend {
+public:
+    std::string name() const override { return "openmp"; }
+    std::unique_ptr<Program> compile(const std::vector<NodePtr>& outputs,
+                                     const std::vector<NodePtr>& placeholders,
+                                     const CompileOptions& options) override;
+    std::vector<HostArray> evaluate(const std::vector<NodePtr>& outputs,
+                                    const CompileOptions& options) override;
+
+    OpenMPStats stats() const;
+
+private:
+    std::shared_ptr<const OpenMPProgramCode> code_for(const std::vector<NodePtr>& outputs,
+                                                      const std::vector<NodePtr>& placeholders,
+                                                      const CompileOptions& options,
+                                                      std::vector<NodePtr>& leaves);
+
+    mutable std::mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const OpenMPProgramCode>> cache_;
+    OpenMPStats stats_;
+};
+
+// The number of threads a program runs with: `requested` if > 0, else $HEDRA_NUM_THREADS,
+// else the hardware concurrency.
+int openmp_thread_count(int requested);
+
+} // namespace hedra::backend

@@ -1,0 +1,258 @@
+// The reference semantics of scalar expressions, used by the reference interpreter, constant
+// folding and tests. Per dtype:
+// - f32 results are rounded to float after every operation (computed in double first, which
+//   for + - * / sqrt gives exactly the float result); f64 is IEEE double.
+// - i32/i64 arithmetic wraps like two's complement; x/0 == 0; division truncates toward zero;
+//   pow(x, n) is repeated multiplication for n >= 0 and 0 for n < 0.
+// - bool arithmetic is computed on 0/1 as integers and converted back with x != 0.
+// - min/max of floats return NaN when either operand is NaN (as torch.minimum/maximum).
+// - casts convert as C++ casts do; to bool is x != 0; a float that is NaN or whose truncation
+//   does not fit the integer type converts to 0 (C++ leaves that undefined).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/scalar_expr.hpp"
+
+namespace hedra {
+namespace {
+
+ScalarValue int_value(std::int64_t v, DType t) {
+    ScalarValue r;
+    r.dtype = t;
+    switch (t) {
+    case DType::Bool:
+        r.i = v != 0;
+        break;
+    case DType::I32:
+        r.i = static_cast<std::int32_t>(v);
+        break; // modular since C++20
+    case DType::I64:
+        r.i = v;
+        break;
+    case DType::F32:
+        r.f = static_cast<float>(v);
+        break;
+    case DType::F64:
+        r.f = static_cast<double>(v);
+        break;
+    }
+    return r;
+}
+
+ScalarValue float_value(double v, DType t) {
+    ScalarValue r;
+    r.dtype = t;
+    r.f = t == DType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
+    return r;
+}
+
+ScalarValue bool_value(bool b) {
+    return int_value(b ? 1 : 0, DType::Bool);
+}
+
+std::uint64_t u(std::int64_t v) {
+    return static_cast<std::uint64_t>(v);
+}
+std::int64_t s(std::uint64_t v) {
+    return static_cast<std::int64_t>(v);
+} // modular
+
+std::int64_t int_pow(std::int64_t base, std::int64_t exponent) {
+    if (exponent < 0) return 0;
+    std::uint64_t result = 1, b = u(base);
+    for (auto e = static_cast<std::uint64_t>(exponent); e; e >>= 1, b *= b)
+        if (e & 1) result *= b;
+    return s(result);
+}
+
+std::int64_t int_div(std::int64_t a, std::int64_t b) {
+    if (b == 0) return 0;
+    if (b == -1) return s(0 - u(a)); // avoids the INT64_MIN / -1 overflow
+    return a / b;
+}
+
+double float_min(double a, double b) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+    return std::min(a, b);
+}
+double float_max(double a, double b) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+    return std::max(a, b);
+}
+
+ScalarValue unary(ScalarOp op, const ScalarValue& x, DType t) {
+    if (is_float(t)) {
+        double v = x.f;
+        switch (op) {
+        case ScalarOp::Neg:
+            return float_value(-v, t);
+        case ScalarOp::Abs:
+            return float_value(std::fabs(v), t);
+        case ScalarOp::Exp:
+            return float_value(std::exp(v), t);
+        case ScalarOp::Log:
+            return float_value(std::log(v), t);
+        case ScalarOp::Sqrt:
+            return float_value(std::sqrt(v), t);
+        case ScalarOp::Tanh:
+            return float_value(std::tanh(v), t);
+        case ScalarOp::Sigmoid:
+            return float_value(1.0 / (1.0 + std::exp(-v)), t);
+        default:
+            break;
+        }
+    } else {
+        switch (op) {
+        case ScalarOp::Neg:
+            return int_value(s(0 - u(x.i)), t);
+        case ScalarOp::Abs:
+            return int_value(x.i < 0 ? s(0 - u(x.i)) : x.i, t);
+        case ScalarOp::Not:
+            return bool_value(x.i == 0);
+        default:
+            break;
+        }
+    }
+    internal_error(std::string("evaluate: '") + scalar_op_name(op) + "' of " +
+                   std::string(dtype_name(t)));
+}
+
+ScalarValue compare(ScalarOp op, const ScalarValue& a, const ScalarValue& b) {
+    auto cmp = [op](auto x, auto y) {
+        switch (op) {
+        case ScalarOp::Lt:
+            return x < y;
+        case ScalarOp::Le:
+            return x <= y;
+        case ScalarOp::Gt:
+            return x > y;
+        case ScalarOp::Ge:
+            return x >= y;
+        case ScalarOp::Eq:
+            return x == y;
+        default:
+            return x != y;
+        }
+    };
+    return bool_value(is_float(a.dtype) ? cmp(a.f, b.f) : cmp(a.i, b.i));
+}
+
+ScalarValue binary(ScalarOp op, const ScalarValue& a, const ScalarValue& b, DType t) {
+    if (op >= ScalarOp::Lt && op <= ScalarOp::Ne) return compare(op, a, b);
+    if (op == ScalarOp::And) return bool_value(a.i != 0 && b.i != 0);
+    if (op == ScalarOp::Or) return bool_value(a.i != 0 || b.i != 0);
+    if (is_float(t)) {
+        switch (op) {
+        case ScalarOp::Add:
+            return float_value(a.f + b.f, t);
+        case ScalarOp::Sub:
+            return float_value(a.f - b.f, t);
+        case ScalarOp::Mul:
+            return float_value(a.f * b.f, t);
+        case ScalarOp::Div:
+            return float_value(a.f / b.f, t);
+        case ScalarOp::Pow:
+            return float_value(std::pow(a.f, b.f), t);
+        case ScalarOp::Min:
+            return float_value(float_min(a.f, b.f), t);
+        case ScalarOp::Max:
+            return float_value(float_max(a.f, b.f), t);
+        default:
+            break;
+        }
+    } else {
+        switch (op) {
+        case ScalarOp::Add:
+            return int_value(s(u(a.i) + u(b.i)), t);
+        case ScalarOp::Sub:
+            return int_value(s(u(a.i) - u(b.i)), t);
+        case ScalarOp::Mul:
+            return int_value(s(u(a.i) * u(b.i)), t);
+        case ScalarOp::Div:
+            return int_value(int_div(a.i, b.i), t);
+        case ScalarOp::Pow:
+            return int_value(int_pow(a.i, b.i), t);
+        case ScalarOp::Min:
+            return int_value(std::min(a.i, b.i), t);
+        case ScalarOp::Max:
+            return int_value(std::max(a.i, b.i), t);
+        default:
+            break;
+        }
+    }
+    internal_error(std::string("evaluate: unexpected binary op '") + scalar_op_name(op) + "'");
+}
+
+ScalarValue cast_value(const ScalarValue& x, DType to) {
+    if (is_float(x.dtype)) return ScalarValue::of(x.f, to);
+    return int_value(x.i, to); // int -> float converts directly (one rounding)
+}
+
+ScalarValue eval(const ScalarNode& n, const std::vector<ScalarValue>& inputs) {
+    switch (n.op) {
+    case ScalarOp::Const: {
+        ScalarValue r;
+        r.dtype = n.dtype;
+        r.i = n.ivalue;
+        r.f = n.fvalue;
+        return r;
+    }
+    case ScalarOp::Input: {
+        auto k = static_cast<std::size_t>(n.ivalue);
+        if (k >= inputs.size())
+            throw Error("evaluate: the expression reads input " + std::to_string(k) + " but " +
+                        std::to_string(inputs.size()) + " inputs were given");
+        if (inputs[k].dtype != n.dtype)
+            throw Error("evaluate: input " + std::to_string(k) + " has dtype " +
+                        std::string(dtype_name(inputs[k].dtype)) + " but the expression reads " +
+                        std::string(dtype_name(n.dtype)));
+        return inputs[k];
+    }
+    case ScalarOp::Cast:
+        return cast_value(eval(*n.args[0], inputs), n.dtype);
+    case ScalarOp::Select:
+        return eval(*n.args[0], inputs).i != 0 ? eval(*n.args[1], inputs)
+                                               : eval(*n.args[2], inputs);
+    default:
+        break;
+    }
+    if (n.args.size() == 1) return unary(n.op, eval(*n.args[0], inputs), n.dtype);
+    HEDRA_INTERNAL_CHECK(n.args.size() == 2, "evaluate: malformed scalar node");
+    return binary(n.op, eval(*n.args[0], inputs), eval(*n.args[1], inputs), n.dtype);
+}
+
+} // namespace
+
+ScalarValue ScalarValue::of(double v, DType t) {
+    ScalarValue r;
+    r.dtype = t;
+    switch (t) {
+    case DType::Bool:
+        r.i = v != 0;
+        break;
+    case DType::I32:
+        r.i = v > -2147483649.0 && v < 2147483648.0 ? static_cast<std::int32_t>(v) : 0;
+        break;
+    case DType::I64:
+        r.i = v >= -9223372036854775808.0 && v < 9223372036854775808.0
+                  ? static_cast<std::int64_t>(v)
+                  : 0;
+        break;
+    case DType::F32:
+        r.f = static_cast<float>(v);
+        break;
+    case DType::F64:
+        r.f = v;
+        break;
+    }
+    return r;
+}
+
+ScalarValue evaluate(const ScalarExpr& e, const std::vector<ScalarValue>& inputs) {
+    if (!e) throw Error("evaluate: null scalar expression");
+    return eval(*e, inputs);
+}
+
+} // namespace hedra

@@ -1,0 +1,300 @@
+// Construction, structural hashing and equality, substitution and printing of scalar
+// expressions. Constructors insert explicit casts so that every binary node has operands of one
+// dtype; they do no other rewriting (a cast to the operand's own dtype is simply omitted).
+// Hashes mix op, dtype, values and the children's hashes only, never pointers, so they are
+// identical across runs.
+#include "core/scalar_expr.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/error.hpp"
+
+namespace hedra {
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    // splitmix64 finalizer over (h, v): deterministic and well spread.
+    std::uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+ScalarExpr make_node(ScalarOp op, DType dtype, std::vector<ScalarExpr> args,
+                     std::int64_t ivalue = 0, double fvalue = 0.0) {
+    auto n = std::make_shared<ScalarNode>();
+    n->op = op;
+    n->dtype = dtype;
+    n->ivalue = ivalue;
+    n->fvalue = fvalue;
+    std::uint64_t h = mix(static_cast<std::uint64_t>(op), static_cast<std::uint64_t>(dtype));
+    h = mix(h, static_cast<std::uint64_t>(ivalue));
+    h = mix(h, std::bit_cast<std::uint64_t>(fvalue));
+    for (auto& a : args)
+        h = mix(h, a->hash);
+    n->hash = static_cast<std::size_t>(h);
+    n->args = std::move(args);
+    return n;
+}
+
+bool is_unary(ScalarOp op) {
+    return op >= ScalarOp::Neg && op <= ScalarOp::Cast;
+}
+bool is_binary(ScalarOp op) {
+    return op >= ScalarOp::Add && op <= ScalarOp::Or;
+}
+bool is_comparison(ScalarOp op) {
+    return op >= ScalarOp::Lt && op <= ScalarOp::Ne;
+}
+bool is_transcendental(ScalarOp op) {
+    return op >= ScalarOp::Exp && op <= ScalarOp::Sigmoid;
+}
+
+void check_operand(const ScalarExpr& e, const char* what) {
+    if (!e) throw Error(std::string(what) + ": null scalar expression operand");
+}
+
+std::string format_const(const ScalarNode& n) {
+    if (n.dtype == DType::Bool) return n.ivalue ? "true" : "false";
+    if (!is_float(n.dtype)) return std::to_string(n.ivalue);
+    char buf[64];
+    auto r = n.dtype == DType::F32
+                 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(n.fvalue))
+                 : std::to_chars(buf, buf + sizeof buf, n.fvalue);
+    return std::string(buf, r.ptr);
+}
+
+void print(const ScalarExpr& e, std::string& out) {
+    switch (e->op) {
+    case ScalarOp::Const:
+        out += format_const(*e) + ":" + std::string(dtype_name(e->dtype));
+        return;
+    case ScalarOp::Input:
+        out += "in" + std::to_string(e->ivalue) + ":" + std::string(dtype_name(e->dtype));
+        return;
+    case ScalarOp::Cast:
+        out += "cast<" + std::string(dtype_name(e->dtype)) + ">";
+        break;
+    default:
+        out += scalar_op_name(e->op);
+    }
+    out += "(";
+    for (std::size_t i = 0; i < e->args.size(); ++i) {
+        if (i) out += ", ";
+        print(e->args[i], out);
+    }
+    out += ")";
+}
+
+} // namespace
+
+const char* scalar_op_name(ScalarOp op) {
+    switch (op) {
+    case ScalarOp::Const:
+        return "const";
+    case ScalarOp::Input:
+        return "input";
+    case ScalarOp::Neg:
+        return "neg";
+    case ScalarOp::Not:
+        return "not";
+    case ScalarOp::Abs:
+        return "abs";
+    case ScalarOp::Exp:
+        return "exp";
+    case ScalarOp::Log:
+        return "log";
+    case ScalarOp::Sqrt:
+        return "sqrt";
+    case ScalarOp::Tanh:
+        return "tanh";
+    case ScalarOp::Sigmoid:
+        return "sigmoid";
+    case ScalarOp::Cast:
+        return "cast";
+    case ScalarOp::Add:
+        return "add";
+    case ScalarOp::Sub:
+        return "sub";
+    case ScalarOp::Mul:
+        return "mul";
+    case ScalarOp::Div:
+        return "div";
+    case ScalarOp::Pow:
+        return "pow";
+    case ScalarOp::Min:
+        return "min";
+    case ScalarOp::Max:
+        return "max";
+    case ScalarOp::Lt:
+        return "lt";
+    case ScalarOp::Le:
+        return "le";
+    case ScalarOp::Gt:
+        return "gt";
+    case ScalarOp::Ge:
+        return "ge";
+    case ScalarOp::Eq:
+        return "eq";
+    case ScalarOp::Ne:
+        return "ne";
+    case ScalarOp::And:
+        return "and";
+    case ScalarOp::Or:
+        return "or";
+    case ScalarOp::Select:
+        return "select";
+    }
+    return "?";
+}
+
+ScalarExpr scalar_const(double value, DType dtype) {
+    ScalarValue v = ScalarValue::of(value, dtype);
+    return make_node(ScalarOp::Const, dtype, {}, v.i, v.f);
+}
+
+ScalarExpr scalar_const_int(std::int64_t value, DType dtype) {
+    switch (dtype) {
+    case DType::Bool:
+        return make_node(ScalarOp::Const, dtype, {}, value != 0);
+    case DType::I32:
+        return make_node(ScalarOp::Const, dtype, {}, static_cast<std::int32_t>(value));
+    case DType::I64:
+        return make_node(ScalarOp::Const, dtype, {}, value);
+    case DType::F32:
+        return make_node(ScalarOp::Const, dtype, {}, 0, static_cast<float>(value));
+    case DType::F64:
+        return make_node(ScalarOp::Const, dtype, {}, 0, static_cast<double>(value));
+    }
+    internal_error("scalar_const_int: unknown dtype");
+}
+
+ScalarExpr scalar_input(int index, DType dtype) {
+    if (index < 0)
+        throw Error("scalar_input: input number " + std::to_string(index) +
+                    " must not be negative");
+    return make_node(ScalarOp::Input, dtype, {}, index);
+}
+
+ScalarExpr scalar_unary(ScalarOp op, ScalarExpr x) {
+    check_operand(x, scalar_op_name(op));
+    if (op == ScalarOp::Cast)
+        throw Error("scalar_unary: 'cast' needs a target dtype; use scalar_cast");
+    if (!is_unary(op))
+        throw Error("scalar_unary: '" + std::string(scalar_op_name(op)) +
+                    "' is not a unary operation");
+    if (op == ScalarOp::Not && x->dtype != DType::Bool)
+        throw Error("'not' needs a bool operand, got " + std::string(dtype_name(x->dtype)) +
+                    "; compare with zero first");
+    if (op == ScalarOp::Neg && x->dtype == DType::Bool)
+        throw Error("'neg' of a bool operand; use 'not', or cast to an integer first");
+    if (is_transcendental(op) && !is_float(x->dtype)) x = scalar_cast(x, DType::F32);
+    DType t = x->dtype;
+    return make_node(op, t, {std::move(x)});
+}
+
+ScalarExpr scalar_cast(ScalarExpr x, DType to) {
+    check_operand(x, "cast");
+    if (x->dtype == to) return x;
+    return make_node(ScalarOp::Cast, to, {std::move(x)});
+}
+
+ScalarExpr scalar_binary(ScalarOp op, ScalarExpr a, ScalarExpr b) {
+    check_operand(a, scalar_op_name(op));
+    check_operand(b, scalar_op_name(op));
+    if (!is_binary(op))
+        throw Error("scalar_binary: '" + std::string(scalar_op_name(op)) +
+                    "' is not a binary operation");
+    DType t =
+        (op == ScalarOp::And || op == ScalarOp::Or) ? DType::Bool : promote(a->dtype, b->dtype);
+    DType result = is_comparison(op) ? DType::Bool : t;
+    return make_node(op, result, {scalar_cast(std::move(a), t), scalar_cast(std::move(b), t)});
+}
+
+ScalarExpr scalar_select(ScalarExpr cond, ScalarExpr then_value, ScalarExpr else_value) {
+    check_operand(cond, "select");
+    check_operand(then_value, "select");
+    check_operand(else_value, "select");
+    DType t = promote(then_value->dtype, else_value->dtype);
+    return make_node(ScalarOp::Select, t,
+                     {scalar_cast(std::move(cond), DType::Bool),
+                      scalar_cast(std::move(then_value), t),
+                      scalar_cast(std::move(else_value), t)});
+}
+
+bool structurally_equal(const ScalarExpr& a, const ScalarExpr& b) {
+    // Pairs already proven equal, so that shared sub-DAGs are compared once.
+    std::unordered_map<const ScalarNode*, const ScalarNode*> proven;
+    std::function<bool(const ScalarNode*, const ScalarNode*)> eq = [&](const ScalarNode* x,
+                                                                       const ScalarNode* y) {
+        if (x == y) return true;
+        if (!x || !y) return false;
+        if (auto it = proven.find(x); it != proven.end() && it->second == y) return true;
+        if (x->hash != y->hash || x->op != y->op || x->dtype != y->dtype ||
+            x->ivalue != y->ivalue ||
+            std::bit_cast<std::uint64_t>(x->fvalue) != std::bit_cast<std::uint64_t>(y->fvalue) ||
+            x->args.size() != y->args.size())
+            return false;
+        for (std::size_t i = 0; i < x->args.size(); ++i)
+            if (!eq(x->args[i].get(), y->args[i].get())) return false;
+        proven[x] = y;
+        return true;
+    };
+    return eq(a.get(), b.get());
+}
+
+int scalar_num_inputs(const ScalarExpr& e) {
+    std::unordered_set<const ScalarNode*> visited;
+    int n = 0;
+    std::function<void(const ScalarNode*)> walk = [&](const ScalarNode* x) {
+        if (!visited.insert(x).second) return;
+        if (x->op == ScalarOp::Input) n = std::max(n, static_cast<int>(x->ivalue) + 1);
+        for (auto& a : x->args)
+            walk(a.get());
+    };
+    if (e) walk(e.get());
+    return n;
+}
+
+ScalarExpr substitute_inputs(const ScalarExpr& e, const std::vector<ScalarExpr>& replacements) {
+    check_operand(e, "substitute_inputs");
+    std::unordered_map<const ScalarNode*, ScalarExpr> memo;
+    std::function<ScalarExpr(const ScalarExpr&)> rebuild = [&](const ScalarExpr& x) {
+        if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+        ScalarExpr result;
+        if (x->op == ScalarOp::Input) {
+            auto k = static_cast<std::size_t>(x->ivalue);
+            if (k >= replacements.size() || !replacements[k])
+                throw Error("substitute_inputs: no replacement for input " + std::to_string(k) +
+                            " (" + std::to_string(replacements.size()) + " given)");
+            // A replacement of another dtype is cast, so the tree's dtypes are unchanged.
+            result = scalar_cast(replacements[k], x->dtype);
+        } else {
+            std::vector<ScalarExpr> args;
+            bool changed = false;
+            for (auto& a : x->args) {
+                args.push_back(rebuild(a));
+                changed = changed || args.back() != a;
+            }
+            result =
+                changed ? make_node(x->op, x->dtype, std::move(args), x->ivalue, x->fvalue) : x;
+        }
+        memo.emplace(x.get(), result);
+        return result;
+    };
+    return rebuild(e);
+}
+
+std::string to_string(const ScalarExpr& e) {
+    if (!e) return "<null>";
+    std::string out;
+    print(e, out);
+    return out;
+}
+
+} // namespace hedra

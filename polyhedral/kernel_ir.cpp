@@ -1,0 +1,94 @@
+// A readable, deterministic listing of the kernel IR for dumps and golden tests, e.g.
+//   b0 input f32 [3,4] placeholder 'a'
+//   ...
+//   k0
+//       S0 assign [3,5] b2[(d0, d1) -> (d0, d1)] = 0:f32
+//       S1 update sum [3,5,4] reduce (2) b2[(d0, d1, d2) -> (d0, d1)] = mul(in0:f32, in1:f32)
+//         in0 = b0[(d0, d1, d2) -> (d0, d2)]
+#include "polyhedral/kernel_ir.hpp"
+
+namespace hedra::poly {
+
+namespace {
+
+const char* role_name(BufferRole r) {
+    switch (r) {
+    case BufferRole::Input:
+        return "input";
+    case BufferRole::Output:
+        return "output";
+    case BufferRole::Temporary:
+        return "temporary";
+    }
+    return "?";
+}
+
+template <class T>
+std::string join(const std::vector<T>& v, const char* open, const char* close) {
+    std::string s = open;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        s += (i ? "," : "") + std::to_string(v[i]);
+    return s + close;
+}
+
+std::string buffer_line(const Buffer& b) {
+    std::string s = b.name + " " + role_name(b.role) + " " + std::string(dtype_name(b.dtype)) +
+                    " " + join(b.sizes, "[", "]");
+    if (b.node) {
+        s += std::string(" ") + node_kind_name(b.node->kind);
+        if (!b.node->name.empty()) s += " '" + b.node->name + "'";
+    }
+    return s;
+}
+
+std::string buffer_name(const ProgramIR& p, int b) {
+    if (b < 0 || b >= static_cast<int>(p.buffers.size())) return "?" + std::to_string(b);
+    return p.buffers[static_cast<std::size_t>(b)].name;
+}
+
+std::string statement_lines(const ProgramIR& p, const Statement& s) {
+    std::string line = "    " + s.name;
+    if (s.kind == StatementKind::Assign) {
+        line += " assign ";
+    } else {
+        line += std::string(" update ") + reduce_op_name(s.reduce_op) + " ";
+    }
+    line += join(s.extents, "[", "]");
+    if (s.kind == StatementKind::Update) line += " reduce " + join(s.reduction_dims, "(", ")");
+    line += " " + buffer_name(p, s.write_buffer) + "[" + s.write_access.to_string() + "] = ";
+    line += s.value ? hedra::to_string(s.value) : "?";
+    if (s.kind == StatementKind::Update && s.reduce_op == ReduceOp::Custom && s.combiner)
+        line += " combine " + hedra::to_string(s.combiner);
+    line += "\n";
+    for (std::size_t k = 0; k < s.reads.size(); ++k) {
+        const Read& r = s.reads[k];
+        std::string src = r.buffer < 0 ? "index" : buffer_name(p, r.buffer);
+        line += "      in" + std::to_string(k) + " = " + src + "[" + r.access.to_string() + "]\n";
+    }
+    return line;
+}
+
+std::string buffer_list(const ProgramIR& p, const std::vector<int>& v) {
+    std::string s;
+    for (int b : v)
+        s += " " + buffer_name(p, b);
+    return s;
+}
+
+} // namespace
+
+std::string to_string(const ProgramIR& program) {
+    std::string s;
+    for (const Buffer& b : program.buffers)
+        s += buffer_line(b) + "\n";
+    s += "inputs:" + buffer_list(program, program.inputs) + "\n";
+    s += "outputs:" + buffer_list(program, program.outputs) + "\n";
+    for (const Kernel& k : program.kernels) {
+        s += k.name + "\n";
+        for (const Statement& st : k.statements)
+            s += statement_lines(program, st);
+    }
+    return s;
+}
+
+} // namespace hedra::poly

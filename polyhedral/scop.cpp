@@ -1,0 +1,131 @@
+// Builds the isl view of a kernel from the kernel IR (see scop.hpp).
+#include "polyhedral/scop.hpp"
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/schedule.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+#include "core/error.hpp"
+
+namespace hedra::poly {
+namespace {
+
+std::string counters(int rank) {
+    std::string s;
+    for (int d = 0; d < rank; ++d) s += (d ? ", i" : "i") + std::to_string(d);
+    return s;
+}
+
+std::string affine_component(const AffineMap& m, int out) {
+    std::string s;
+    for (int in = 0; in < m.in_rank(); ++in) {
+        std::int64_t c = m.coeff(out, in);
+        if (c == 0) continue;
+        if (!s.empty()) s += c > 0 ? " + " : " - ";
+        else if (c < 0) s += "-";
+        std::int64_t a = c < 0 ? -c : c;
+        if (a != 1) s += std::to_string(a) + "*";
+        s += "i" + std::to_string(in);
+    }
+    std::int64_t b = m.offset(out);
+    if (s.empty()) return std::to_string(b);
+    if (b > 0) s += " + " + std::to_string(b);
+    if (b < 0) s += " - " + std::to_string(-b);
+    return s;
+}
+
+IslPtr<isl_union_map> access_map(isl_ctx* ctx, const Statement& st, const AffineMap& access,
+                                 const std::string& buffer, const IslPtr<isl_set>& domain) {
+    std::string text = access_relation_string(st, access, buffer);
+    isl_map* map = isl_map_read_from_str(ctx, text.c_str());
+    HEDRA_INTERNAL_CHECK(map != nullptr, "scop: isl cannot parse the access " + text);
+    map = isl_map_intersect_domain(map, domain.copy());
+    return take(isl_union_map_from_map(map));
+}
+
+IslPtr<isl_union_map> unite(IslPtr<isl_union_map> a, IslPtr<isl_union_map> b) {
+    return take(isl_union_map_union(a.release(), b.release()));
+}
+
+// The statement alone, its counters in lexicographic order.
+IslPtr<isl_schedule> statement_order(const Statement& st, const IslPtr<isl_set>& domain) {
+    isl_schedule* s = isl_schedule_from_domain(isl_union_set_from_set(domain.copy()));
+    if (st.extents.empty()) return take(s);
+    isl_ctx* ctx = isl_set_get_ctx(domain.get());
+    std::string text = "{ " + st.name + "[" + counters(static_cast<int>(st.extents.size())) +
+                       "] -> [" + counters(static_cast<int>(st.extents.size())) + "] }";
+    isl_union_map* map = isl_union_map_read_from_str(ctx, text.c_str());
+    HEDRA_INTERNAL_CHECK(map != nullptr, "scop: isl cannot parse " + text);
+    isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_from_union_map(map);
+    return take(isl_schedule_insert_partial_schedule(s, band));
+}
+
+} // namespace
+
+std::string iteration_domain_string(const Statement& st) {
+    int rank = static_cast<int>(st.extents.size());
+    std::string s = "{ " + st.name + "[" + counters(rank) + "]";
+    for (int d = 0; d < rank; ++d)
+        s += std::string(d ? " and " : " : ") + "0 <= i" + std::to_string(d) + " < " +
+             std::to_string(st.extents[d]);
+    return s + " }";
+}
+
+std::string access_relation_string(const Statement& st, const AffineMap& access,
+                                   const std::string& buffer_name) {
+    int rank = static_cast<int>(st.extents.size());
+    HEDRA_INTERNAL_CHECK(access.in_rank() == rank, "scop: access rank of " + st.name);
+    std::string s = "{ " + st.name + "[" + counters(rank) + "] -> " + buffer_name + "[";
+    for (int o = 0; o < access.out_rank(); ++o) s += (o ? ", " : "") + affine_component(access, o);
+    return s + "] }";
+}
+
+IslPtr<isl_schedule> statement_program_order(const Scop& scop, int statement) {
+    return statement_order(scop.kernel->statements.at(statement),
+                           scop.statement_domains.at(statement));
+}
+
+int Scop::statement_index(const std::string& name) const {
+    for (std::size_t i = 0; i < kernel->statements.size(); ++i)
+        if (kernel->statements[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+Scop build_scop(IslContext& context, const ProgramIR& program, const Kernel& kernel) {
+    isl_ctx* ctx = context.get();
+    Scop scop;
+    scop.program = &program;
+    scop.kernel = &kernel;
+    scop.domain = take(isl_union_set_empty(isl_space_params_alloc(ctx, 0)));
+    scop.writes = take(isl_union_map_empty(isl_space_params_alloc(ctx, 0)));
+    scop.reads = take(isl_union_map_empty(isl_space_params_alloc(ctx, 0)));
+    IslPtr<isl_schedule> order;
+    for (const Statement& st : kernel.statements) {
+        std::string text = iteration_domain_string(st);
+        IslPtr<isl_set> domain = take(isl_set_read_from_str(ctx, text.c_str()));
+        HEDRA_INTERNAL_CHECK(domain, "scop: isl cannot parse the domain " + text);
+        scop.statement_domains.push_back(domain);
+        scop.domain = take(isl_union_set_union(scop.domain.release(),
+                                               isl_union_set_from_set(domain.copy())));
+        const Buffer& out = program.buffers.at(st.write_buffer);
+        scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access, out.name, domain));
+        if (st.kind == StatementKind::Update)
+            scop.reads = unite(scop.reads, access_map(ctx, st, st.write_access, out.name, domain));
+        for (const Read& r : st.reads) {
+            if (r.buffer < 0) continue;
+            const Buffer& in = program.buffers.at(r.buffer);
+            scop.reads = unite(scop.reads, access_map(ctx, st, r.access, in.name, domain));
+        }
+        IslPtr<isl_schedule> s = statement_order(st, domain);
+        order = order ? take(isl_schedule_sequence(order.release(), s.release())) : s;
+    }
+    if (!order) order = take(isl_schedule_empty(isl_space_params_alloc(ctx, 0)));
+    scop.program_order = order;
+    return scop;
+}
+
+} // namespace hedra::poly

@@ -1,0 +1,43 @@
+// Scop: one kernel of the kernel IR as isl sees it (PPCG's "scop"): the iteration domain of
+// every statement, its write and read access relations into buffer spaces named by the buffer
+// names, and the program (DSL) order as a schedule. Statement S over extents (4,5) has the
+// domain { S[i0, i1] : 0 <= i0 <= 3 and 0 <= i1 <= 4 }; an access through an AffineMap m is
+// { S[i] -> b[m(i)] } restricted to that domain. A Read of the index expression itself
+// (Read::buffer == -1) touches no memory and has no access relation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "polyhedral/isl_context.hpp"
+#include "polyhedral/isl_ptr.hpp"
+#include "polyhedral/kernel_ir.hpp"
+
+namespace hedra::poly {
+
+struct Scop {
+    const ProgramIR* program = nullptr; // not owned; outlives the Scop
+    const Kernel* kernel = nullptr;     // not owned
+    IslPtr<isl_union_set> domain;       // every statement instance of the kernel
+    std::vector<IslPtr<isl_set>> statement_domains; // per kernel statement, in order
+    IslPtr<isl_union_map> writes;       // statement instance -> buffer element (must writes)
+    IslPtr<isl_union_map> reads;        // including the accumulator read of an Update
+    IslPtr<isl_schedule> program_order; // statements in sequence, counters lexicographically
+
+    // The index of the kernel statement called `name`, or -1.
+    int statement_index(const std::string& name) const;
+};
+
+Scop build_scop(IslContext& ctx, const ProgramIR& program, const Kernel& kernel);
+
+// One statement alone in program order: its counters lexicographically.
+IslPtr<isl_schedule> statement_program_order(const Scop& scop, int statement);
+
+// isl notation of a statement's domain: "{ S0[i0, i1] : 0 <= i0 < 4 and 0 <= i1 < 5 }".
+std::string iteration_domain_string(const Statement& statement);
+// isl notation of an access: "{ S0[i0, i1] -> b2[i1, 2*i0 + 1] }" (not yet restricted to the
+// domain).
+std::string access_relation_string(const Statement& statement, const AffineMap& access,
+                                   const std::string& buffer_name);
+
+} // namespace hedra::poly

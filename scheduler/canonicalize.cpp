@@ -1,0 +1,168 @@
+// canonicalize: drops plain views from the graph (their accesses are composed at each use),
+// stops at leaves, and records operands and consumers of the remaining nodes. See the header.
+#include "scheduler/canonicalize.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "core/error.hpp"
+
+namespace hedra::sched {
+
+namespace {
+
+bool is_leaf_now(const Node& n) {
+    if (n.kind == NodeKind::Placeholder || n.kind == NodeKind::Data) return true;
+    return n.kind != NodeKind::Constant && n.memo() != nullptr;
+}
+
+struct Frame {
+    NodePtr node;
+    bool leaf;
+    std::size_t next = 0;
+};
+
+class Builder {
+public:
+    explicit Builder(const std::vector<NodePtr>& outputs) {
+        for (const NodePtr& n : outputs)
+            output_set_.insert(n.get());
+    }
+
+    void visit(const NodePtr& root) {
+        if (!mark(root)) return;
+        std::vector<Frame> stack;
+        stack.push_back({root, leaf_.at(root.get())});
+        while (!stack.empty()) {
+            Frame& f = stack.back();
+            if (!f.leaf && f.next < f.node->inputs.size()) {
+                const NodePtr& child = f.node->inputs[f.next++];
+                if (mark(child)) stack.push_back({child, leaf_.at(child.get())});
+                continue;
+            }
+            NodePtr n = f.node;
+            bool leaf = f.leaf;
+            stack.pop_back();
+            bool output = output_set_.count(n.get()) != 0;
+            if (n->kind == NodeKind::View && !leaf && !output) continue;
+            graph.index.emplace(n.get(), static_cast<int>(graph.nodes.size()));
+            graph.nodes.push_back({n, leaf, output, {}, {}});
+        }
+    }
+
+    CanonicalGraph graph;
+
+private:
+    bool mark(const NodePtr& n) {
+        if (leaf_.count(n.get())) return false;
+        leaf_.emplace(n.get(), is_leaf_now(*n));
+        return true;
+    }
+    std::unordered_set<const Node*> output_set_;
+    std::unordered_map<const Node*, bool> leaf_; // visited, with the leaf status seen then
+};
+
+bool is_transcendental(ScalarOp op) {
+    return op == ScalarOp::Exp || op == ScalarOp::Log || op == ScalarOp::Tanh ||
+           op == ScalarOp::Pow || op == ScalarOp::Sigmoid;
+}
+
+ScalarExpr constant_of(const ScalarValue& v) {
+    return is_float(v.dtype) ? scalar_const(v.f, v.dtype) : scalar_const_int(v.i, v.dtype);
+}
+
+ScalarExpr rebuild(const ScalarExpr& e, const std::vector<ScalarExpr>& args) {
+    switch (e->op) {
+    case ScalarOp::Cast:
+        return scalar_cast(args[0], e->dtype);
+    case ScalarOp::Select:
+        return scalar_select(args[0], args[1], args[2]);
+    default:
+        break;
+    }
+    if (args.size() == 1) return scalar_unary(e->op, args[0]);
+    HEDRA_INTERNAL_CHECK(args.size() == 2, "fold_constants: unexpected arity");
+    return scalar_binary(e->op, args[0], args[1]);
+}
+
+} // namespace
+
+int CanonicalGraph::find(const Node* node) const {
+    auto it = index.find(node);
+    return it == index.end() ? -1 : it->second;
+}
+
+CanonicalGraph::Use CanonicalGraph::resolve(const NodePtr& node, const AffineMap& access) const {
+    NodePtr n = node;
+    AffineMap a = access;
+    while (n->kind == NodeKind::View) {
+        int i = find(n.get());
+        if (i >= 0 && nodes[i].leaf) break;
+        a = n->access.compose(a);
+        n = n->inputs.at(0);
+    }
+    return {n, a};
+}
+
+CanonicalGraph canonicalize(const std::vector<NodePtr>& outputs) {
+    Builder b(outputs);
+    for (const NodePtr& n : outputs) {
+        HEDRA_INTERNAL_CHECK(n != nullptr, "canonicalize: null output");
+        b.visit(n);
+    }
+    CanonicalGraph g = std::move(b.graph);
+    auto operand_of = [&](const NodePtr& input, const AffineMap& access) {
+        int i = g.find(g.resolve(input, access).node.get());
+        HEDRA_INTERNAL_CHECK(i >= 0, "canonicalize: operand missing from the graph");
+        return i;
+    };
+    for (std::size_t c = 0; c < g.nodes.size(); ++c) {
+        CanonicalNode& cn = g.nodes[c];
+        if (cn.leaf) continue;
+        const Node& n = *cn.node;
+        if (n.kind == NodeKind::View) {
+            cn.operands.push_back(operand_of(n.inputs.at(0), n.access));
+        } else {
+            for (const NodePtr& in : n.inputs)
+                cn.operands.push_back(operand_of(in, AffineMap::identity(in->shape.rank())));
+        }
+        for (int o : cn.operands)
+            g.nodes[o].consumers.push_back(static_cast<int>(c));
+    }
+    for (const NodePtr& n : outputs)
+        g.outputs.push_back(g.find(n.get()));
+    return g;
+}
+
+ScalarExpr fold_constants(const ScalarExpr& e) {
+    if (e->op == ScalarOp::Const || e->op == ScalarOp::Input) return e;
+    std::vector<ScalarExpr> args;
+    bool changed = false, all_const = true;
+    for (const ScalarExpr& a : e->args) {
+        args.push_back(fold_constants(a));
+        changed = changed || args.back() != a;
+        all_const = all_const && args.back()->op == ScalarOp::Const;
+    }
+    if (all_const) return constant_of(evaluate(e, {}));
+    return changed ? rebuild(e, args) : e;
+}
+
+bool has_transcendental(const ScalarExpr& e) {
+    if (is_transcendental(e->op)) return true;
+    return std::any_of(e->args.begin(), e->args.end(),
+                       [](const ScalarExpr& a) { return has_transcendental(a); });
+}
+
+std::int64_t expression_size(const ScalarExpr& e, const std::vector<std::int64_t>& input_sizes) {
+    constexpr std::int64_t kSaturated = std::int64_t{1} << 40;
+    if (e->op == ScalarOp::Input) {
+        auto k = static_cast<std::size_t>(e->ivalue);
+        return k < input_sizes.size() ? input_sizes[k] : 1;
+    }
+    std::int64_t total = 1;
+    for (const ScalarExpr& a : e->args)
+        total = std::min(kSaturated, total + expression_size(a, input_sizes));
+    return total;
+}
+
+} // namespace hedra::sched

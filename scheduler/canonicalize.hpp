@@ -1,0 +1,58 @@
+// canonicalize: the lazy graph as the partitioner sees it. Views are never materialized, so
+// they are dropped from the graph: every use of a view chain is resolved to the first node
+// that is not a view, with the chain's accesses composed into one affine access (counter
+// space). Leaves (placeholders, host data, memoized nodes) stop the traversal. Hash-consing in
+// core already gives CSE; nodes not reachable from the outputs are never visited (dead code).
+// Also: constant folding and small measures of scalar expressions used by the partitioner.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/affine_map.hpp"
+#include "core/node.hpp"
+#include "core/scalar_expr.hpp"
+
+namespace hedra::sched {
+
+struct CanonicalNode {
+    NodePtr node;
+    bool leaf = false;          // placeholder, data, or memoized (constants are never leaves)
+    bool output = false;        // requested as a graph output
+    std::vector<int> operands;  // per node->inputs entry: the resolved operand (graph index)
+    std::vector<int> consumers; // graph indices of the nodes reading this one, with multiplicity
+};
+
+// Non-view nodes (plus memoized views and views requested as outputs) in topological order:
+// operands before users, discovered depth-first from the outputs in order (deterministic).
+struct CanonicalGraph {
+    std::vector<CanonicalNode> nodes;
+    std::vector<int> outputs; // graph index per requested output
+
+    // Graph index of `node`, or -1 if it is not in the graph.
+    int find(const Node* node) const;
+
+    // A use of `node` read at `access` (statement counters -> node counters), followed down its
+    // chain of views: returns the first node that is in the graph as a non-view (or a leaf) and
+    // the composed access into its counters.
+    struct Use {
+        NodePtr node;
+        AffineMap access;
+    };
+    Use resolve(const NodePtr& node, const AffineMap& access) const;
+
+    std::unordered_map<const Node*, int> index; // lookups only; never iterated for order
+};
+
+CanonicalGraph canonicalize(const std::vector<NodePtr>& outputs);
+
+// Replace every operation whose arguments are all constants by its value.
+ScalarExpr fold_constants(const ScalarExpr& e);
+// exp, log, tanh, pow or sigmoid anywhere in the tree: worth storing rather than recomputing.
+bool has_transcendental(const ScalarExpr& e);
+// The size of the tree once every Input(k) is replaced by a tree of input_sizes[k] nodes
+// (shared subtrees counted at every use; saturates far above any cap).
+std::int64_t expression_size(const ScalarExpr& e, const std::vector<std::int64_t>& input_sizes);
+
+} // namespace hedra::sched

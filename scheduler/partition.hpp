@@ -1,0 +1,37 @@
+// partition: splits the canonical lazy graph into kernels of the kernel IR (polyhedral/
+// kernel_ir.hpp), before isl sees anything. The economy is tinygrad's:
+// - leaves (placeholders in the given order, then host data and memoized nodes in topological
+//   order) are Input buffers; constants are inlined as Const; index components (iota) are
+//   inlined as reads of the affine index expression (Read::buffer == -1);
+// - views are never materialized: their accesses are composed into each use;
+// - maps are inlined into their consumers, except a map that is a graph output, or that has
+//   several uses and is either expensive (exp/log/tanh/pow/sigmoid in its inlined tree) or
+//   used by several kernels: that one is a Temporary with one Assign statement;
+// - reductions are materialized as an Assign of the identity over the result and an Update over
+//   the input's full counter box (so matmul is one kernel and its product is never stored);
+// - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins);
+// - every graph output is an Output buffer written by the program (a copy for a leaf);
+// - a statement's inlined expression is capped (max_expression_nodes): past the cap, the
+//   largest inlined operand is materialized.
+// One kernel per materialized node, in topological order; names b0.., S0.., k0.. follow that
+// order, so the result is byte-identical across runs.
+#pragma once
+
+#include <vector>
+
+#include "core/node.hpp"
+#include "polyhedral/kernel_ir.hpp"
+
+namespace hedra::sched {
+
+struct PartitionOptions {
+    int max_expression_nodes = 64;
+};
+
+// Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed
+// twice.
+poly::ProgramIR partition(const std::vector<NodePtr>& outputs,
+                          const std::vector<NodePtr>& placeholders,
+                          const PartitionOptions& options = {});
+
+} // namespace hedra::sched
