@@ -1,6 +1,8 @@
 // hedra: lazy arrays compiled by a polyhedral scheduler. The one header a user includes.
 #pragma once
 
+#include "ad/check.hpp"
+#include "ad/grad.hpp"
 #include "core/array.hpp"
 #include "core/backend.hpp"
 #include "core/compute.hpp"

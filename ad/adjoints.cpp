@@ -13,8 +13,12 @@
 namespace hedra::ad {
 namespace {
 
-ScalarExpr in(int k, DType t) { return scalar_input(k, t); }
-ScalarExpr num(double v, DType t) { return scalar_const(v, t); }
+ScalarExpr in(int k, DType t) {
+    return scalar_input(k, t);
+}
+ScalarExpr num(double v, DType t) {
+    return scalar_const(v, t);
+}
 ScalarExpr bin(ScalarOp op, ScalarExpr a, ScalarExpr b) {
     return scalar_binary(op, std::move(a), std::move(b));
 }
@@ -49,8 +53,8 @@ NodePtr spread(const NodePtr& reduce_node, const NodePtr& a) {
         if (!reduced) matrix[static_cast<std::size_t>(row * rx + d)] = 1;
         if (!reduced || reduce_node->keepdims) ++row;
     }
-    return detail::make_view(a, xs, AffineMap(rx, ry, std::move(matrix),
-                                              std::vector<std::int64_t>(ry, 0)),
+    return detail::make_view(a, xs,
+                             AffineMap(rx, ry, std::move(matrix), std::vector<std::int64_t>(ry, 0)),
                              reduce_node->loc);
 }
 
@@ -64,21 +68,21 @@ Array reduce_adjoint(const NodePtr& node, const Array& ybar) {
     const Shape& xs = x->shape;
     const auto loc = node->loc;
     switch (node->reduce_op) {
-    case ReduceOp::Sum: return Array(spread(node, ybar.node()));
+    case ReduceOp::Sum:
+        return Array(spread(node, ybar.node()));
     case ReduceOp::Max:
     case ReduceOp::Min: {
         // ȳ / (number of ties), routed to the positions equal to the result.
         NodePtr y = spread(node, node);
-        NodePtr mask = map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), num(1, t),
-                                              num(0, t)),
-                                {x, y}, xs, loc);
+        NodePtr mask =
+            map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), num(1, t), num(0, t)),
+                     {x, y}, xs, loc);
         NodePtr count = reduce_like(ReduceOp::Sum, node, mask).node();
-        NodePtr share =
-            map_node(bin(ScalarOp::Div, in(0, t), in(1, t)), {ybar.node(), count},
-                     node->shape, loc);
-        return Array(map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), in(2, t),
-                                            num(0, t)),
-                              {x, y, spread(node, share)}, xs, loc));
+        NodePtr share = map_node(bin(ScalarOp::Div, in(0, t), in(1, t)), {ybar.node(), count},
+                                 node->shape, loc);
+        return Array(
+            map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), in(2, t), num(0, t)),
+                     {x, y, spread(node, share)}, xs, loc));
     }
     case ReduceOp::Prod: {
         // Π_{j≠i} x_j: y/x_i without zeros; with one zero, the product of the others at the
@@ -96,19 +100,35 @@ Array reduce_adjoint(const NodePtr& node, const Array& ybar) {
                                   {ybar.node(), nonzero_prod}, node->shape, loc);
         // in0 = x, in1 = ȳ·Π(nonzero), in2 = zero count
         ScalarExpr none = bin(ScalarOp::Eq, in(2, t), num(0, t));
-        ScalarExpr one_here =
-            bin(ScalarOp::And, bin(ScalarOp::Eq, in(2, t), num(1, t)), is_zero);
+        ScalarExpr one_here = bin(ScalarOp::And, bin(ScalarOp::Eq, in(2, t), num(1, t)), is_zero);
         ScalarExpr e = scalar_select(none, bin(ScalarOp::Div, in(1, t), in(0, t)),
                                      scalar_select(one_here, in(1, t), num(0, t)));
         return Array(map_node(e, {x, spread(node, scaled), spread(node, zero_count)}, xs, loc));
     }
     case ReduceOp::And:
-    case ReduceOp::Or: return Array();
-    case ReduceOp::Custom: break;
+    case ReduceOp::Or:
+        return Array();
+    case ReduceOp::Custom:
+        break;
     }
     throw Error("grad: a reduction with a custom combiner " + to_string(node->expr) +
                 " is not differentiable; write it with sum, prod, max or min; reduction of " +
                 xs.to_string() + " created at " + location_string(loc));
+}
+
+// `a` read on `piece`, a subset of a's shape (as index sets).
+Array restrict_to(const Array& a, const Shape& piece, std::source_location loc) {
+    const Shape& s = a.shape();
+    if (s == piece) return a;
+    const int r = s.rank();
+    std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * r), 0), offset(r, 0);
+    for (int d = 0; d < r; ++d) {
+        if (piece[d].size == 0) continue;
+        offset[d] = (piece[d].start - s[d].start) / s[d].step;
+        if (piece[d].size > 1)
+            matrix[static_cast<std::size_t>(d * r + d)] = piece[d].step / s[d].step;
+    }
+    return Array(detail::make_view(a.node(), piece, AffineMap(r, r, matrix, offset), loc));
 }
 
 std::vector<Array> fuse_adjoint(const NodePtr& node, const Array& ybar,
@@ -134,32 +154,23 @@ std::vector<Array> fuse_adjoint(const NodePtr& node, const Array& ybar,
 
 } // namespace
 
-Array restrict_to(const Array& a, const Shape& piece, std::source_location loc) {
-    const Shape& s = a.shape();
-    if (s == piece) return a;
-    const int r = s.rank();
-    std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * r), 0), offset(r, 0);
-    for (int d = 0; d < r; ++d) {
-        if (piece[d].size == 0) continue;
-        offset[d] = (piece[d].start - s[d].start) / s[d].step;
-        if (piece[d].size > 1) matrix[static_cast<std::size_t>(d * r + d)] = piece[d].step / s[d].step;
-    }
-    return Array(detail::make_view(a.node(), piece, AffineMap(r, r, matrix, offset), loc));
-}
-
 std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
                            const std::vector<bool>& wanted) {
     switch (node->kind) {
     case NodeKind::Constant:
     case NodeKind::Data:
     case NodeKind::Placeholder:
-    case NodeKind::Iota: return {};
+    case NodeKind::Iota:
+        return {};
     case NodeKind::Map:
         if (is_stop_gradient(*node)) return std::vector<Array>(node->inputs.size());
         return map_adjoint(node, ybar, wanted);
-    case NodeKind::View: return {view_adjoint(node, ybar)};
-    case NodeKind::Reduce: return {reduce_adjoint(node, ybar)};
-    case NodeKind::Fuse: return fuse_adjoint(node, ybar, wanted);
+    case NodeKind::View:
+        return {view_adjoint(node, ybar)};
+    case NodeKind::Reduce:
+        return {reduce_adjoint(node, ybar)};
+    case NodeKind::Fuse:
+        return fuse_adjoint(node, ybar, wanted);
     }
     internal_error("adjoint: unknown node kind");
 }

@@ -11,10 +11,6 @@ namespace hedra::ad {
 // One entry per input of `node`: its cotangent contribution (the input's shape and dtype), or
 // an empty Array where the contribution is zero or `wanted[k]` is false. Throws hedra::Error
 // for a node that cannot be differentiated (a custom reduction).
-std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
-                           const std::vector<bool>& wanted);
-
-// `a` (of shape `shape`'s subset or equal) restricted to `piece`, a subset of a's shape.
-Array restrict_to(const Array& a, const Shape& piece, std::source_location loc);
+std::vector<Array> adjoint(const NodePtr& node, const Array& ybar, const std::vector<bool>& wanted);
 
 } // namespace hedra::ad

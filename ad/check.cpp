@@ -22,7 +22,8 @@ public:
     }
     HostArray array(const std::vector<std::int64_t>& sizes) {
         HostArray a(sizes, DType::F64);
-        for (double& v : a.mutable_values<double>()) v = (*this)();
+        for (double& v : a.mutable_values<double>())
+            v = (*this)();
         return a;
     }
 
@@ -33,7 +34,8 @@ private:
 HostArray to_f64(const HostArray& a) {
     HostArray out(a.sizes(), DType::F64);
     auto values = out.mutable_values<double>();
-    for (std::int64_t i = 0; i < a.size(); ++i) values[i] = a.flat(i);
+    for (std::int64_t i = 0; i < a.size(); ++i)
+        values[i] = a.flat(i);
     return out;
 }
 
@@ -41,13 +43,15 @@ HostArray to_f64(const HostArray& a) {
 HostArray axpy(const HostArray& a, double s, const HostArray& b) {
     HostArray out(a.sizes(), DType::F64);
     auto values = out.mutable_values<double>();
-    for (std::int64_t i = 0; i < a.size(); ++i) values[i] = a.flat(i) + s * b.flat(i);
+    for (std::int64_t i = 0; i < a.size(); ++i)
+        values[i] = a.flat(i) + s * b.flat(i);
     return out;
 }
 
 double dot(const HostArray& a, const HostArray& b) {
     double s = 0.0;
-    for (std::int64_t i = 0; i < a.size(); ++i) s += a.flat(i) * b.flat(i);
+    for (std::int64_t i = 0; i < a.size(); ++i)
+        s += a.flat(i) * b.flat(i);
     return s;
 }
 
@@ -105,7 +109,8 @@ GradientCheckResult check_gradient(const ArrayFunction& f, const std::vector<Arr
     std::vector<HostArray> r = compute(outputs, options.compute);
     double numeric = (dot(r[2], r[0]) - dot(r[2], r[1])) / (2.0 * options.step);
     double analytic = 0.0;
-    for (std::size_t i = 0; i < directions.size(); ++i) analytic += dot(r[3 + i], directions[i]);
+    for (std::size_t i = 0; i < directions.size(); ++i)
+        analytic += dot(r[3 + i], directions[i]);
     return verdict(analytic, numeric, options);
 }
 
@@ -126,7 +131,8 @@ GradientCheckResult check_linear(const ArrayFunction& f, const std::vector<Array
     std::vector<HostArray> r = compute(outputs, options.compute);
     double lhs = dot(r[0], r[1]);
     double rhs = 0.0;
-    for (std::size_t i = 0; i < xs.size(); ++i) rhs += dot(xs[i], r[2 + i]);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        rhs += dot(xs[i], r[2 + i]);
     return verdict(rhs, lhs, options);
 }
 

@@ -18,8 +18,8 @@ namespace hedra {
 using ArrayFunction = std::function<Array(const std::vector<Array>& inputs)>;
 
 struct GradientCheckOptions {
-    double step = 1e-5;  // h of the central difference (check_gradient)
-    double rtol = 1e-6;  // passes when |a − b| <= atol + rtol · max(|a|, |b|)
+    double step = 1e-5; // h of the central difference (check_gradient)
+    double rtol = 1e-6; // passes when |a − b| <= atol + rtol · max(|a|, |b|)
     double atol = 1e-10;
     std::uint64_t seed = 1; // of the random direction, cotangent and (check_linear) point
     ComputeOptions compute; // the backend to evaluate with

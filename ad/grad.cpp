@@ -37,6 +37,26 @@ Array total(const NodePtr& node, const std::vector<NodePtr>& parts) {
     return Array(detail::make_map_node(e, parts, node->shape, node->loc));
 }
 
+// A parameter that is a View disappears from the graph when its users are views too (a view
+// of a view is composed into one view of the source): its gradient would silently be zero.
+void check_views_not_composed_away(const std::vector<NodePtr>& order,
+                                   const std::vector<Array>& inputs, std::source_location loc) {
+    std::unordered_set<const Node*> reached;
+    for (const NodePtr& n : order)
+        reached.insert(n.get());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const NodePtr& p = inputs[i].node();
+        if (p->kind != NodeKind::View || reached.count(p.get()) ||
+            !reached.count(p->inputs.at(0).get()))
+            continue;
+        throw Error("grad: " + describe("parameter", i, p) +
+                    " is a view (reshape, transpose, broadcast, ...) that the outputs read only "
+                    "through views composed with it, so it is not part of their graph; "
+                    "differentiate with respect to the array it views (created at " +
+                    location_string(p->inputs[0]->loc) + ") instead; at " + location_string(loc));
+    }
+}
+
 } // namespace
 
 namespace ad {
@@ -63,8 +83,7 @@ std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Arra
                        const std::vector<Array>& inputs, std::source_location loc) {
     if (outputs.size() != cotangents.size())
         throw Error("vjp: " + std::to_string(outputs.size()) + " outputs but " +
-                    std::to_string(cotangents.size()) + " cotangents; at " +
-                    location_string(loc));
+                    std::to_string(cotangents.size()) + " cotangents; at " + location_string(loc));
     std::unordered_set<const Node*> params;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const NodePtr& p = inputs[i].node();
@@ -83,20 +102,22 @@ std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Arra
                         ": only float arrays have derivatives; at " + location_string(loc));
         if (!(g->shape == y->shape))
             throw Error("vjp: cotangent " + std::to_string(o) + " has shape " +
-                        g->shape.to_string() + " but its output has shape " +
-                        y->shape.to_string() + "; output created at " + location_string(y->loc) +
-                        ", cotangent at " + location_string(g->loc));
+                        g->shape.to_string() + " but its output has shape " + y->shape.to_string() +
+                        "; output created at " + location_string(y->loc) + ", cotangent at " +
+                        location_string(g->loc));
         roots.push_back(y);
         parts[y.get()].push_back(detail::cast_node(g, y->dtype, loc));
     }
 
     // Nodes through which a gradient flows to a parameter, inputs before users.
     std::vector<NodePtr> order = topological_order(roots);
+    check_views_not_composed_away(order, inputs, loc);
     std::unordered_set<const Node*> active;
     for (const NodePtr& n : order) {
         bool on_path = params.count(n.get()) > 0;
         if (!on_path && is_float(n->dtype) && !ad::is_stop_gradient(*n))
-            for (const NodePtr& x : n->inputs) on_path = on_path || active.count(x.get());
+            for (const NodePtr& x : n->inputs)
+                on_path = on_path || active.count(x.get());
         if (on_path) active.insert(n.get());
     }
 

@@ -17,7 +17,9 @@ bool is_const(const ScalarExpr& e, double v) {
     return is_float(e->dtype) ? e->fvalue == v : static_cast<double>(e->ivalue) == v;
 }
 
-ScalarExpr constant_like(double v, const ScalarExpr& like) { return scalar_const(v, like->dtype); }
+ScalarExpr constant_like(double v, const ScalarExpr& like) {
+    return scalar_const(v, like->dtype);
+}
 
 ScalarExpr add(const ScalarExpr& a, const ScalarExpr& b) {
     if (!a) return b;
@@ -63,9 +65,9 @@ ScalarExpr where_false(const ScalarExpr& c, const ScalarExpr& g) {
 ScalarExpr extremum_share(ScalarOp wins, const ScalarExpr& a, const ScalarExpr& b,
                           const ScalarExpr& g) {
     ScalarOp loses = wins == ScalarOp::Gt ? ScalarOp::Lt : ScalarOp::Gt;
-    return scalar_select(cmp(wins, a, b), g,
-                         scalar_select(cmp(loses, a, b), constant_like(0.0, g),
-                                       mul(g, constant_like(0.5, g))));
+    return scalar_select(
+        cmp(wins, a, b), g,
+        scalar_select(cmp(loses, a, b), constant_like(0.0, g), mul(g, constant_like(0.5, g))));
 }
 
 // The cotangent contributions of node `e` (with cotangent g) to each of its arguments.
@@ -83,20 +85,33 @@ std::vector<ScalarExpr> local_vjp(const ScalarExpr& e, const ScalarExpr& g) {
     case ScalarOp::Eq:
     case ScalarOp::Ne:
     case ScalarOp::And:
-    case ScalarOp::Or: break;
-    case ScalarOp::Neg: out[0] = neg(g); break;
+    case ScalarOp::Or:
+        break;
+    case ScalarOp::Neg:
+        out[0] = neg(g);
+        break;
     case ScalarOp::Abs: {
         ScalarExpr zero = constant_like(0.0, x[0]);
-        out[0] = scalar_select(cmp(ScalarOp::Gt, x[0], zero), g,
-                               scalar_select(cmp(ScalarOp::Lt, x[0], zero), neg(g),
-                                             constant_like(0.0, g)));
+        out[0] = scalar_select(
+            cmp(ScalarOp::Gt, x[0], zero), g,
+            scalar_select(cmp(ScalarOp::Lt, x[0], zero), neg(g), constant_like(0.0, g)));
         break;
     }
-    case ScalarOp::Exp: out[0] = mul(g, e); break;
-    case ScalarOp::Log: out[0] = div(g, x[0]); break;
-    case ScalarOp::Sqrt: out[0] = div(g, mul(constant_like(2.0, e), e)); break;
-    case ScalarOp::Tanh: out[0] = mul(g, sub(constant_like(1.0, e), mul(e, e))); break;
-    case ScalarOp::Sigmoid: out[0] = mul(g, mul(e, sub(constant_like(1.0, e), e))); break;
+    case ScalarOp::Exp:
+        out[0] = mul(g, e);
+        break;
+    case ScalarOp::Log:
+        out[0] = div(g, x[0]);
+        break;
+    case ScalarOp::Sqrt:
+        out[0] = div(g, mul(constant_like(2.0, e), e));
+        break;
+    case ScalarOp::Tanh:
+        out[0] = mul(g, sub(constant_like(1.0, e), mul(e, e)));
+        break;
+    case ScalarOp::Sigmoid:
+        out[0] = mul(g, mul(e, sub(constant_like(1.0, e), e)));
+        break;
     case ScalarOp::Cast:
         if (is_float(x[0]->dtype)) out[0] = scalar_cast(g, x[0]->dtype);
         break;
@@ -119,9 +134,8 @@ std::vector<ScalarExpr> local_vjp(const ScalarExpr& e, const ScalarExpr& g) {
     case ScalarOp::Pow: {
         const ScalarExpr& a = x[0];
         const ScalarExpr& b = x[1];
-        ScalarExpr b_minus_1 = b->op == ScalarOp::Const
-                                   ? scalar_const(b->fvalue - 1.0, b->dtype)
-                                   : sub(b, constant_like(1.0, b));
+        ScalarExpr b_minus_1 = b->op == ScalarOp::Const ? scalar_const(b->fvalue - 1.0, b->dtype)
+                                                        : sub(b, constant_like(1.0, b));
         out[0] = mul(g, mul(b, scalar_binary(ScalarOp::Pow, a, b_minus_1)));
         if (b->op != ScalarOp::Const) {
             ScalarExpr zero = constant_like(0.0, a);
@@ -152,7 +166,8 @@ std::vector<ScalarExpr> users_first(const ScalarExpr& root) {
     std::unordered_set<const ScalarNode*> seen;
     std::function<void(const ScalarExpr&)> walk = [&](const ScalarExpr& e) {
         if (!seen.insert(e.get()).second) return;
-        for (const auto& a : e->args) walk(a);
+        for (const auto& a : e->args)
+            walk(a);
         post.push_back(e);
     };
     walk(root);

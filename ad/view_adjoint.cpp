@@ -12,7 +12,8 @@
 //   P = overwrite(zeros(hull), T)                        (only where T does not fill its hull)
 //   x̄ = Σ_{k_E, k_Z} P[i − Σ c_e k_e, k_E, k_Z]           (one View, one Reduce)
 // so a strided convolution's input gradient is one gather through a View over the dilated,
-// zero-padded output gradient, with no shifted copies and no scatter.
+// zero-padded output gradient, with no shifted copies and no scatter. When ȳ is a map (ȳ_out ·
+// w for a convolution), gather_through_map.cpp pads only the operands that need it.
 // A column with several nonzeros (a diagonal k -> (k, k), a shear (k0, k1) -> (k0 + k1, k0),
 // or the gather's own view (i, k) -> (i - k, k) when a gradient is differentiated again) is
 // first made separable by integer row operations with ±1 pivots: a unimodular U such that
@@ -25,6 +26,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "ad/gather_plan.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
@@ -33,15 +35,99 @@ namespace {
 
 constexpr std::int64_t kMaxDecoupledElements = std::int64_t{1} << 24;
 
-// A counter-space access: input axis r reads Σ_a at(r, a)·k_a + b[r].
-struct Access {
-    int rows = 0;
-    int cols = 0;
-    std::vector<std::int64_t> coeff; // rows x cols, row-major
-    std::vector<std::int64_t> b;
-    std::int64_t& at(int r, int a) { return coeff[static_cast<std::size_t>(r * cols + a)]; }
-    std::int64_t at(int r, int a) const { return coeff[static_cast<std::size_t>(r * cols + a)]; }
-};
+} // namespace
+
+int GatherPlan::summed_position(int axis) const {
+    auto it = std::find(summed.begin(), summed.end(), axis);
+    HEDRA_INTERNAL_CHECK(it != summed.end(), "gather plan: axis is not summed");
+    return rank() + static_cast<int>(it - summed.begin());
+}
+
+GatherPlan plan_gather(const Access& acc, const std::vector<std::int64_t>& n, const Shape& xshape) {
+    GatherPlan plan;
+    plan.n = n;
+    const int m = acc.rows, R = acc.cols;
+    plan.rows.resize(static_cast<std::size_t>(m));
+    std::vector<bool> used(static_cast<std::size_t>(R), false);
+    for (int r = 0; r < m; ++r) {
+        GatherPlan::Row& row = plan.rows[r];
+        for (int a = 0; a < R; ++a) {
+            if (acc.at(r, a) == 0 || n[a] <= 1) continue;
+            used[a] = true;
+            if (row.primary < 0) {
+                row.primary = a;
+                continue;
+            }
+            // The primary axis is the longest one (ties: the larger stride), so that the
+            // summation runs over the short (kernel) axes.
+            const int p = row.primary;
+            bool better =
+                n[a] > n[p] || (n[a] == n[p] && std::abs(acc.at(r, a)) > std::abs(acc.at(r, p)));
+            row.extras.push_back(better ? p : a);
+            if (better) row.primary = a;
+        }
+        std::sort(row.extras.begin(), row.extras.end());
+        row.lo = 0;
+        row.hi = xshape[r].size - 1;
+        for (int e : row.extras) {
+            std::int64_t span = acc.at(r, e) * (n[e] - 1);
+            row.lo -= std::max<std::int64_t>(0, span);
+            row.hi -= std::min<std::int64_t>(0, span);
+        }
+    }
+    for (const GatherPlan::Row& row : plan.rows)
+        plan.summed.insert(plan.summed.end(), row.extras.begin(), row.extras.end());
+    for (int a = 0; a < R; ++a)
+        if (n[a] > 1 && !used[a]) plan.summed.push_back(a);
+
+    // T: ȳ placed at input counters along the rows, summed axes after them.
+    const int TR = m + static_cast<int>(plan.summed.size());
+    std::vector<Range> tranges, pranges, vranges = xshape.ranges();
+    std::vector<std::int64_t> tmap(static_cast<std::size_t>(R * TR), 0), toff(R, 0);
+    for (int r = 0; r < m; ++r) {
+        const GatherPlan::Row& row = plan.rows[r];
+        pranges.emplace_back(row.lo, 1, row.hi - row.lo + 1);
+        if (row.primary < 0) {
+            tranges.emplace_back(acc.b[r], 1, 1);
+            continue;
+        }
+        const int o = row.primary;
+        const std::int64_t c = acc.at(r, o);
+        if (c > 0) {
+            tranges.emplace_back(acc.b[r], c, n[o]);
+            tmap[static_cast<std::size_t>(o * TR + r)] = 1;
+        } else {
+            tranges.emplace_back(acc.b[r] + c * (n[o] - 1), -c, n[o]);
+            tmap[static_cast<std::size_t>(o * TR + r)] = -1;
+            toff[o] = n[o] - 1;
+        }
+    }
+    for (std::size_t s = 0; s < plan.summed.size(); ++s) {
+        const int a = plan.summed[s], pos = m + static_cast<int>(s);
+        tranges.emplace_back(0, 1, n[a]);
+        pranges.emplace_back(0, 1, n[a]);
+        vranges.emplace_back(0, 1, n[a]);
+        tmap[static_cast<std::size_t>(a * TR + pos)] = 1;
+    }
+    plan.tshape = Shape(tranges);
+    plan.pshape = Shape(pranges);
+    plan.vshape = Shape(vranges);
+    plan.t_access = AffineMap(TR, R, tmap, toff);
+
+    // V: P read at (i - Σ c_e k_e, k_summed), in P's counters.
+    std::vector<std::int64_t> vmap(static_cast<std::size_t>(TR * TR), 0), voff(TR, 0);
+    for (int pos = 0; pos < TR; ++pos)
+        vmap[static_cast<std::size_t>(pos * TR + pos)] = 1;
+    for (int r = 0; r < m; ++r) {
+        voff[r] = -plan.rows[r].lo;
+        for (int e : plan.rows[r].extras)
+            vmap[static_cast<std::size_t>(r * TR + plan.summed_position(e))] = -acc.at(r, e);
+    }
+    plan.v_access = AffineMap(TR, TR, vmap, voff);
+    return plan;
+}
+
+namespace {
 
 Access access_of(const AffineMap& m) {
     Access acc;
@@ -70,10 +156,12 @@ bool separable(const Access& acc, const std::vector<std::int64_t>& n) {
 std::vector<std::int64_t> eliminate(Access& acc, const std::vector<std::int64_t>& n) {
     const int m = acc.rows;
     std::vector<std::int64_t> u(static_cast<std::size_t>(m * m), 0);
-    for (int r = 0; r < m; ++r) u[static_cast<std::size_t>(r * m + r)] = 1;
+    for (int r = 0; r < m; ++r)
+        u[static_cast<std::size_t>(r * m + r)] = 1;
     auto weight = [&](int r) {
         int w = 0;
-        for (int a = 0; a < acc.cols; ++a) w += n[a] > 1 && acc.at(r, a) != 0;
+        for (int a = 0; a < acc.cols; ++a)
+            w += n[a] > 1 && acc.at(r, a) != 0;
         return w;
     };
     for (int step = 0; step < 4 * m * acc.cols + 4; ++step) {
@@ -89,10 +177,12 @@ std::vector<std::int64_t> eliminate(Access& acc, const std::vector<std::int64_t>
         for (int r : rows_using(acc, column)) {
             if (r == pivot) continue;
             const std::int64_t f = acc.at(r, column) * acc.at(pivot, column);
-            for (int a = 0; a < acc.cols; ++a) acc.at(r, a) -= f * acc.at(pivot, a);
+            for (int a = 0; a < acc.cols; ++a)
+                acc.at(r, a) -= f * acc.at(pivot, a);
             acc.b[r] -= f * acc.b[pivot];
             for (int j = 0; j < m; ++j)
-                u[static_cast<std::size_t>(r * m + j)] -= f * u[static_cast<std::size_t>(pivot * m + j)];
+                u[static_cast<std::size_t>(r * m + j)] -=
+                    f * u[static_cast<std::size_t>(pivot * m + j)];
         }
     }
     return {};
@@ -108,12 +198,14 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
     for (int a = 0; a < acc.cols; ++a) {
         if (n[a] <= 1) continue;
         std::vector<int> rows = rows_using(acc, a);
-        for (std::size_t j = 1; j < rows.size(); ++j) copies.push_back({a, rows[j]});
+        for (std::size_t j = 1; j < rows.size(); ++j)
+            copies.push_back({a, rows[j]});
     }
     if (copies.empty()) return ybar;
 
     std::vector<std::int64_t> sizes = n;
-    for (const Copy& c : copies) sizes.push_back(n[c.column]);
+    for (const Copy& c : copies)
+        sizes.push_back(n[c.column]);
     const int R = acc.cols, R2 = static_cast<int>(sizes.size());
     Shape shape2 = Shape::of(sizes);
     if (R2 > kMaxRank || shape2.size() > kMaxDecoupledElements)
@@ -123,14 +215,13 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
                     "gradient needs a mask of " +
                     std::to_string(shape2.size()) + " elements, above the limit of " +
                     std::to_string(kMaxDecoupledElements) +
-                    " (or rank above the maximum); view created at " +
-                    location_string(view->loc));
+                    " (or rank above the maximum); view created at " + location_string(view->loc));
 
     std::vector<std::int64_t> proj(static_cast<std::size_t>(R * R2), 0);
-    for (int a = 0; a < R; ++a) proj[static_cast<std::size_t>(a * R2 + a)] = 1;
+    for (int a = 0; a < R; ++a)
+        proj[static_cast<std::size_t>(a * R2 + a)] = 1;
     std::vector<NodePtr> inputs{detail::make_view(
-        ybar, shape2, AffineMap(R2, R, std::move(proj), std::vector<std::int64_t>(R)),
-        view->loc)};
+        ybar, shape2, AffineMap(R2, R, std::move(proj), std::vector<std::int64_t>(R)), view->loc)};
     auto iota = [&](int axis) {
         inputs.push_back(index_components(shape2, axis, view->loc).node());
         return scalar_input(static_cast<int>(inputs.size()) - 1, DType::I64);
@@ -142,7 +233,8 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
     acc2.b = acc.b;
     acc2.coeff.assign(static_cast<std::size_t>(acc.rows * R2), 0);
     for (int r = 0; r < acc.rows; ++r)
-        for (int a = 0; a < R; ++a) acc2.at(r, a) = acc.at(r, a);
+        for (int a = 0; a < R; ++a)
+            acc2.at(r, a) = acc.at(r, a);
     for (std::size_t q = 0; q < copies.size(); ++q) {
         const int axis = R + static_cast<int>(q);
         const Copy& c = copies[q];
@@ -161,101 +253,20 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
 // nonzero. `xshape` is the shape of the view's input.
 Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape,
              std::source_location loc) {
-    const std::vector<std::int64_t> n = ybar->shape.sizes();
-    const int m = acc.rows, R = acc.cols;
-    struct Row {
-        int primary = -1;
-        std::vector<int> extras;
-        std::int64_t lo = 0, hi = 0; // the hull of P along this axis
-    };
-    std::vector<Row> rows(static_cast<std::size_t>(m));
-    std::vector<bool> used(static_cast<std::size_t>(R), false);
-    for (int r = 0; r < m; ++r) {
-        Row& row = rows[r];
-        for (int a = 0; a < R; ++a) {
-            if (acc.at(r, a) == 0 || n[a] <= 1) continue;
-            used[a] = true;
-            if (row.primary < 0) {
-                row.primary = a;
-                continue;
-            }
-            // The primary axis is the longest one (ties: the larger stride), so that the
-            // summation runs over the short (kernel) axes.
-            const int p = row.primary;
-            bool better = n[a] > n[p] || (n[a] == n[p] && std::abs(acc.at(r, a)) >
-                                                              std::abs(acc.at(r, p)));
-            if (better) {
-                row.extras.push_back(p);
-                row.primary = a;
-            } else {
-                row.extras.push_back(a);
-            }
-        }
-        std::sort(row.extras.begin(), row.extras.end());
-        row.lo = 0;
-        row.hi = xshape[r].size - 1;
-        for (int e : row.extras) {
-            std::int64_t span = acc.at(r, e) * (n[e] - 1);
-            row.lo -= std::max<std::int64_t>(0, span);
-            row.hi -= std::min<std::int64_t>(0, span);
-        }
+    const GatherPlan plan = plan_gather(acc, ybar->shape.sizes(), xshape);
+    NodePtr v;
+    if (!(plan.tshape == plan.pshape)) v = gather_through_map(ybar, plan, loc);
+    if (!v) {
+        NodePtr t = detail::make_view(ybar, plan.tshape, plan.t_access, loc);
+        NodePtr p = t;
+        if (!(plan.tshape == plan.pshape))
+            p = overwrite({zeros(plan.pshape, ybar->dtype, loc), Array(t)}, loc).node();
+        v = detail::make_view(p, plan.vshape, plan.v_access, loc);
     }
-    std::vector<int> summed; // extras in row order, then the broadcast axes
-    for (const Row& row : rows) summed.insert(summed.end(), row.extras.begin(), row.extras.end());
-    for (int a = 0; a < R; ++a)
-        if (n[a] > 1 && !used[a]) summed.push_back(a);
-
-    // T: ȳ placed at input counters along the rows, summed axes after them.
-    const int TR = m + static_cast<int>(summed.size());
-    std::vector<Range> tranges, pranges;
-    std::vector<std::int64_t> tmap(static_cast<std::size_t>(R * TR), 0), toff(R, 0);
-    for (int r = 0; r < m; ++r) {
-        const Row& row = rows[r];
-        pranges.emplace_back(row.lo, 1, row.hi - row.lo + 1);
-        if (row.primary < 0) {
-            tranges.emplace_back(acc.b[r], 1, 1);
-            continue;
-        }
-        const int o = row.primary;
-        const std::int64_t c = acc.at(r, o);
-        if (c > 0) {
-            tranges.emplace_back(acc.b[r], c, n[o]);
-            tmap[static_cast<std::size_t>(o * TR + r)] = 1;
-        } else {
-            tranges.emplace_back(acc.b[r] + c * (n[o] - 1), -c, n[o]);
-            tmap[static_cast<std::size_t>(o * TR + r)] = -1;
-            toff[o] = n[o] - 1;
-        }
-    }
-    for (std::size_t s = 0; s < summed.size(); ++s) {
-        const int a = summed[s], pos = m + static_cast<int>(s);
-        tranges.emplace_back(0, 1, n[a]);
-        pranges.emplace_back(0, 1, n[a]);
-        tmap[static_cast<std::size_t>(a * TR + pos)] = 1;
-    }
-    Shape tshape(tranges), pshape(pranges);
-    NodePtr t = detail::make_view(ybar, tshape, AffineMap(TR, R, tmap, toff), loc);
-    NodePtr p = t;
-    if (!(tshape == pshape))
-        p = overwrite({zeros(pshape, ybar->dtype, loc), Array(t)}, loc).node();
-
-    // V: P read at (i - Σ c_e k_e, k_E, k_Z) over (x's shape, summed axes), in P's counters.
-    std::vector<Range> vranges = xshape.ranges();
-    for (int a : summed) vranges.emplace_back(0, 1, n[a]);
-    std::vector<std::int64_t> vmap(static_cast<std::size_t>(TR * TR), 0), voff(TR, 0);
-    for (int pos = 0; pos < TR; ++pos) vmap[static_cast<std::size_t>(pos * TR + pos)] = 1;
-    for (int r = 0; r < m; ++r) {
-        voff[r] = -rows[r].lo;
-        for (int e : rows[r].extras) {
-            const int pos = m + static_cast<int>(std::find(summed.begin(), summed.end(), e) -
-                                                 summed.begin());
-            vmap[static_cast<std::size_t>(r * TR + pos)] = -acc.at(r, e);
-        }
-    }
-    NodePtr v = detail::make_view(p, Shape(vranges), AffineMap(TR, TR, vmap, voff), loc);
-    if (summed.empty()) return Array(v);
+    if (plan.summed.empty()) return Array(v);
     std::vector<int> axes;
-    for (int pos = m; pos < TR; ++pos) axes.push_back(pos);
+    for (int pos = plan.rank(); pos < plan.vshape.rank(); ++pos)
+        axes.push_back(pos);
     return reduce(ReduceOp::Sum, Array(v), axes, false, loc);
 }
 
@@ -287,8 +298,8 @@ Array view_adjoint(const NodePtr& view, const Array& ybar) {
             hull_sizes.push_back(hi - lo + 1);
         }
         Array wide = gather(ybar.node(), acc, Shape::of(hull_sizes), view->loc);
-        return Array(detail::make_view(wide.node(), x->shape, AffineMap(m, m, u, offset),
-                                       view->loc));
+        return Array(
+            detail::make_view(wide.node(), x->shape, AffineMap(m, m, u, offset), view->loc));
     }
     acc = original;
     NodePtr y = decouple(ybar.node(), acc, view);

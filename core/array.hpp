@@ -36,10 +36,14 @@ private:
 // An argument of lazy() and of the operators: an array, or a C++ scalar literal (weak dtype).
 class Operand {
 public:
-    Operand(const Array& a) : array_(a) {}
+    // The default argument records where the user wrote the operation (an operator call).
+    Operand(const Array& a, std::source_location loc = std::source_location::current())
+        : array_(a), loc_(loc) {}
     template <class T>
         requires std::is_arithmetic_v<T>
-    Operand(T literal) : literal_(Sym(literal)) {}
+    Operand(T literal, std::source_location loc = std::source_location::current())
+        : literal_(Sym(literal)), loc_(loc) {}
+    const std::source_location& loc() const { return loc_; }
 
     bool is_array() const { return !literal_.has_value(); }
     const Array& array() const { return array_; }
@@ -48,6 +52,7 @@ public:
 private:
     Array array_;
     std::optional<Sym> literal_;
+    std::source_location loc_;
 };
 
 // ---- leaves -------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ std::vector<std::string> backend_names() {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     std::vector<std::string> names;
-    for (const auto& [name, factory] : r.factories) names.push_back(name);
+    for (const auto& [name, factory] : r.factories)
+        names.push_back(name);
     return names;
 }
 
@@ -56,10 +57,10 @@ std::shared_ptr<Backend> get_backend(const std::string& name) {
         auto it = r.factories.find(name);
         if (it == r.factories.end()) {
             std::string known;
-            for (const auto& [n, f] : r.factories) known += (known.empty() ? "" : ", ") + n;
+            for (const auto& [n, f] : r.factories)
+                known += (known.empty() ? "" : ", ") + n;
             throw Error("unknown backend '" + name + "'; registered backends: " +
-                        (known.empty() ? "none (include hedra.hpp or link hedra::hedra)"
-                                       : known));
+                        (known.empty() ? "none (include hedra.hpp or link hedra::hedra)" : known));
         }
         factory = it->second;
     }
@@ -84,7 +85,9 @@ std::string default_backend_name() {
     return r.builtin_default;
 }
 
-std::shared_ptr<Backend> default_backend() { return get_backend(default_backend_name()); }
+std::shared_ptr<Backend> default_backend() {
+    return get_backend(default_backend_name());
+}
 
 void set_builtin_default_backend(const std::string& name) {
     Registry& r = registry();

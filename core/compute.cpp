@@ -15,8 +15,8 @@ using detail::site;
 
 std::string placeholder_string(const NodePtr& p) {
     return "placeholder " + (p->name.empty() ? "#" + std::to_string(p->id) : "'" + p->name + "'") +
-           " (" + std::string(dtype_name(p->dtype)) + " " + p->shape.to_string() +
-           ", created at " + site(p) + ")";
+           " (" + std::string(dtype_name(p->dtype)) + " " + p->shape.to_string() + ", created at " +
+           site(p) + ")";
 }
 
 // Placeholders reachable from `outputs`, not looking behind computed (memoized) nodes.
@@ -29,7 +29,8 @@ std::vector<NodePtr> reachable_placeholders(const std::vector<NodePtr>& outputs)
         if (!seen.insert(n.get()).second) continue;
         if (n->kind == NodeKind::Placeholder) found.push_back(n);
         if (n->memo()) continue;
-        for (const NodePtr& in : n->inputs) stack.push_back(in);
+        for (const NodePtr& in : n->inputs)
+            stack.push_back(in);
     }
     return found;
 }
@@ -40,7 +41,8 @@ std::shared_ptr<Backend> choose_backend(const ComputeOptions& options) {
 
 std::vector<NodePtr> nodes_of(const std::vector<Array>& arrays) {
     std::vector<NodePtr> nodes;
-    for (const Array& a : arrays) nodes.push_back(a.node());
+    for (const Array& a : arrays)
+        nodes.push_back(a.node());
     return nodes;
 }
 
@@ -50,13 +52,12 @@ void check_results(const std::string& backend, const std::vector<NodePtr>& nodes
                          "backend '" + backend + "' returned " + std::to_string(results.size()) +
                              " results for " + std::to_string(nodes.size()) + " outputs");
     for (std::size_t i = 0; i < nodes.size(); ++i)
-        HEDRA_INTERNAL_CHECK(results[i].sizes() == nodes[i]->shape.sizes() &&
-                                 results[i].dtype() == nodes[i]->dtype,
-                             "backend '" + backend + "' returned a result of sizes " +
-                                 detail::list_string(results[i].sizes()) + " and dtype " +
-                                 std::string(dtype_name(results[i].dtype())) + " for " +
-                                 std::string(dtype_name(nodes[i]->dtype)) + " " +
-                                 nodes[i]->shape.to_string());
+        HEDRA_INTERNAL_CHECK(
+            results[i].sizes() == nodes[i]->shape.sizes() && results[i].dtype() == nodes[i]->dtype,
+            "backend '" + backend + "' returned a result of sizes " +
+                detail::list_string(results[i].sizes()) + " and dtype " +
+                std::string(dtype_name(results[i].dtype())) + " for " +
+                std::string(dtype_name(nodes[i]->dtype)) + " " + nodes[i]->shape.to_string());
 }
 
 } // namespace
@@ -74,10 +75,12 @@ std::vector<HostArray> compute(const std::vector<Array>& arrays, const ComputeOp
         std::shared_ptr<Backend> backend = choose_backend(options);
         std::vector<HostArray> results = backend->evaluate(todo, options);
         check_results(backend->name(), todo, results);
-        for (std::size_t i = 0; i < todo.size(); ++i) todo[i]->set_memo(std::move(results[i]));
+        for (std::size_t i = 0; i < todo.size(); ++i)
+            todo[i]->set_memo(std::move(results[i]));
     }
     std::vector<HostArray> out;
-    for (const NodePtr& n : nodes) out.push_back(*n->memo());
+    for (const NodePtr& n : nodes)
+        out.push_back(*n->memo());
     return out;
 }
 
@@ -105,8 +108,7 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
         if (inputs[i].dtype() != p->dtype)
             throw Error("compiled program: input " + std::to_string(i) + " has dtype " +
                         std::string(dtype_name(inputs[i].dtype())) + " but " +
-                        placeholder_string(p) + " has dtype " +
-                        std::string(dtype_name(p->dtype)));
+                        placeholder_string(p) + " has dtype " + std::string(dtype_name(p->dtype)));
         if (inputs[i].raw() == nullptr && inputs[i].size() > 0)
             throw Error("compiled program: input " + std::to_string(i) + " for " +
                         placeholder_string(p) + " has no data");
@@ -137,7 +139,8 @@ CompiledProgram compile(const std::vector<Array>& outputs, const std::vector<Arr
                         " placeholders given");
     std::shared_ptr<Backend> backend = choose_backend(options);
     std::unique_ptr<Program> program = backend->compile(outs, ins, options);
-    HEDRA_INTERNAL_CHECK(program != nullptr, "backend '" + backend->name() + "' returned no program");
+    HEDRA_INTERNAL_CHECK(program != nullptr,
+                         "backend '" + backend->name() + "' returned no program");
     return CompiledProgram(std::shared_ptr<Program>(std::move(program)), std::move(ins),
                            std::move(outs));
 }

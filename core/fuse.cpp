@@ -25,7 +25,8 @@ std::vector<Range> range_difference(const Range& a, const Range& b) {
     add(a.start, a.step, (c.start - a.start) / a.step);
     add(c.last() + a.step, a.step, (a.last() - c.last()) / a.step);
     if (c.size > 1)
-        for (std::int64_t t = a.step; t < c.step; t += a.step) add(c.start + t, c.step, c.size - 1);
+        for (std::int64_t t = a.step; t < c.step; t += a.step)
+            add(c.start + t, c.step, c.size - 1);
     return out;
 }
 
@@ -53,7 +54,8 @@ std::optional<std::vector<Shape>> uncovered(const Shape& hull, const std::vector
     for (const NodePtr& p : pieces) {
         std::vector<Shape> next;
         for (const Shape& box : left)
-            for (Shape& rest : shape_difference(box, p->shape)) next.push_back(std::move(rest));
+            for (Shape& rest : shape_difference(box, p->shape))
+                next.push_back(std::move(rest));
         if (next.size() > cap) return std::nullopt;
         left = std::move(next);
         if (left.empty()) break;
@@ -79,15 +81,16 @@ std::string sites_string(const std::vector<NodePtr>& pieces) {
 std::vector<NodePtr> check_pieces(const std::string& op, const std::vector<Array>& pieces) {
     if (pieces.empty()) throw Error(op + ": no pieces given");
     std::vector<NodePtr> nodes;
-    for (const Array& p : pieces) nodes.push_back(p.node());
+    for (const Array& p : pieces)
+        nodes.push_back(p.node());
     for (std::size_t i = 1; i < nodes.size(); ++i) {
         const NodePtr &a = nodes[0], &b = nodes[i];
         if (b->shape.rank() != a->shape.rank())
-            throw Error(op + ": piece " + std::to_string(i) + " has shape " +
-                        b->shape.to_string() + " of rank " + std::to_string(b->shape.rank()) +
-                        " but piece 0 has shape " + a->shape.to_string() + " of rank " +
-                        std::to_string(a->shape.rank()) + "; piece 0 created at " + site(a) +
-                        ", piece " + std::to_string(i) + " at " + site(b));
+            throw Error(op + ": piece " + std::to_string(i) + " has shape " + b->shape.to_string() +
+                        " of rank " + std::to_string(b->shape.rank()) + " but piece 0 has shape " +
+                        a->shape.to_string() + " of rank " + std::to_string(a->shape.rank()) +
+                        "; piece 0 created at " + site(a) + ", piece " + std::to_string(i) +
+                        " at " + site(b));
         if (b->dtype != a->dtype)
             throw Error(op + ": piece " + std::to_string(i) + " has dtype " +
                         std::string(dtype_name(b->dtype)) + " but piece 0 has dtype " +
@@ -112,10 +115,11 @@ void check_disjoint(const std::string& op, const std::vector<NodePtr>& pieces) {
     std::size_t best = 0;
     for (int d = 0; d < rank; ++d) {
         std::vector<std::int64_t> starts;
-        for (const NodePtr& p : pieces) starts.push_back(p->shape[d].start);
+        for (const NodePtr& p : pieces)
+            starts.push_back(p->shape[d].start);
         std::sort(starts.begin(), starts.end());
-        auto distinct = static_cast<std::size_t>(
-            std::unique(starts.begin(), starts.end()) - starts.begin());
+        auto distinct =
+            static_cast<std::size_t>(std::unique(starts.begin(), starts.end()) - starts.begin());
         if (distinct > best) best = distinct, axis = d;
     }
     auto lo = [&](std::size_t i) { return axis < 0 ? 0 : pieces[i]->shape[axis].start; };
@@ -144,12 +148,13 @@ Error gap_error(const std::string& op, const std::vector<NodePtr>& pieces, const
     std::string example;
     if (auto left = uncovered(hull, pieces, 4096); left && !left->empty()) {
         std::vector<std::int64_t> index;
-        for (const Range& r : left->front().ranges()) index.push_back(r.start);
+        for (const Range& r : left->front().ranges())
+            index.push_back(r.start);
         example = "; e.g. index " + detail::list_string(index) + " is in no piece";
     }
-    return Error(op + ": pieces leave a gap: " + shapes_string(pieces) + " do not cover their hull " +
-                 hull.to_string() + counts + example + "; pieces created at " +
-                 sites_string(pieces));
+    return Error(op + ": pieces leave a gap: " + shapes_string(pieces) +
+                 " do not cover their hull " + hull.to_string() + counts + example +
+                 "; pieces created at " + sites_string(pieces));
 }
 
 std::vector<NodePtr> non_empty(const std::vector<NodePtr>& nodes) {
@@ -182,7 +187,8 @@ Array fuse(const std::vector<Array>& pieces, std::source_location loc) {
     Shape hull = hull_of(nodes);
     check_disjoint("fuse", nodes);
     std::int64_t total = 0;
-    for (const NodePtr& n : nodes) total += n->shape.size();
+    for (const NodePtr& n : nodes)
+        total += n->shape.size();
     if (total != hull.size())
         throw gap_error("fuse", nodes, hull,
                         " (" + std::to_string(total) + " of its " + std::to_string(hull.size()) +
@@ -215,20 +221,20 @@ Array overwrite(const std::vector<Array>& pieces, std::source_location loc) {
 Array stack(int axis, const std::vector<Array>& arrays, std::source_location loc) {
     if (arrays.empty()) throw Error("stack: no arrays given");
     std::vector<NodePtr> nodes;
-    for (const Array& a : arrays) nodes.push_back(a.node());
+    for (const Array& a : arrays)
+        nodes.push_back(a.node());
     const Shape& shape = nodes[0]->shape;
     for (std::size_t i = 1; i < nodes.size(); ++i) {
         if (!(nodes[i]->shape == shape))
             throw Error("stack: arrays 0 and " + std::to_string(i) + " have different shapes " +
                         shape.to_string() + " and " + nodes[i]->shape.to_string() +
-                        "; array 0 created at " + site(nodes[0]) + ", array " +
-                        std::to_string(i) + " at " + site(nodes[i]));
+                        "; array 0 created at " + site(nodes[0]) + ", array " + std::to_string(i) +
+                        " at " + site(nodes[i]));
         if (nodes[i]->dtype != nodes[0]->dtype)
             throw Error("stack: arrays 0 and " + std::to_string(i) + " have different dtypes " +
                         std::string(dtype_name(nodes[0]->dtype)) + " and " +
                         std::string(dtype_name(nodes[i]->dtype)) + "; array 0 created at " +
-                        site(nodes[0]) + ", array " + std::to_string(i) + " at " +
-                        site(nodes[i]));
+                        site(nodes[0]) + ", array " + std::to_string(i) + " at " + site(nodes[i]));
     }
     const int r = shape.rank();
     detail::check_result_rank("stack", r + 1);
@@ -237,8 +243,10 @@ Array stack(int axis, const std::vector<Array>& arrays, std::source_location loc
     for (std::size_t k = 0; k < nodes.size(); ++k) {
         std::vector<TransformAxis> outputs;
         for (int o = 0; o <= r; ++o) {
-            if (o == at) outputs.push_back({-1, 1, static_cast<std::int64_t>(k)});
-            else outputs.push_back({o < at ? o : o - 1, 1, 0});
+            if (o == at)
+                outputs.push_back({-1, 1, static_cast<std::int64_t>(k)});
+            else
+                outputs.push_back({o < at ? o : o - 1, 1, 0});
         }
         pieces.push_back(reshape(arrays[k], Transform(r, std::move(outputs)), loc).node());
     }

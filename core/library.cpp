@@ -13,7 +13,8 @@ namespace {
 
 using detail::site;
 
-// Operators take no source location, so their nodes carry an unknown one.
+// Unary functions take no source location, so their nodes carry an unknown one; binary
+// operators take the site recorded by their first Operand (the user's expression).
 constexpr std::source_location kNoLocation{};
 
 Array map1(ScalarOp op, const Array& a, const char* name) {
@@ -23,43 +24,85 @@ Array map1(ScalarOp op, const Array& a, const char* name) {
 
 Array map2(ScalarOp op, const Operand& a, const Operand& b, const char* name) {
     auto s = detail::trace_arguments({a, b});
-    return detail::make_map({sym_binary(op, s[0], s[1]).expr()}, {a, b}, name, kNoLocation)
-        .at(0);
+    return detail::make_map({sym_binary(op, s[0], s[1]).expr()}, {a, b}, name, a.loc()).at(0);
 }
 
 } // namespace
 
-Array operator+(const Operand& a, const Operand& b) { return map2(ScalarOp::Add, a, b, "add"); }
-Array operator-(const Operand& a, const Operand& b) { return map2(ScalarOp::Sub, a, b, "sub"); }
-Array operator*(const Operand& a, const Operand& b) { return map2(ScalarOp::Mul, a, b, "mul"); }
-Array operator/(const Operand& a, const Operand& b) { return map2(ScalarOp::Div, a, b, "div"); }
-Array operator-(const Array& a) { return map1(ScalarOp::Neg, a, "neg"); }
-Array operator<(const Operand& a, const Operand& b) { return map2(ScalarOp::Lt, a, b, "lt"); }
-Array operator<=(const Operand& a, const Operand& b) { return map2(ScalarOp::Le, a, b, "le"); }
-Array operator>(const Operand& a, const Operand& b) { return map2(ScalarOp::Gt, a, b, "gt"); }
-Array operator>=(const Operand& a, const Operand& b) { return map2(ScalarOp::Ge, a, b, "ge"); }
-Array operator==(const Operand& a, const Operand& b) { return map2(ScalarOp::Eq, a, b, "eq"); }
-Array operator!=(const Operand& a, const Operand& b) { return map2(ScalarOp::Ne, a, b, "ne"); }
-Array minimum(const Operand& a, const Operand& b) { return map2(ScalarOp::Min, a, b, "minimum"); }
-Array maximum(const Operand& a, const Operand& b) { return map2(ScalarOp::Max, a, b, "maximum"); }
-Array pow(const Operand& a, const Operand& b) { return map2(ScalarOp::Pow, a, b, "pow"); }
-Array exp(const Array& a) { return map1(ScalarOp::Exp, a, "exp"); }
-Array log(const Array& a) { return map1(ScalarOp::Log, a, "log"); }
-Array sqrt(const Array& a) { return map1(ScalarOp::Sqrt, a, "sqrt"); }
-Array tanh(const Array& a) { return map1(ScalarOp::Tanh, a, "tanh"); }
-Array sigmoid(const Array& a) { return map1(ScalarOp::Sigmoid, a, "sigmoid"); }
-Array abs(const Array& a) { return map1(ScalarOp::Abs, a, "abs"); }
+Array operator+(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Add, a, b, "add");
+}
+Array operator-(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Sub, a, b, "sub");
+}
+Array operator*(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Mul, a, b, "mul");
+}
+Array operator/(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Div, a, b, "div");
+}
+Array operator-(const Array& a) {
+    return map1(ScalarOp::Neg, a, "neg");
+}
+Array operator<(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Lt, a, b, "lt");
+}
+Array operator<=(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Le, a, b, "le");
+}
+Array operator>(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Gt, a, b, "gt");
+}
+Array operator>=(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Ge, a, b, "ge");
+}
+Array operator==(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Eq, a, b, "eq");
+}
+Array operator!=(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Ne, a, b, "ne");
+}
+Array minimum(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Min, a, b, "minimum");
+}
+Array maximum(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Max, a, b, "maximum");
+}
+Array pow(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Pow, a, b, "pow");
+}
+Array exp(const Array& a) {
+    return map1(ScalarOp::Exp, a, "exp");
+}
+Array log(const Array& a) {
+    return map1(ScalarOp::Log, a, "log");
+}
+Array sqrt(const Array& a) {
+    return map1(ScalarOp::Sqrt, a, "sqrt");
+}
+Array tanh(const Array& a) {
+    return map1(ScalarOp::Tanh, a, "tanh");
+}
+Array sigmoid(const Array& a) {
+    return map1(ScalarOp::Sigmoid, a, "sigmoid");
+}
+Array abs(const Array& a) {
+    return map1(ScalarOp::Abs, a, "abs");
+}
 
 Array where(const Operand& cond, const Operand& a, const Operand& b) {
     auto s = detail::trace_arguments({cond, a, b});
-    return detail::make_map({select(s[0], s[1], s[2]).expr()}, {cond, a, b}, "where",
-                            kNoLocation)
+    return detail::make_map({select(s[0], s[1], s[2]).expr()}, {cond, a, b}, "where", kNoLocation)
         .at(0);
 }
 
-Array relu(const Array& a) { return map2(ScalarOp::Max, a, 0, "relu"); }
+Array relu(const Array& a) {
+    return map2(ScalarOp::Max, a, 0, "relu");
+}
 
-Array cast(const Array& a, DType to) { return Array(detail::cast_node(a.node(), to, kNoLocation)); }
+Array cast(const Array& a, DType to) {
+    return Array(detail::cast_node(a.node(), to, kNoLocation));
+}
 
 Array sum(const Array& a, std::vector<int> axes, bool keepdims) {
     return reduce(ReduceOp::Sum, a, std::move(axes), keepdims, kNoLocation);
@@ -67,7 +110,8 @@ Array sum(const Array& a, std::vector<int> axes, bool keepdims) {
 
 Array mean(const Array& a, std::vector<int> axes, bool keepdims) {
     std::int64_t count = 1;
-    for (int d : detail::normalize_axes("mean", axes, a.node())) count *= a.shape()[d].size;
+    for (int d : detail::normalize_axes("mean", axes, a.node()))
+        count *= a.shape()[d].size;
     Array x = is_float(a.dtype()) ? a : cast(a, DType::F32);
     return map2(ScalarOp::Div, sum(x, std::move(axes), keepdims), static_cast<double>(count),
                 "mean");
@@ -85,7 +129,8 @@ Array transpose(const Array& a, std::vector<int> perm, std::source_location loc)
     const NodePtr& n = a.node();
     const int r = n->shape.rank();
     if (perm.empty())
-        for (int i = r - 1; i >= 0; --i) perm.push_back(i);
+        for (int i = r - 1; i >= 0; --i)
+            perm.push_back(i);
     std::vector<bool> seen(r, false);
     bool valid = static_cast<int>(perm.size()) == r;
     for (int& p : perm) {
@@ -132,7 +177,8 @@ Array matmul(const Array& a, const Array& b, std::source_location loc) {
     sa.push_back(k);
     const int ra2 = static_cast<int>(sa.size());
     std::vector<std::int64_t> ma(static_cast<std::size_t>(ra * ra2), 0), oa(ra, 0);
-    for (int i = 0; i + 1 < ra; ++i) ma[i * ra2 + i] = 1;
+    for (int i = 0; i + 1 < ra; ++i)
+        ma[i * ra2 + i] = 1;
     ma[(ra - 1) * ra2 + ra2 - 1] = ka.step;
     oa[ra - 1] = ka.start;
     std::vector<Range> sb(nb->shape.ranges().begin(), nb->shape.ranges().begin() + batch_b);
@@ -141,7 +187,8 @@ Array matmul(const Array& a, const Array& b, std::source_location loc) {
     sb.push_back(k);
     const int rb2 = static_cast<int>(sb.size());
     std::vector<std::int64_t> mb(static_cast<std::size_t>(rb * rb2), 0), ob(rb, 0);
-    for (int i = 0; i < batch_b; ++i) mb[i * rb2 + i] = 1;
+    for (int i = 0; i < batch_b; ++i)
+        mb[i * rb2 + i] = 1;
     const int krow = rb == 1 ? 0 : rb - 2;
     mb[krow * rb2 + rb2 - 1] = kb.step;
     ob[krow] = kb.start;
@@ -168,29 +215,31 @@ Array flatten(const Array& a, int first, int last, std::source_location loc) {
                     "; array created at " + site(n));
     for (int d = first; d <= last; ++d)
         if (n->shape[d].start != 0 || n->shape[d].step != 1)
-            throw Error("flatten: axis " + std::to_string(d) + " of shape " +
-                        n->shape.to_string() + " has range " + n->shape[d].to_string() +
+            throw Error("flatten: axis " + std::to_string(d) + " of shape " + n->shape.to_string() +
+                        " has range " + n->shape[d].to_string() +
                         "; flatten needs 0-based step-1 ranges (rebase first); array created at " +
                         site(n));
     if (first == last) return a;
     std::int64_t pieces = 1, total = 1;
-    for (int d = first; d <= last; ++d) total *= n->shape[d].size;
-    for (int d = first; d < last; ++d) pieces *= n->shape[d].size;
+    for (int d = first; d <= last; ++d)
+        total *= n->shape[d].size;
+    for (int d = first; d < last; ++d)
+        pieces *= n->shape[d].size;
     std::vector<Range> out(n->shape.ranges().begin(), n->shape.ranges().begin() + first);
     out.push_back(range(total));
     out.insert(out.end(), n->shape.ranges().begin() + last + 1, n->shape.ranges().end());
     Shape result(std::move(out));
     const int rr = result.rank();
     if (total == 0)
-        return view(a, result,
-                    AffineMap(rr, r, std::vector<std::int64_t>(r * rr), std::vector<std::int64_t>(r)),
-                    loc);
+        return view(
+            a, result,
+            AffineMap(rr, r, std::vector<std::int64_t>(r * rr), std::vector<std::int64_t>(r)), loc);
     if (pieces > 65536)
-        throw Error("flatten: merging axes " + std::to_string(first) + ".." +
-                    std::to_string(last) + " of shape " + n->shape.to_string() + " needs " +
-                    std::to_string(pieces) +
+        throw Error("flatten: merging axes " + std::to_string(first) + ".." + std::to_string(last) +
+                    " of shape " + n->shape.to_string() + " needs " + std::to_string(pieces) +
                     " pieces, more than 65536; contract or reduce over several axes instead of "
-                    "flattening them; array created at " + site(n));
+                    "flattening them; array created at " +
+                    site(n));
     // One piece per index of the outer merged axes: a row of the flat axis.
     std::vector<NodePtr> rows;
     std::vector<std::int64_t> outer(static_cast<std::size_t>(last - first), 0);
@@ -205,9 +254,11 @@ Array flatten(const Array& a, int first, int last, std::source_location loc) {
             offset = offset * n->shape[d].size + outer[d - first];
         }
         std::vector<TransformAxis> axes;
-        for (int d = 0; d < first; ++d) axes.push_back({d, 1, 0});
+        for (int d = 0; d < first; ++d)
+            axes.push_back({d, 1, 0});
         axes.push_back({last, 1, offset * row});
-        for (int d = last + 1; d < r; ++d) axes.push_back({d, 1, 0});
+        for (int d = last + 1; d < r; ++d)
+            axes.push_back({d, 1, 0});
         Array sel = reshape(a, Shape(std::move(select)), loc);
         rows.push_back(reshape(sel, Transform(r, std::move(axes), std::move(pins)), loc).node());
         for (int d = last - 1; d >= first && ++outer[d - first] == n->shape[d].size; --d)
@@ -242,18 +293,21 @@ Array unflatten(const Array& a, int axis, const std::vector<std::int64_t>& sizes
     const int k = static_cast<int>(sizes.size()), rr = r - 1 + k;
     detail::check_result_rank("unflatten", rr);
     std::vector<Range> out(n->shape.ranges().begin(), n->shape.ranges().begin() + axis);
-    for (std::int64_t s : sizes) out.push_back(range(s));
+    for (std::int64_t s : sizes)
+        out.push_back(range(s));
     out.insert(out.end(), n->shape.ranges().begin() + axis + 1, n->shape.ranges().end());
     std::vector<std::int64_t> m(static_cast<std::size_t>(r * rr), 0);
-    for (int i = 0; i < axis; ++i) m[i * rr + i] = 1;
+    for (int i = 0; i < axis; ++i)
+        m[i * rr + i] = 1;
     std::int64_t stride = 1;
     for (int t = k - 1; t >= 0; --t) {
         m[axis * rr + axis + t] = stride;
         stride *= sizes[t];
     }
-    for (int i = axis + 1; i < r; ++i) m[i * rr + i - 1 + k] = 1;
-    return view(a, Shape(std::move(out)), AffineMap(rr, r, std::move(m), std::vector<std::int64_t>(r)),
-                loc);
+    for (int i = axis + 1; i < r; ++i)
+        m[i * rr + i - 1 + k] = 1;
+    return view(a, Shape(std::move(out)),
+                AffineMap(rr, r, std::move(m), std::vector<std::int64_t>(r)), loc);
 }
 
 Array pad(const Array& a, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
@@ -262,15 +316,15 @@ Array pad(const Array& a, const std::vector<std::pair<std::int64_t, std::int64_t
     const int r = n->shape.rank();
     if (static_cast<int>(pairs.size()) != r)
         throw Error("pad: " + std::to_string(pairs.size()) + " (before, after) pairs for shape " +
-                    n->shape.to_string() + " of rank " + std::to_string(r) +
-                    "; array created at " + site(n));
+                    n->shape.to_string() + " of rank " + std::to_string(r) + "; array created at " +
+                    site(n));
     std::vector<Range> ranges;
     for (int d = 0; d < r; ++d) {
         auto [before, after] = pairs[d];
         if (before < 0 || after < 0)
             throw Error("pad: negative padding (" + std::to_string(before) + ", " +
-                        std::to_string(after) + ") on axis " + std::to_string(d) +
-                        " of shape " + n->shape.to_string() + "; array created at " + site(n));
+                        std::to_string(after) + ") on axis " + std::to_string(d) + " of shape " +
+                        n->shape.to_string() + "; array created at " + site(n));
         const Range& rg = n->shape[d];
         ranges.emplace_back(rg.start - before * rg.step, rg.step, rg.size + before + after);
     }

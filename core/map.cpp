@@ -18,14 +18,16 @@ void collect_inputs(const ScalarExpr& e, std::vector<bool>& used) {
         HEDRA_INTERNAL_CHECK(k < used.size(), "map expression reads a missing input");
         used[k] = true;
     }
-    for (const ScalarExpr& arg : e->args) collect_inputs(arg, used);
+    for (const ScalarExpr& arg : e->args)
+        collect_inputs(arg, used);
 }
 
 // The common shape of the array operands, or an error naming the first conflicting pair.
 Shape broadcast_shape(const std::vector<NodePtr>& arrays, const std::vector<std::size_t>& names,
                       const std::string& op) {
     int rank = 0;
-    for (const NodePtr& n : arrays) rank = std::max(rank, n->shape.rank());
+    for (const NodePtr& n : arrays)
+        rank = std::max(rank, n->shape.rank());
     std::vector<Range> out;
     for (int d = 0; d < rank; ++d) {
         int chosen = -1, first = -1;
@@ -44,10 +46,10 @@ Shape broadcast_shape(const std::vector<NodePtr>& arrays, const std::vector<std:
             const Range& cr = c[d - (rank - c.rank())];
             if (rg == cr || (rg.empty() && cr.empty())) continue;
             throw Error("cannot broadcast in '" + op + "': axis " + std::to_string(d) +
-                        " has ranges " + cr.to_string() + " and " + rg.to_string() +
-                        "; shapes " + c.to_string() + " and " + s.to_string() + "; " +
-                        operand_name(names[chosen]) + " created at " + site(arrays[chosen]) +
-                        ", " + operand_name(names[j]) + " at " + site(arrays[j]));
+                        " has ranges " + cr.to_string() + " and " + rg.to_string() + "; shapes " +
+                        c.to_string() + " and " + s.to_string() + "; " +
+                        operand_name(names[chosen]) + " created at " + site(arrays[chosen]) + ", " +
+                        operand_name(names[j]) + " at " + site(arrays[j]));
         }
         const Shape& s = arrays[chosen >= 0 ? chosen : first]->shape;
         out.push_back(s[d - (rank - s.rank())]);
@@ -72,7 +74,8 @@ NodePtr make_map_node(const ScalarExpr& expr, const std::vector<NodePtr>& inputs
             continue;
         }
         std::size_t j = 0;
-        while (j < kept.size() && kept[j] != inputs[k]) ++j;
+        while (j < kept.size() && kept[j] != inputs[k])
+            ++j;
         if (j == kept.size()) kept.push_back(inputs[k]);
         renumbered = renumbered || j != k;
         replacement[k] = scalar_input(static_cast<int>(j), inputs[k]->dtype);
@@ -93,8 +96,10 @@ std::vector<Sym> trace_arguments(const std::vector<Operand>& operands) {
     std::vector<Sym> syms;
     int k = 0;
     for (const Operand& op : operands) {
-        if (op.is_array()) syms.emplace_back(scalar_input(k++, op.array().dtype()));
-        else syms.push_back(op.literal());
+        if (op.is_array())
+            syms.emplace_back(scalar_input(k++, op.array().dtype()));
+        else
+            syms.push_back(op.literal());
     }
     return syms;
 }
@@ -111,7 +116,8 @@ std::vector<Array> make_map(const std::vector<ScalarExpr>& outputs,
     }
     Shape shape = broadcast_shape(arrays, names, op);
     std::vector<NodePtr> inputs;
-    for (const NodePtr& n : arrays) inputs.push_back(broadcast_node(n, shape, loc));
+    for (const NodePtr& n : arrays)
+        inputs.push_back(broadcast_node(n, shape, loc));
     std::vector<Array> results;
     for (const ScalarExpr& e : outputs) {
         HEDRA_INTERNAL_CHECK(e.get() != nullptr, "null traced expression");

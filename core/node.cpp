@@ -19,7 +19,9 @@ std::uint64_t mix(std::uint64_t x) { // splitmix64 finalizer
     return x ^ (x >> 31);
 }
 
-void combine(std::uint64_t& h, std::uint64_t v) { h = mix(h ^ mix(v)); }
+void combine(std::uint64_t& h, std::uint64_t v) {
+    h = mix(h ^ mix(v));
+}
 
 std::size_t structural_hash(const Node& n) {
     std::uint64_t h = 0x68656472615f6e64ULL;
@@ -32,15 +34,19 @@ std::size_t structural_hash(const Node& n) {
         combine(h, static_cast<std::uint64_t>(r.size));
     }
     combine(h, n.inputs.size());
-    for (const NodePtr& in : n.inputs) combine(h, in->hash);
+    for (const NodePtr& in : n.inputs)
+        combine(h, in->hash);
     combine(h, n.expr ? n.expr->hash : 0);
     combine(h, n.identity ? n.identity->hash : 0);
     combine(h, static_cast<std::uint64_t>(n.access.in_rank()));
     combine(h, static_cast<std::uint64_t>(n.access.out_rank()));
-    for (auto c : n.access.matrix()) combine(h, static_cast<std::uint64_t>(c));
-    for (auto c : n.access.offsets()) combine(h, static_cast<std::uint64_t>(c));
+    for (auto c : n.access.matrix())
+        combine(h, static_cast<std::uint64_t>(c));
+    for (auto c : n.access.offsets())
+        combine(h, static_cast<std::uint64_t>(c));
     combine(h, static_cast<std::uint64_t>(n.axis));
-    for (int a : n.axes) combine(h, static_cast<std::uint64_t>(a));
+    for (int a : n.axes)
+        combine(h, static_cast<std::uint64_t>(a));
     combine(h, n.keepdims);
     combine(h, static_cast<std::uint64_t>(n.reduce_op));
     combine(h, n.overwrite);
@@ -55,10 +61,9 @@ bool same_expr(const ScalarExpr& a, const ScalarExpr& b) {
 
 bool structurally_equal_nodes(const Node& a, const Node& b) {
     return a.hash == b.hash && a.kind == b.kind && a.dtype == b.dtype && a.shape == b.shape &&
-           a.inputs == b.inputs && a.access == b.access && a.axis == b.axis &&
-           a.axes == b.axes && a.keepdims == b.keepdims && a.reduce_op == b.reduce_op &&
-           a.overwrite == b.overwrite && a.id == b.id && same_expr(a.expr, b.expr) &&
-           same_expr(a.identity, b.identity);
+           a.inputs == b.inputs && a.access == b.access && a.axis == b.axis && a.axes == b.axes &&
+           a.keepdims == b.keepdims && a.reduce_op == b.reduce_op && a.overwrite == b.overwrite &&
+           a.id == b.id && same_expr(a.expr, b.expr) && same_expr(a.identity, b.identity);
 }
 
 // The global table of live nodes by hash. Expired entries are dropped when their bucket is
@@ -84,27 +89,42 @@ NodeTable& node_table() {
 
 const char* node_kind_name(NodeKind k) {
     switch (k) {
-    case NodeKind::Constant: return "constant";
-    case NodeKind::Data: return "data";
-    case NodeKind::Placeholder: return "placeholder";
-    case NodeKind::Iota: return "iota";
-    case NodeKind::Map: return "map";
-    case NodeKind::View: return "view";
-    case NodeKind::Reduce: return "reduce";
-    case NodeKind::Fuse: return "fuse";
+    case NodeKind::Constant:
+        return "constant";
+    case NodeKind::Data:
+        return "data";
+    case NodeKind::Placeholder:
+        return "placeholder";
+    case NodeKind::Iota:
+        return "iota";
+    case NodeKind::Map:
+        return "map";
+    case NodeKind::View:
+        return "view";
+    case NodeKind::Reduce:
+        return "reduce";
+    case NodeKind::Fuse:
+        return "fuse";
     }
     return "?";
 }
 
 const char* reduce_op_name(ReduceOp op) {
     switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Prod: return "prod";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::And: return "and";
-    case ReduceOp::Or: return "or";
-    case ReduceOp::Custom: return "custom";
+    case ReduceOp::Sum:
+        return "sum";
+    case ReduceOp::Prod:
+        return "prod";
+    case ReduceOp::Max:
+        return "max";
+    case ReduceOp::Min:
+        return "min";
+    case ReduceOp::And:
+        return "and";
+    case ReduceOp::Or:
+        return "or";
+    case ReduceOp::Custom:
+        return "custom";
     }
     return "?";
 }
@@ -120,12 +140,32 @@ void Node::set_memo(HostArray value) const {
     memo_ = std::move(v);
 }
 
+Node::~Node() {
+    // Inputs whose last owner is this node give up their own inputs first, so that they die
+    // without recursing. intern() only revives nodes under the table's mutex, so checking the
+    // use count under that mutex is race-free.
+    std::vector<NodePtr> pending = std::move(inputs);
+    while (!pending.empty()) {
+        NodePtr n = std::move(pending.back());
+        pending.pop_back();
+        if (n.use_count() != 1 || n->inputs.empty()) continue;
+        std::lock_guard<std::mutex> lock(node_table().mutex);
+        if (n.use_count() != 1) continue;
+        auto& orphan = const_cast<Node&>(*n);
+        for (NodePtr& in : orphan.inputs)
+            pending.push_back(std::move(in));
+        orphan.inputs.clear();
+    }
+}
+
 NodePtr intern(std::shared_ptr<Node> node) {
     HEDRA_INTERNAL_CHECK(node != nullptr, "intern of a null node");
     for (const NodePtr& in : node->inputs)
         HEDRA_INTERNAL_CHECK(in != nullptr, "node with a null input");
     node->hash = structural_hash(*node);
     NodeTable& table = node_table();
+    // Collisions revived here are released after the lock: their destructor may take it.
+    std::vector<NodePtr> collisions;
     std::lock_guard<std::mutex> lock(table.mutex);
     auto [first, last] = table.nodes.equal_range(node->hash);
     for (auto it = first; it != last;) {
@@ -135,6 +175,7 @@ NodePtr intern(std::shared_ptr<Node> node) {
             continue;
         }
         if (structurally_equal_nodes(*existing, *node)) return existing;
+        collisions.push_back(std::move(existing));
         ++it;
     }
     table.nodes.emplace(node->hash, node);
@@ -179,12 +220,16 @@ namespace {
 std::string describe_payload(const Node& n) {
     switch (n.kind) {
     case NodeKind::Constant:
-    case NodeKind::Map: return to_string(n.expr);
-    case NodeKind::Data: return "#" + std::to_string(n.id);
+    case NodeKind::Map:
+        return to_string(n.expr);
+    case NodeKind::Data:
+        return "#" + std::to_string(n.id);
     case NodeKind::Placeholder:
         return "#" + std::to_string(n.id) + (n.name.empty() ? "" : " '" + n.name + "'");
-    case NodeKind::Iota: return "axis " + std::to_string(n.axis);
-    case NodeKind::View: return n.access.to_string();
+    case NodeKind::Iota:
+        return "axis " + std::to_string(n.axis);
+    case NodeKind::View:
+        return n.access.to_string();
     case NodeKind::Reduce: {
         std::string s = reduce_op_name(n.reduce_op);
         if (n.reduce_op == ReduceOp::Custom)
@@ -194,7 +239,8 @@ std::string describe_payload(const Node& n) {
             s += (i ? "," : "") + std::to_string(n.axes[i]);
         return s + "]" + (n.keepdims ? " keepdims" : "");
     }
-    case NodeKind::Fuse: return n.overwrite ? "overwrite" : "disjoint";
+    case NodeKind::Fuse:
+        return n.overwrite ? "overwrite" : "disjoint";
     }
     return "";
 }

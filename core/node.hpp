@@ -61,6 +61,10 @@ struct Node {
     std::shared_ptr<const HostArray> memo() const;
     void set_memo(HostArray value) const;
 
+    // Releases long input chains iteratively (a lazy loop of 100k steps must not overflow the
+    // stack when it is dropped).
+    ~Node();
+
 private:
     mutable std::mutex memo_mutex_;
     mutable std::shared_ptr<const HostArray> memo_;

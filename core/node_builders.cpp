@@ -6,8 +6,8 @@
 
 namespace hedra::detail {
 
-std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape,
-                               std::vector<NodePtr> inputs, std::source_location loc) {
+std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vector<NodePtr> inputs,
+                               std::source_location loc) {
     auto n = std::make_shared<Node>();
     n->kind = kind;
     n->dtype = dtype;
@@ -31,7 +31,8 @@ std::vector<int> normalize_axes(const std::string& op, const std::vector<int>& a
     const Shape& shape = array->shape;
     std::vector<int> out;
     if (axes.empty()) {
-        for (int i = 0; i < shape.rank(); ++i) out.push_back(i);
+        for (int i = 0; i < shape.rank(); ++i)
+            out.push_back(i);
         return out;
     }
     for (int axis : axes) {
@@ -49,11 +50,12 @@ std::vector<int> normalize_axes(const std::string& op, const std::vector<int>& a
 void check_result_rank(const std::string& op, int rank) {
     if (rank > kMaxRank)
         throw Error(op + ": the result would have rank " + std::to_string(rank) +
-                    ", above the maximum rank " + std::to_string(kMaxRank) +
-                    "; merge axes first");
+                    ", above the maximum rank " + std::to_string(kMaxRank) + "; merge axes first");
 }
 
-std::string site(const NodePtr& n) { return location_string(n->loc); }
+std::string site(const NodePtr& n) {
+    return location_string(n->loc);
+}
 
 std::string operand_name(std::size_t i) {
     if (i < 26) return std::string(1, static_cast<char>('a' + i));

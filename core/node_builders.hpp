@@ -14,8 +14,8 @@
 namespace hedra::detail {
 
 // A fresh, not yet interned node.
-std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape,
-                               std::vector<NodePtr> inputs, std::source_location loc);
+std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vector<NodePtr> inputs,
+                               std::source_location loc);
 
 // A View of `input` on `shape`; `access` maps result counters to input counters. A View of a
 // View composes into one; an identity view is `input` itself.

@@ -11,10 +11,13 @@ namespace {
 DType reduce_dtype(ReduceOp op, DType in) {
     switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Prod: return (in == DType::Bool || in == DType::I32) ? DType::I64 : in;
+    case ReduceOp::Prod:
+        return (in == DType::Bool || in == DType::I32) ? DType::I64 : in;
     case ReduceOp::And:
-    case ReduceOp::Or: return DType::Bool;
-    default: return in;
+    case ReduceOp::Or:
+        return DType::Bool;
+    default:
+        return in;
     }
 }
 
@@ -23,14 +26,16 @@ Shape reduced_shape(const Shape& in, const std::vector<int>& axes, bool keepdims
     for (int d = 0, j = 0; d < in.rank(); ++d) {
         bool reduced = j < static_cast<int>(axes.size()) && axes[j] == d;
         if (reduced) ++j;
-        if (!reduced) out.push_back(in[d]);
-        else if (keepdims) out.push_back(range(1));
+        if (!reduced)
+            out.push_back(in[d]);
+        else if (keepdims)
+            out.push_back(range(1));
     }
     return Shape(std::move(out));
 }
 
-std::shared_ptr<Node> make_reduce_node(ReduceOp op, const NodePtr& in, std::vector<int> axes, bool keepdims,
-                         std::source_location loc) {
+std::shared_ptr<Node> make_reduce_node(ReduceOp op, const NodePtr& in, std::vector<int> axes,
+                                       bool keepdims, std::source_location loc) {
     auto n = detail::new_node(NodeKind::Reduce, in->dtype, reduced_shape(in->shape, axes, keepdims),
                               {in}, loc);
     n->reduce_op = op;

@@ -18,7 +18,7 @@ namespace hedra {
 
 class Sym {
 public:
-    Sym(ScalarExpr e, bool weak = false) : expr_(std::move(e)), weak_(weak) {}
+    explicit Sym(ScalarExpr e, bool weak = false) : expr_(std::move(e)), weak_(weak) {}
     template <class T>
         requires std::is_arithmetic_v<T>
     Sym(T literal) : Sym(from_literal(literal)) {}

@@ -89,8 +89,8 @@ Array reshape(const Array& a, const Transform& t, std::source_location loc) {
             offset[i] = std::max<std::int64_t>(n->shape[i].size - 1, 0);
         }
     }
-    return Array(detail::make_view(n, out, AffineMap(R, r, std::move(matrix), std::move(offset)),
-                                   loc));
+    return Array(
+        detail::make_view(n, out, AffineMap(R, r, std::move(matrix), std::move(offset)), loc));
 }
 
 Array reshape(const Array& a, const Shape& s, std::source_location loc) {
@@ -100,8 +100,7 @@ Array reshape(const Array& a, const Shape& s, std::source_location loc) {
         return Error("reshape: cannot reshape " + n->shape.to_string() + " to " + s.to_string() +
                      ": " + why + "; array created at " + site(n));
     };
-    if (lead < 0)
-        throw fail("the target has fewer axes; drop unit axes with a Transform instead");
+    if (lead < 0) throw fail("the target has fewer axes; drop unit axes with a Transform instead");
     std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * R), 0), offset(r, 0);
     for (int i = 0; i < r; ++i) {
         const Range &src = n->shape[i], &dst = s[i + lead];
@@ -128,12 +127,10 @@ Array reshape(const Array& a, const Shape& s, std::source_location loc) {
 Array view(const Array& a, const Shape& s, const AffineMap& m, std::source_location loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank(), R = s.rank();
-    auto where = [&] {
-        return "view: image of " + s.to_string() + " under " + m.to_string();
-    };
+    auto where = [&] { return "view: image of " + s.to_string() + " under " + m.to_string(); };
     if (m.in_rank() != R || m.out_rank() != r)
-        throw Error(where() + ": the map takes rank " + std::to_string(m.in_rank()) +
-                    " to rank " + std::to_string(m.out_rank()) + " but the view's shape has rank " +
+        throw Error(where() + ": the map takes rank " + std::to_string(m.in_rank()) + " to rank " +
+                    std::to_string(m.out_rank()) + " but the view's shape has rank " +
                     std::to_string(R) + " and the array " + n->shape.to_string() + " has rank " +
                     std::to_string(r) + "; array created at " + site(n));
     std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * R), 0), offset(r, 0);
@@ -159,7 +156,8 @@ Array view(const Array& a, const Shape& s, const AffineMap& m, std::source_locat
                             (on_lattice ? "" : " off the lattice") + " but has range " +
                             src.to_string() + "; array created at " + site(n));
             offset[i] = (base - src.start) / src.step;
-            for (int o = 0; o < R; ++o) matrix[i * R + o] = inc[o] / src.step;
+            for (int o = 0; o < R; ++o)
+                matrix[i * R + o] = inc[o] / src.step;
         }
     }
     return Array(

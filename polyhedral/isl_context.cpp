@@ -22,13 +22,17 @@ void IslContext::set_max_operations(unsigned long operations) {
     isl_ctx_reset_operations(ctx_);
 }
 
-bool IslContext::quota_exceeded() const { return isl_ctx_last_error(ctx_) == isl_error_quota; }
+bool IslContext::quota_exceeded() const {
+    return isl_ctx_last_error(ctx_) == isl_error_quota;
+}
 
 std::string IslContext::last_error() const {
     const char* msg = isl_ctx_last_error_msg(ctx_);
     return msg ? msg : "";
 }
 
-void IslContext::reset_error() { isl_ctx_reset_error(ctx_); }
+void IslContext::reset_error() {
+    isl_ctx_reset_error(ctx_);
+}
 
 } // namespace hedra::poly

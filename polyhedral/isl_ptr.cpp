@@ -29,9 +29,15 @@ std::string owned_string(char* s) {
 } // namespace
 
 #define HEDRA_ISL_OPS_DEF(T, TO_STR)                                                               \
-    T* IslOps<T>::copy(T* p) { return T##_copy(p); }                                               \
-    void IslOps<T>::free(T* p) { T##_free(p); }                                                    \
-    std::string IslOps<T>::to_string(T* p) { return owned_string(TO_STR(p)); }
+    T* IslOps<T>::copy(T* p) {                                                                     \
+        return T##_copy(p);                                                                        \
+    }                                                                                              \
+    void IslOps<T>::free(T* p) {                                                                   \
+        T##_free(p);                                                                               \
+    }                                                                                              \
+    std::string IslOps<T>::to_string(T* p) {                                                       \
+        return owned_string(TO_STR(p));                                                            \
+    }
 
 HEDRA_ISL_OPS_DEF(isl_id, isl_id_to_str)
 HEDRA_ISL_OPS_DEF(isl_val, isl_val_to_str)
@@ -49,9 +55,15 @@ HEDRA_ISL_OPS_DEF(isl_schedule_node, isl_schedule_node_to_str)
 HEDRA_ISL_OPS_DEF(isl_ast_node, isl_ast_node_to_C_str)
 HEDRA_ISL_OPS_DEF(isl_ast_expr, isl_ast_expr_to_C_str)
 
-isl_ast_build* IslOps<isl_ast_build>::copy(isl_ast_build* p) { return isl_ast_build_copy(p); }
-void IslOps<isl_ast_build>::free(isl_ast_build* p) { isl_ast_build_free(p); }
-std::string IslOps<isl_ast_build>::to_string(isl_ast_build*) { return "isl_ast_build"; }
+isl_ast_build* IslOps<isl_ast_build>::copy(isl_ast_build* p) {
+    return isl_ast_build_copy(p);
+}
+void IslOps<isl_ast_build>::free(isl_ast_build* p) {
+    isl_ast_build_free(p);
+}
+std::string IslOps<isl_ast_build>::to_string(isl_ast_build*) {
+    return "isl_ast_build";
+}
 
 #undef HEDRA_ISL_OPS_DEF
 

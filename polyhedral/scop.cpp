@@ -16,7 +16,8 @@ namespace {
 
 std::string counters(int rank) {
     std::string s;
-    for (int d = 0; d < rank; ++d) s += (d ? ", i" : "i") + std::to_string(d);
+    for (int d = 0; d < rank; ++d)
+        s += (d ? ", i" : "i") + std::to_string(d);
     return s;
 }
 
@@ -25,8 +26,10 @@ std::string affine_component(const AffineMap& m, int out) {
     for (int in = 0; in < m.in_rank(); ++in) {
         std::int64_t c = m.coeff(out, in);
         if (c == 0) continue;
-        if (!s.empty()) s += c > 0 ? " + " : " - ";
-        else if (c < 0) s += "-";
+        if (!s.empty())
+            s += c > 0 ? " + " : " - ";
+        else if (c < 0)
+            s += "-";
         std::int64_t a = c < 0 ? -c : c;
         if (a != 1) s += std::to_string(a) + "*";
         s += "i" + std::to_string(in);
@@ -80,7 +83,8 @@ std::string access_relation_string(const Statement& st, const AffineMap& access,
     int rank = static_cast<int>(st.extents.size());
     HEDRA_INTERNAL_CHECK(access.in_rank() == rank, "scop: access rank of " + st.name);
     std::string s = "{ " + st.name + "[" + counters(rank) + "] -> " + buffer_name + "[";
-    for (int o = 0; o < access.out_rank(); ++o) s += (o ? ", " : "") + affine_component(access, o);
+    for (int o = 0; o < access.out_rank(); ++o)
+        s += (o ? ", " : "") + affine_component(access, o);
     return s + "] }";
 }
 
@@ -109,8 +113,8 @@ Scop build_scop(IslContext& context, const ProgramIR& program, const Kernel& ker
         IslPtr<isl_set> domain = take(isl_set_read_from_str(ctx, text.c_str()));
         HEDRA_INTERNAL_CHECK(domain, "scop: isl cannot parse the domain " + text);
         scop.statement_domains.push_back(domain);
-        scop.domain = take(isl_union_set_union(scop.domain.release(),
-                                               isl_union_set_from_set(domain.copy())));
+        scop.domain =
+            take(isl_union_set_union(scop.domain.release(), isl_union_set_from_set(domain.copy())));
         const Buffer& out = program.buffers.at(st.write_buffer);
         scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access, out.name, domain));
         if (st.kind == StatementKind::Update)

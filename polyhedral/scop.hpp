@@ -16,9 +16,9 @@
 namespace hedra::poly {
 
 struct Scop {
-    const ProgramIR* program = nullptr; // not owned; outlives the Scop
-    const Kernel* kernel = nullptr;     // not owned
-    IslPtr<isl_union_set> domain;       // every statement instance of the kernel
+    const ProgramIR* program = nullptr;             // not owned; outlives the Scop
+    const Kernel* kernel = nullptr;                 // not owned
+    IslPtr<isl_union_set> domain;                   // every statement instance of the kernel
     std::vector<IslPtr<isl_set>> statement_domains; // per kernel statement, in order
     IslPtr<isl_union_map> writes;       // statement instance -> buffer element (must writes)
     IslPtr<isl_union_map> reads;        // including the accumulator read of an Update

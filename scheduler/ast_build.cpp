@@ -41,7 +41,8 @@ bool loop_is_parallel(isl_ast_build* build, const IslPtr<isl_union_map>& deps) {
         return true;
     }
     isl_map* m = isl_map_from_union_map(d);
-    for (int i = 0; i < dim; ++i) m = isl_map_equate(m, isl_dim_out, i, isl_dim_in, i);
+    for (int i = 0; i < dim; ++i)
+        m = isl_map_equate(m, isl_dim_out, i, isl_dim_in, i);
     isl_map* test = isl_map_universe(isl_map_get_space(m));
     test = isl_map_equate(test, isl_dim_out, dim, isl_dim_in, dim);
     bool parallel = isl_map_is_subset(m, test) == isl_bool_true;
@@ -72,28 +73,48 @@ std::string id_name(isl_id* id) {
 AstExpr::Op convert_op(isl_ast_expr_op_type t) {
     switch (t) {
     case isl_ast_expr_op_and:
-    case isl_ast_expr_op_and_then: return AstExpr::Op::And;
+    case isl_ast_expr_op_and_then:
+        return AstExpr::Op::And;
     case isl_ast_expr_op_or:
-    case isl_ast_expr_op_or_else: return AstExpr::Op::Or;
-    case isl_ast_expr_op_max: return AstExpr::Op::Max;
-    case isl_ast_expr_op_min: return AstExpr::Op::Min;
-    case isl_ast_expr_op_minus: return AstExpr::Op::Neg;
-    case isl_ast_expr_op_add: return AstExpr::Op::Add;
-    case isl_ast_expr_op_sub: return AstExpr::Op::Sub;
-    case isl_ast_expr_op_mul: return AstExpr::Op::Mul;
-    case isl_ast_expr_op_div: return AstExpr::Op::Div;
-    case isl_ast_expr_op_fdiv_q: return AstExpr::Op::FloorDiv;
-    case isl_ast_expr_op_pdiv_q: return AstExpr::Op::PDivQ;
-    case isl_ast_expr_op_pdiv_r: return AstExpr::Op::PDivR;
-    case isl_ast_expr_op_zdiv_r: return AstExpr::Op::ZDivR;
+    case isl_ast_expr_op_or_else:
+        return AstExpr::Op::Or;
+    case isl_ast_expr_op_max:
+        return AstExpr::Op::Max;
+    case isl_ast_expr_op_min:
+        return AstExpr::Op::Min;
+    case isl_ast_expr_op_minus:
+        return AstExpr::Op::Neg;
+    case isl_ast_expr_op_add:
+        return AstExpr::Op::Add;
+    case isl_ast_expr_op_sub:
+        return AstExpr::Op::Sub;
+    case isl_ast_expr_op_mul:
+        return AstExpr::Op::Mul;
+    case isl_ast_expr_op_div:
+        return AstExpr::Op::Div;
+    case isl_ast_expr_op_fdiv_q:
+        return AstExpr::Op::FloorDiv;
+    case isl_ast_expr_op_pdiv_q:
+        return AstExpr::Op::PDivQ;
+    case isl_ast_expr_op_pdiv_r:
+        return AstExpr::Op::PDivR;
+    case isl_ast_expr_op_zdiv_r:
+        return AstExpr::Op::ZDivR;
     case isl_ast_expr_op_cond:
-    case isl_ast_expr_op_select: return AstExpr::Op::Select;
-    case isl_ast_expr_op_eq: return AstExpr::Op::Eq;
-    case isl_ast_expr_op_le: return AstExpr::Op::Le;
-    case isl_ast_expr_op_lt: return AstExpr::Op::Lt;
-    case isl_ast_expr_op_ge: return AstExpr::Op::Ge;
-    case isl_ast_expr_op_gt: return AstExpr::Op::Gt;
-    default: break;
+    case isl_ast_expr_op_select:
+        return AstExpr::Op::Select;
+    case isl_ast_expr_op_eq:
+        return AstExpr::Op::Eq;
+    case isl_ast_expr_op_le:
+        return AstExpr::Op::Le;
+    case isl_ast_expr_op_lt:
+        return AstExpr::Op::Lt;
+    case isl_ast_expr_op_ge:
+        return AstExpr::Op::Ge;
+    case isl_ast_expr_op_gt:
+        return AstExpr::Op::Gt;
+    default:
+        break;
     }
     internal_error("ast_build: unexpected isl AST operation " + std::to_string(int(t)));
 }
@@ -113,10 +134,12 @@ AstExpr convert(isl_ast_expr* e) { // __isl_take
         out.kind = AstExpr::Kind::Op;
         out.op = convert_op(isl_ast_expr_op_get_type(e));
         isl_size n = isl_ast_expr_op_get_n_arg(e);
-        for (int i = 0; i < n; ++i) out.args.push_back(convert(isl_ast_expr_op_get_arg(e, i)));
+        for (int i = 0; i < n; ++i)
+            out.args.push_back(convert(isl_ast_expr_op_get_arg(e, i)));
         break;
     }
-    default: internal_error("ast_build: malformed isl AST expression");
+    default:
+        internal_error("ast_build: malformed isl AST expression");
     }
     isl_ast_expr_free(e);
     return out;
@@ -127,7 +150,8 @@ void convert_into(isl_ast_node* n, const BuildContext& bc, std::vector<AstNode>&
 std::vector<AstNode> convert_list(isl_ast_node_list* list, const BuildContext& bc) {
     std::vector<AstNode> out;
     isl_size n = isl_ast_node_list_n_ast_node(list);
-    for (int i = 0; i < n; ++i) convert_into(isl_ast_node_list_get_ast_node(list, i), bc, out);
+    for (int i = 0; i < n; ++i)
+        convert_into(isl_ast_node_list_get_ast_node(list, i), bc, out);
     isl_ast_node_list_free(list);
     return out;
 }
@@ -144,7 +168,8 @@ AstNode convert_call(isl_ast_node* n, const BuildContext& bc) {
     isl_ast_expr_free(callee);
     HEDRA_INTERNAL_CHECK(call.statement >= 0, "ast_build: a call of an unknown statement");
     isl_size args = isl_ast_expr_op_get_n_arg(e);
-    for (int i = 1; i < args; ++i) call.counters.push_back(convert(isl_ast_expr_op_get_arg(e, i)));
+    for (int i = 1; i < args; ++i)
+        call.counters.push_back(convert(isl_ast_expr_op_get_arg(e, i)));
     isl_ast_expr_free(e);
     return call;
 }
@@ -171,12 +196,19 @@ void convert_into(isl_ast_node* n, const BuildContext& bc, std::vector<AstNode>&
     switch (isl_ast_node_get_type(n)) {
     case isl_ast_node_block: {
         std::vector<AstNode> kids = convert_list(isl_ast_node_block_get_children(n), bc);
-        for (AstNode& k : kids) out.push_back(std::move(k));
+        for (AstNode& k : kids)
+            out.push_back(std::move(k));
         break;
     }
-    case isl_ast_node_mark: convert_into(isl_ast_node_mark_get_node(n), bc, out); break;
-    case isl_ast_node_user: out.push_back(convert_call(n, bc)); break;
-    case isl_ast_node_for: out.push_back(convert_for(n, bc)); break;
+    case isl_ast_node_mark:
+        convert_into(isl_ast_node_mark_get_node(n), bc, out);
+        break;
+    case isl_ast_node_user:
+        out.push_back(convert_call(n, bc));
+        break;
+    case isl_ast_node_for:
+        out.push_back(convert_for(n, bc));
+        break;
     case isl_ast_node_if: {
         AstNode branch;
         branch.kind = AstNode::Kind::If;
@@ -187,7 +219,8 @@ void convert_into(isl_ast_node* n, const BuildContext& bc, std::vector<AstNode>&
         out.push_back(std::move(branch));
         break;
     }
-    default: internal_error("ast_build: malformed isl AST node");
+    default:
+        internal_error("ast_build: malformed isl AST node");
     }
     isl_ast_node_free(n);
 }

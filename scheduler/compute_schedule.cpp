@@ -34,8 +34,8 @@ IslPtr<isl_schedule> isl_schedule_of(poly::IslContext& ctx, const poly::Dependen
     isl_ctx* c = ctx.get();
     isl_options_set_schedule_serialize_sccs(c, statements > options.serialize_sccs_above);
     ctx.reset_error();
-    ctx.set_max_operations(options.base_operations +
-                           options.operations_per_statement * static_cast<unsigned long>(statements));
+    ctx.set_max_operations(options.base_operations + options.operations_per_statement *
+                                                         static_cast<unsigned long>(statements));
     IslPtr<isl_schedule> s = take(isl_schedule_constraints_compute_schedule(sc));
     ctx.set_max_operations(0);
     ctx.reset_error();
@@ -51,8 +51,8 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
     std::vector<int> inits = hoistable_reduction_inits(scop, deps);
     IslPtr<isl_union_set> rest = scop.domain;
     for (int i : inits)
-        rest = take(isl_union_set_subtract(rest.release(),
-                                           isl_union_set_from_set(scop.statement_domains[i].copy())));
+        rest = take(isl_union_set_subtract(
+            rest.release(), isl_union_set_from_set(scop.statement_domains[i].copy())));
     int n_rest = static_cast<int>(statements.size() - inits.size());
     IslPtr<isl_schedule> main;
     if (n_rest > 0) {
@@ -68,7 +68,8 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
         IslPtr<isl_schedule> nest = poly::statement_program_order(scop, i);
         result = result ? take(isl_schedule_sequence(result.release(), nest.release())) : nest;
     }
-    if (main) result = result ? take(isl_schedule_sequence(result.release(), main.release())) : main;
+    if (main)
+        result = result ? take(isl_schedule_sequence(result.release(), main.release())) : main;
     out.schedule = result ? result : scop.program_order;
     return out;
 }

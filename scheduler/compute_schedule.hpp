@@ -14,8 +14,8 @@
 namespace hedra::sched {
 
 struct ScheduleOptions {
-    int serialize_sccs_above = 8;               // statements; more: schedule_serialize_sccs
-    unsigned long base_operations = 400000;     // isl operation quota: base +
+    int serialize_sccs_above = 8;                    // statements; more: schedule_serialize_sccs
+    unsigned long base_operations = 400000;          // isl operation quota: base +
     unsigned long operations_per_statement = 100000; // ... this per statement
 };
 

@@ -14,14 +14,25 @@ namespace hedra::sched {
 struct AstExpr {
     enum class Kind : std::uint8_t { Int, Id, Op };
     enum class Op : std::uint8_t {
-        Add, Sub, Mul, Neg,
+        Add,
+        Sub,
+        Mul,
+        Neg,
         Div,      // exact division
         FloorDiv, // rounds towards -infinity
         PDivQ,    // quotient, dividend known non-negative
         PDivR,    // remainder, dividend known non-negative
         ZDivR,    // remainder, only compared against zero
-        Min, Max, Select,
-        Eq, Le, Lt, Ge, Gt, And, Or
+        Min,
+        Max,
+        Select,
+        Eq,
+        Le,
+        Lt,
+        Ge,
+        Gt,
+        And,
+        Or
     };
     Kind kind = Kind::Int;
     Op op = Op::Add;

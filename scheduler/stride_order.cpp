@@ -87,7 +87,8 @@ isl_stat score_pw_aff(isl_pw_aff* pa, void* user) {
 std::vector<int> stride_one_innermost_order(const poly::Scop& scop, isl_schedule_node* band) {
     isl_size n = isl_schedule_node_band_n_member(band);
     std::vector<int> order;
-    for (int m = 0; m < n; ++m) order.push_back(m);
+    for (int m = 0; m < n; ++m)
+        order.push_back(m);
     if (n < 2) return order;
     isl_multi_union_pw_aff* mupa = isl_schedule_node_band_get_partial_schedule(band);
     std::vector<int> scores;
@@ -109,7 +110,8 @@ std::vector<int> stride_one_innermost_order(const poly::Scop& scop, isl_schedule
 
 isl_schedule_node* permute_band_members(isl_schedule_node* band, const std::vector<int>& order) {
     bool identity = true;
-    for (std::size_t k = 0; k < order.size(); ++k) identity = identity && order[k] == int(k);
+    for (std::size_t k = 0; k < order.size(); ++k)
+        identity = identity && order[k] == int(k);
     if (identity) return band;
     isl_multi_union_pw_aff* mupa = isl_schedule_node_band_get_partial_schedule(band);
     isl_ctx* ctx = isl_schedule_node_get_ctx(band);
@@ -117,7 +119,8 @@ isl_schedule_node* permute_band_members(isl_schedule_node* band, const std::vect
     std::vector<int> coincident;
     for (int m : order) {
         list = isl_union_pw_aff_list_add(list, isl_multi_union_pw_aff_get_union_pw_aff(mupa, m));
-        coincident.push_back(isl_schedule_node_band_member_get_coincident(band, m) == isl_bool_true);
+        coincident.push_back(isl_schedule_node_band_member_get_coincident(band, m) ==
+                             isl_bool_true);
     }
     isl_space* space = isl_multi_union_pw_aff_get_space(mupa);
     isl_multi_union_pw_aff_free(mupa);
@@ -127,7 +130,8 @@ isl_schedule_node* permute_band_members(isl_schedule_node* band, const std::vect
         band, isl_multi_union_pw_aff_from_union_pw_aff_list(space, list));
     band = isl_schedule_node_band_set_permutable(band, permutable);
     for (std::size_t k = 0; k < coincident.size(); ++k)
-        band = isl_schedule_node_band_member_set_coincident(band, static_cast<int>(k), coincident[k]);
+        band =
+            isl_schedule_node_band_member_set_coincident(band, static_cast<int>(k), coincident[k]);
     return band;
 }
 

@@ -31,8 +31,8 @@ isl_schedule_node* tile_band(isl_schedule_node* node, void* user) {
     if (isl_schedule_node_band_get_permutable(node) != isl_bool_true) return node;
     isl_size n = isl_schedule_node_band_n_member(node);
     if (n < 2) return node;
-    std::vector<int> order = tc->options->reorder ? stride_one_innermost_order(*tc->scop, node)
-                                                  : std::vector<int>{};
+    std::vector<int> order =
+        tc->options->reorder ? stride_one_innermost_order(*tc->scop, node) : std::vector<int>{};
     if (!tc->options->tile) return order.empty() ? node : permute_band_members(node, order);
     isl_ctx* ctx = isl_schedule_node_get_ctx(node);
     isl_space* space = isl_schedule_node_band_get_space(node);
@@ -50,14 +50,14 @@ isl_schedule_node* tile_band(isl_schedule_node* node, void* user) {
 
 } // namespace
 
-poly::IslPtr<isl_schedule> tile_schedule(const poly::Scop& scop, poly::IslPtr<isl_schedule> schedule,
+poly::IslPtr<isl_schedule> tile_schedule(const poly::Scop& scop,
+                                         poly::IslPtr<isl_schedule> schedule,
                                          const TileOptions& options) {
     isl_ctx* ctx = isl_schedule_get_ctx(schedule.get());
     isl_options_set_tile_scale_tile_loops(ctx, 0);
     isl_options_set_tile_shift_point_loops(ctx, 1);
     TileContext tc{&scop, &options};
-    return poly::take(
-        isl_schedule_map_schedule_node_bottom_up(schedule.release(), tile_band, &tc));
+    return poly::take(isl_schedule_map_schedule_node_bottom_up(schedule.release(), tile_band, &tc));
 }
 
 } // namespace hedra::sched

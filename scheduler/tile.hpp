@@ -15,13 +15,16 @@ namespace hedra::sched {
 struct TileOptions {
     // Per band member, outermost first; the last size repeats. Empty: the defaults below.
     std::vector<std::int64_t> sizes;
-    std::int64_t default_size = 32;
+    // Measured on matmul 1024 (f32, 1 thread, CPU time): 64x256x64 38 GFLOP/s, 32x256x32 35,
+    // 32x1024x32 31.
+    std::int64_t default_size = 64;
     std::int64_t default_innermost_size = 256; // the stride-1 member (long vector loops)
     bool tile = true;
     bool reorder = true;
 };
 
-poly::IslPtr<isl_schedule> tile_schedule(const poly::Scop& scop, poly::IslPtr<isl_schedule> schedule,
+poly::IslPtr<isl_schedule> tile_schedule(const poly::Scop& scop,
+                                         poly::IslPtr<isl_schedule> schedule,
                                          const TileOptions& options = {});
 
 } // namespace hedra::sched

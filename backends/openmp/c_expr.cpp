@@ -13,14 +13,20 @@ namespace {
 // "i32", "i64" or "f32"/"f64" suffix of the prelude's helpers.
 std::string suffix(DType t) {
     switch (t) {
-    case DType::I32: return "i32";
-    case DType::F32: return "f32";
-    case DType::F64: return "f64";
-    default: return "i64";
+    case DType::I32:
+        return "i32";
+    case DType::F32:
+        return "f32";
+    case DType::F64:
+        return "f64";
+    default:
+        return "i64";
     }
 }
 
-std::string call(const std::string& f, const std::string& a) { return f + "(" + a + ")"; }
+std::string call(const std::string& f, const std::string& a) {
+    return f + "(" + a + ")";
+}
 std::string call(const std::string& f, const std::string& a, const std::string& b) {
     return f + "(" + a + ", " + b + ")";
 }
@@ -37,16 +43,23 @@ std::string unary(ScalarOp op, DType t, const std::string& x) {
     case ScalarOp::Neg:
         if (fl) return "-" + x;
         return t == DType::Bool ? x : call("hd_neg_" + suffix(t), x);
-    case ScalarOp::Not: return "!" + x;
+    case ScalarOp::Not:
+        return "!" + x;
     case ScalarOp::Abs:
         if (fl) return call(t == DType::F32 ? "__builtin_fabsf" : "__builtin_fabs", x);
         return t == DType::Bool ? x : call("hd_abs_" + suffix(t), x);
-    case ScalarOp::Exp: return float_math("exp", t, x);
-    case ScalarOp::Log: return float_math("log", t, x);
-    case ScalarOp::Sqrt: return call(t == DType::F32 ? "__builtin_sqrtf" : "__builtin_sqrt", x);
-    case ScalarOp::Tanh: return float_math("tanh", t, x);
-    case ScalarOp::Sigmoid: return call("hd_sigmoid_" + suffix(t), x);
-    default: break;
+    case ScalarOp::Exp:
+        return float_math("exp", t, x);
+    case ScalarOp::Log:
+        return float_math("log", t, x);
+    case ScalarOp::Sqrt:
+        return call(t == DType::F32 ? "__builtin_sqrtf" : "__builtin_sqrt", x);
+    case ScalarOp::Tanh:
+        return float_math("tanh", t, x);
+    case ScalarOp::Sigmoid:
+        return call("hd_sigmoid_" + suffix(t), x);
+    default:
+        break;
     }
     internal_error(std::string("c_expr: unexpected unary '") + scalar_op_name(op) + "'");
 }
@@ -60,49 +73,79 @@ std::string cast(DType from, DType to, const std::string& x) {
 
 std::string bool_arith(ScalarOp op, const std::string& a, const std::string& b) {
     switch (op) {
-    case ScalarOp::Add: return "(" + a + " || " + b + ")";
-    case ScalarOp::Sub: return "(" + a + " != " + b + ")";
-    case ScalarOp::Mul: return "(" + a + " && " + b + ")";
-    case ScalarOp::Div: return "(" + b + " && " + a + ")";
-    case ScalarOp::Pow: return "(!" + b + " || " + a + ")";
-    case ScalarOp::Min: return "(" + a + " && " + b + ")";
-    case ScalarOp::Max: return "(" + a + " || " + b + ")";
-    default: break;
+    case ScalarOp::Add:
+        return "(" + a + " || " + b + ")";
+    case ScalarOp::Sub:
+        return "(" + a + " != " + b + ")";
+    case ScalarOp::Mul:
+        return "(" + a + " && " + b + ")";
+    case ScalarOp::Div:
+        return "(" + b + " && " + a + ")";
+    case ScalarOp::Pow:
+        return "(!" + b + " || " + a + ")";
+    case ScalarOp::Min:
+        return "(" + a + " && " + b + ")";
+    case ScalarOp::Max:
+        return "(" + a + " || " + b + ")";
+    default:
+        break;
     }
     internal_error(std::string("c_expr: unexpected bool '") + scalar_op_name(op) + "'");
 }
 
 std::string binary(ScalarOp op, DType t, const std::string& a, const std::string& b) {
     switch (op) {
-    case ScalarOp::Lt: return "(" + a + " < " + b + ")";
-    case ScalarOp::Le: return "(" + a + " <= " + b + ")";
-    case ScalarOp::Gt: return "(" + a + " > " + b + ")";
-    case ScalarOp::Ge: return "(" + a + " >= " + b + ")";
-    case ScalarOp::Eq: return "(" + a + " == " + b + ")";
-    case ScalarOp::Ne: return "(" + a + " != " + b + ")";
-    case ScalarOp::And: return "(" + a + " && " + b + ")";
-    case ScalarOp::Or: return "(" + a + " || " + b + ")";
-    default: break;
+    case ScalarOp::Lt:
+        return "(" + a + " < " + b + ")";
+    case ScalarOp::Le:
+        return "(" + a + " <= " + b + ")";
+    case ScalarOp::Gt:
+        return "(" + a + " > " + b + ")";
+    case ScalarOp::Ge:
+        return "(" + a + " >= " + b + ")";
+    case ScalarOp::Eq:
+        return "(" + a + " == " + b + ")";
+    case ScalarOp::Ne:
+        return "(" + a + " != " + b + ")";
+    case ScalarOp::And:
+        return "(" + a + " && " + b + ")";
+    case ScalarOp::Or:
+        return "(" + a + " || " + b + ")";
+    default:
+        break;
     }
     if (t == DType::Bool) return bool_arith(op, a, b);
     if (is_float(t)) {
         switch (op) {
-        case ScalarOp::Add: return "(" + a + " + " + b + ")";
-        case ScalarOp::Sub: return "(" + a + " - " + b + ")";
-        case ScalarOp::Mul: return "(" + a + " * " + b + ")";
-        case ScalarOp::Div: return "(" + a + " / " + b + ")";
-        default: break;
+        case ScalarOp::Add:
+            return "(" + a + " + " + b + ")";
+        case ScalarOp::Sub:
+            return "(" + a + " - " + b + ")";
+        case ScalarOp::Mul:
+            return "(" + a + " * " + b + ")";
+        case ScalarOp::Div:
+            return "(" + a + " / " + b + ")";
+        default:
+            break;
         }
     }
     switch (op) {
-    case ScalarOp::Add: return call("hd_add_" + suffix(t), a, b);
-    case ScalarOp::Sub: return call("hd_sub_" + suffix(t), a, b);
-    case ScalarOp::Mul: return call("hd_mul_" + suffix(t), a, b);
-    case ScalarOp::Div: return call("hd_div_" + suffix(t), a, b);
-    case ScalarOp::Pow: return call("hd_pow_" + suffix(t), a, b);
-    case ScalarOp::Min: return call("hd_min_" + suffix(t), a, b);
-    case ScalarOp::Max: return call("hd_max_" + suffix(t), a, b);
-    default: break;
+    case ScalarOp::Add:
+        return call("hd_add_" + suffix(t), a, b);
+    case ScalarOp::Sub:
+        return call("hd_sub_" + suffix(t), a, b);
+    case ScalarOp::Mul:
+        return call("hd_mul_" + suffix(t), a, b);
+    case ScalarOp::Div:
+        return call("hd_div_" + suffix(t), a, b);
+    case ScalarOp::Pow:
+        return call("hd_pow_" + suffix(t), a, b);
+    case ScalarOp::Min:
+        return call("hd_min_" + suffix(t), a, b);
+    case ScalarOp::Max:
+        return call("hd_max_" + suffix(t), a, b);
+    default:
+        break;
     }
     internal_error(std::string("c_expr: unexpected binary '") + scalar_op_name(op) + "'");
 }
@@ -128,12 +171,17 @@ struct Printer {
         if (n.op == ScalarOp::Const) return c_literal(n);
         if (n.op == ScalarOp::Input) return bind(n, input(static_cast<int>(n.ivalue)));
         std::vector<std::string> a;
-        for (const ScalarExpr& arg : n.args) a.push_back(visit(arg));
+        for (const ScalarExpr& arg : n.args)
+            a.push_back(visit(arg));
         std::string v;
-        if (n.op == ScalarOp::Cast) v = cast(n.args[0]->dtype, n.dtype, a[0]);
-        else if (n.op == ScalarOp::Select) v = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-        else if (a.size() == 1) v = unary(n.op, n.dtype, a[0]);
-        else v = binary(n.op, n.args[0]->dtype, a[0], a[1]);
+        if (n.op == ScalarOp::Cast)
+            v = cast(n.args[0]->dtype, n.dtype, a[0]);
+        else if (n.op == ScalarOp::Select)
+            v = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+        else if (a.size() == 1)
+            v = unary(n.op, n.dtype, a[0]);
+        else
+            v = binary(n.op, n.args[0]->dtype, a[0], a[1]);
         return bind(n, v);
     }
 };
@@ -142,20 +190,28 @@ struct Printer {
 
 const char* c_value_type(DType t) {
     switch (t) {
-    case DType::Bool: return "bool";
-    case DType::I32: return "int";
-    case DType::I64: return "long long";
-    case DType::F32: return "float";
-    case DType::F64: return "double";
+    case DType::Bool:
+        return "bool";
+    case DType::I32:
+        return "int";
+    case DType::I64:
+        return "long long";
+    case DType::F32:
+        return "float";
+    case DType::F64:
+        return "double";
     }
     return "void";
 }
 
-const char* c_storage_type(DType t) { return t == DType::Bool ? "unsigned char" : c_value_type(t); }
+const char* c_storage_type(DType t) {
+    return t == DType::Bool ? "unsigned char" : c_value_type(t);
+}
 
 std::string c_literal(const ScalarNode& e) {
     switch (e.dtype) {
-    case DType::Bool: return e.ivalue ? "true" : "false";
+    case DType::Bool:
+        return e.ivalue ? "true" : "false";
     case DType::I32:
         if (e.ivalue == -2147483648LL) return "(-2147483647 - 1)";
         return e.ivalue < 0 ? "(" + std::to_string(e.ivalue) + ")" : std::to_string(e.ivalue);
@@ -163,7 +219,8 @@ std::string c_literal(const ScalarNode& e) {
         if (e.ivalue == INT64_MIN) return "(-9223372036854775807LL - 1)";
         return "(" + std::to_string(e.ivalue) + "LL)";
     case DType::F32:
-    case DType::F64: break;
+    case DType::F64:
+        break;
     }
     bool f32 = e.dtype == DType::F32;
     double v = e.fvalue;
@@ -183,13 +240,20 @@ std::string print_scalar(const ScalarExpr& e, const std::function<std::string(in
 
 std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value) {
     switch (op) {
-    case ReduceOp::Sum: return binary(ScalarOp::Add, t, acc, value);
-    case ReduceOp::Prod: return binary(ScalarOp::Mul, t, acc, value);
-    case ReduceOp::Max: return binary(ScalarOp::Max, t, acc, value);
-    case ReduceOp::Min: return binary(ScalarOp::Min, t, acc, value);
-    case ReduceOp::And: return "(" + acc + " && " + value + ")";
-    case ReduceOp::Or: return "(" + acc + " || " + value + ")";
-    case ReduceOp::Custom: break;
+    case ReduceOp::Sum:
+        return binary(ScalarOp::Add, t, acc, value);
+    case ReduceOp::Prod:
+        return binary(ScalarOp::Mul, t, acc, value);
+    case ReduceOp::Max:
+        return binary(ScalarOp::Max, t, acc, value);
+    case ReduceOp::Min:
+        return binary(ScalarOp::Min, t, acc, value);
+    case ReduceOp::And:
+        return "(" + acc + " && " + value + ")";
+    case ReduceOp::Or:
+        return "(" + acc + " || " + value + ")";
+    case ReduceOp::Custom:
+        break;
     }
     internal_error("c_expr: c_combine of a custom reduction");
 }

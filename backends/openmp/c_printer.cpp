@@ -18,37 +18,56 @@ std::string int_text(std::int64_t v) {
 
 std::string index_expr(const AstExpr& e) {
     switch (e.kind) {
-    case AstExpr::Kind::Int: return int_text(e.value);
-    case AstExpr::Kind::Id: return e.name;
-    case AstExpr::Kind::Op: break;
+    case AstExpr::Kind::Int:
+        return int_text(e.value);
+    case AstExpr::Kind::Id:
+        return e.name;
+    case AstExpr::Kind::Op:
+        break;
     }
     auto a = [&](int i) { return index_expr(e.args[i]); };
     auto bin = [&](const char* op) { return "(" + a(0) + op + a(1) + ")"; };
     switch (e.op) {
-    case AstExpr::Op::Add: return bin(" + ");
-    case AstExpr::Op::Sub: return bin(" - ");
-    case AstExpr::Op::Mul: return bin(" * ");
-    case AstExpr::Op::Neg: return "(-" + a(0) + ")";
+    case AstExpr::Op::Add:
+        return bin(" + ");
+    case AstExpr::Op::Sub:
+        return bin(" - ");
+    case AstExpr::Op::Mul:
+        return bin(" * ");
+    case AstExpr::Op::Neg:
+        return "(-" + a(0) + ")";
     case AstExpr::Op::Div:
-    case AstExpr::Op::PDivQ: return bin(" / ");
+    case AstExpr::Op::PDivQ:
+        return bin(" / ");
     case AstExpr::Op::PDivR:
-    case AstExpr::Op::ZDivR: return bin(" % ");
-    case AstExpr::Op::FloorDiv: return "hd_floord(" + a(0) + ", " + a(1) + ")";
+    case AstExpr::Op::ZDivR:
+        return bin(" % ");
+    case AstExpr::Op::FloorDiv:
+        return "hd_floord(" + a(0) + ", " + a(1) + ")";
     case AstExpr::Op::Min:
     case AstExpr::Op::Max: {
         const char* f = e.op == AstExpr::Op::Min ? "hd_lmin(" : "hd_lmax(";
         std::string s = a(0);
-        for (std::size_t i = 1; i < e.args.size(); ++i) s = f + s + ", " + a(int(i)) + ")";
+        for (std::size_t i = 1; i < e.args.size(); ++i)
+            s = f + s + ", " + a(int(i)) + ")";
         return s;
     }
-    case AstExpr::Op::Select: return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
-    case AstExpr::Op::Eq: return bin(" == ");
-    case AstExpr::Op::Le: return bin(" <= ");
-    case AstExpr::Op::Lt: return bin(" < ");
-    case AstExpr::Op::Ge: return bin(" >= ");
-    case AstExpr::Op::Gt: return bin(" > ");
-    case AstExpr::Op::And: return bin(" && ");
-    case AstExpr::Op::Or: return bin(" || ");
+    case AstExpr::Op::Select:
+        return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    case AstExpr::Op::Eq:
+        return bin(" == ");
+    case AstExpr::Op::Le:
+        return bin(" <= ");
+    case AstExpr::Op::Lt:
+        return bin(" < ");
+    case AstExpr::Op::Ge:
+        return bin(" >= ");
+    case AstExpr::Op::Gt:
+        return bin(" > ");
+    case AstExpr::Op::And:
+        return bin(" && ");
+    case AstExpr::Op::Or:
+        return bin(" || ");
     }
     return "0";
 }
@@ -74,6 +93,14 @@ public:
         }
         for (std::size_t b = 0; b < used.size(); ++b)
             if (used[b]) buffers_.push_back({static_cast<int>(b), written[b]});
+        std::int64_t work = 0;
+        for (const poly::Statement& st : kernel.statements) {
+            std::int64_t n = 1;
+            for (std::int64_t e : st.extents)
+                n *= e;
+            work += n;
+        }
+        parallel_ = options.parallel && work >= options.min_parallel_work;
     }
 
     // The outlined functions and the kernel function.
@@ -105,19 +132,25 @@ private:
     }
     std::string args() const {
         std::string s;
-        for (const auto& [b, w] : buffers_) s += ", " + program_.buffers[b].name;
+        for (const auto& [b, w] : buffers_)
+            s += ", " + program_.buffers[b].name;
         return s;
     }
 
     void print_nodes(const std::vector<AstNode>& nodes, int indent, std::string& out) {
-        for (const AstNode& n : nodes) print_node(n, indent, out);
+        for (const AstNode& n : nodes)
+            print_node(n, indent, out);
     }
 
     void print_node(const AstNode& n, int indent, std::string& out) {
         std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
         switch (n.kind) {
-        case AstNode::Kind::Block: print_nodes(n.body, indent, out); return;
-        case AstNode::Kind::Call: print_statement(n, indent, out); return;
+        case AstNode::Kind::Block:
+            print_nodes(n.body, indent, out);
+            return;
+        case AstNode::Kind::Call:
+            print_statement(n, indent, out);
+            return;
         case AstNode::Kind::If:
             out += pad + "if (" + index_expr(n.condition) + ") {\n";
             print_nodes(n.body, indent + 1, out);
@@ -127,7 +160,9 @@ private:
             }
             out += pad + "}\n";
             return;
-        case AstNode::Kind::For: print_for(n, indent, out); return;
+        case AstNode::Kind::For:
+            print_for(n, indent, out);
+            return;
         }
     }
 
@@ -140,7 +175,7 @@ private:
         std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
         bool innermost = !sched::contains_for(n.body);
         bool simd = options_.simd && n.parallel && innermost && canonical(n);
-        if (options_.parallel && n.parallel && !in_parallel_ && canonical(n)) {
+        if (parallel_ && n.parallel && !in_parallel_ && canonical(n)) {
             print_outlined(n, indent, simd, out);
             return;
         }
@@ -182,7 +217,8 @@ private:
         std::vector<std::int64_t> coef(static_cast<std::size_t>(access.in_rank()), 0);
         std::int64_t constant = 0, row = 1;
         for (int r = rank - 1; r >= 0; --r) {
-            for (int k = 0; k < access.in_rank(); ++k) coef[k] += row * access.coeff(r, k);
+            for (int k = 0; k < access.in_rank(); ++k)
+                coef[k] += row * access.coeff(r, k);
             constant += row * access.offset(r);
             row *= b.sizes[r];
         }
@@ -218,9 +254,11 @@ private:
         const poly::Buffer& wb = program_.buffers.at(st.write_buffer);
         bool update = st.kind == poly::StatementKind::Update;
         out += pad + "{\n";
-        if (update && is_float(wb.dtype)) out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
+        if (update && is_float(wb.dtype))
+            out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
         for (std::size_t k = 0; k < call.counters.size(); ++k)
-            out += in + "const long i" + std::to_string(k) + " = " + index_expr(call.counters[k]) + ";\n";
+            out += in + "const long i" + std::to_string(k) + " = " + index_expr(call.counters[k]) +
+                   ";\n";
         auto input = [&](int k) {
             const poly::Read& r = st.reads.at(k);
             if (r.buffer >= 0) return load(r.buffer, r.access);
@@ -263,6 +301,7 @@ private:
     std::string functions_;
     std::vector<std::string> scope_;
     bool in_parallel_ = false;
+    bool parallel_ = true; // this kernel is worth a parallel region
     int outlined_ = 0;
 };
 
@@ -279,8 +318,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         text += printer.print(asts[k]);
         calls += printer.call();
     }
-    text += "extern \"C\" void " + options.entry + "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" +
-            calls + "}\n";
+    text += "extern \"C\" void " + options.entry +
+            "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + calls + "}\n";
     return text;
 }
 

@@ -23,6 +23,9 @@ struct PrintOptions {
     std::string entry = "hedra_program";
     bool parallel = true; // emit OpenMP parallel loops
     bool simd = true;     // emit omp simd on innermost parallel loops
+    // Kernels with fewer statement instances run sequentially: a parallel region costs
+    // microseconds, more than such a kernel.
+    std::int64_t min_parallel_work = 32768;
 };
 
 // `asts[k]` is the loop nest of program.kernels[k].

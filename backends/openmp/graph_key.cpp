@@ -24,7 +24,8 @@ void put_expr(std::string& s, const ScalarExpr& e) {
     std::int64_t bits = 0;
     std::memcpy(&bits, &e->fvalue, sizeof bits);
     put(s, bits);
-    for (const ScalarExpr& a : e->args) put_expr(s, a);
+    for (const ScalarExpr& a : e->args)
+        put_expr(s, a);
     s += ')';
 }
 
@@ -41,8 +42,10 @@ void put_shape(std::string& s, const Shape& shape) {
 void put_map(std::string& s, const AffineMap& m) {
     put(s, m.in_rank());
     put(s, m.out_rank());
-    for (std::int64_t c : m.matrix()) put(s, c);
-    for (std::int64_t c : m.offsets()) put(s, c);
+    for (std::int64_t c : m.matrix())
+        put(s, c);
+    for (std::int64_t c : m.offsets())
+        put(s, c);
 }
 
 bool is_leaf(const Node& n) {
@@ -61,7 +64,8 @@ struct Walker {
         std::vector<int> inputs;
         bool leaf = is_leaf(*n);
         if (!leaf)
-            for (const NodePtr& in : n->inputs) inputs.push_back(visit(in));
+            for (const NodePtr& in : n->inputs)
+                inputs.push_back(visit(in));
         std::string& s = key.text;
         s += '{';
         put(s, static_cast<int>(n->dtype));
@@ -75,13 +79,15 @@ struct Walker {
             key.leaves.push_back(n);
         } else {
             put(s, static_cast<int>(n->kind));
-            for (int i : inputs) put(s, i);
+            for (int i : inputs)
+                put(s, i);
             s += '|';
             put_expr(s, n->expr);
             put_expr(s, n->identity);
             if (n->kind == NodeKind::View) put_map(s, n->access);
             put(s, n->axis);
-            for (int a : n->axes) put(s, a);
+            for (int a : n->axes)
+                put(s, a);
             s += '|';
             put(s, n->keepdims);
             put(s, static_cast<int>(n->reduce_op));
@@ -100,8 +106,10 @@ GraphKey graph_key(const std::vector<NodePtr>& outputs, const std::vector<NodePt
     Walker w{placeholders, {}, {}, 0};
     w.key.text = "outputs:";
     std::vector<int> out;
-    for (const NodePtr& o : outputs) out.push_back(w.visit(o));
-    for (int o : out) put(w.key.text, o);
+    for (const NodePtr& o : outputs)
+        out.push_back(w.visit(o));
+    for (int o : out)
+        put(w.key.text, o);
     return std::move(w.key);
 }
 

@@ -14,7 +14,7 @@
 namespace hedra::backend {
 
 struct GraphKey {
-    std::string text;           // the canonical serialization (compared in full, not hashed)
+    std::string text;            // the canonical serialization (compared in full, not hashed)
     std::vector<NodePtr> leaves; // data, memoized and placeholder leaves, in traversal order
 };
 

@@ -48,10 +48,11 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
         out.asts.push_back(sched::build_loop_ast(scop, deps, tiled));
         dump(verbose, kernel.name + " loops", sched::to_string(out.asts.back()));
     }
-    out.isl_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count();
+    out.isl_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     PrintOptions print;
     print.entry = options.entry;
+    print.min_parallel_work = options.min_parallel_work;
     out.source = print_program(program, out.asts, print);
     dump(verbose, "source", out.source);
     return out;

@@ -18,7 +18,8 @@ struct LowerOptions {
     std::vector<std::int64_t> tile_sizes; // empty: the scheduler's defaults
     bool tile = true;
     std::string entry = "hedra_program";
-    bool dump = false; // also on with HEDRA_DUMP=1
+    std::int64_t min_parallel_work = 32768; // see PrintOptions
+    bool dump = false;                      // also on with HEDRA_DUMP=1
 };
 
 struct LoweredProgram {

@@ -31,6 +31,16 @@ namespace {
 
 using Entry = void (*)(void**, int);
 
+// $HEDRA_MIN_PARALLEL_WORK: kernels with fewer statement instances run sequentially.
+std::int64_t min_parallel_work() {
+    if (const char* env = std::getenv("HEDRA_MIN_PARALLEL_WORK")) {
+        char* end = nullptr;
+        long long v = std::strtoll(env, &end, 10);
+        if (end != env && *end == '\0' && v >= 0) return v;
+    }
+    return LowerOptions{}.min_parallel_work;
+}
+
 std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
                                               const std::vector<NodePtr>& placeholders,
                                               const std::vector<NodePtr>& leaves,
@@ -54,9 +64,10 @@ std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
     code->outputs = ir.outputs;
     LowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
+    lo.min_parallel_work = min_parallel_work();
     LoweredProgram lowered = lower(ir, lo);
-    code->module = JitCompiler::instance().compile(lowered.source, {"-ffp-contract=off",
-                                                                    "-fno-math-errno"});
+    code->module =
+        JitCompiler::instance().compile(lowered.source, {"-ffp-contract=off", "-fno-math-errno"});
     code->entry = code->module->function<void(void**, int)>(lo.entry);
     return code;
 }
@@ -89,14 +100,16 @@ std::vector<HostArray> run_code(const OpenMPProgramCode& code, const std::vector
     }
     code.entry(pointers.data(), threads);
     std::vector<HostArray> results;
-    for (int b : code.outputs) results.push_back(owned.at(b));
+    for (int b : code.outputs)
+        results.push_back(owned.at(b));
     return results;
 }
 
 std::string options_key(const CompileOptions& options) {
     std::string s = "tiles:";
-    for (std::int64_t t : options.tile_sizes) s += std::to_string(t) + ",";
-    return s + "|";
+    for (std::int64_t t : options.tile_sizes)
+        s += std::to_string(t) + ",";
+    return s + "|parallel:" + std::to_string(min_parallel_work()) + "|";
 }
 
 class OpenMPProgram : public Program {
@@ -123,13 +136,17 @@ int openmp_thread_count(int requested) {
         long v = std::strtol(env, &end, 10);
         if (end != env && *end == '\0' && v > 0 && v <= 4096) return static_cast<int>(v);
     }
-    unsigned hw = std::thread::hardware_concurrency();
-    return hw > 0 ? static_cast<int>(hw) : 1;
+    static const int hardware = [] { // reads /sys: once, not per call
+        unsigned hw = std::thread::hardware_concurrency();
+        return hw > 0 ? static_cast<int>(hw) : 1;
+    }();
+    return hardware;
 }
 
 std::shared_ptr<const OpenMPProgramCode>
-OpenMPBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders,
-                        const CompileOptions& options, std::vector<NodePtr>& leaves) {
+OpenMPBackend::code_for(const std::vector<NodePtr>& outputs,
+                        const std::vector<NodePtr>& placeholders, const CompileOptions& options,
+                        std::vector<NodePtr>& leaves) {
     GraphKey key = graph_key(outputs, placeholders);
     leaves = std::move(key.leaves);
     std::string text = options_key(options) + key.text;

@@ -29,12 +29,14 @@ inline Array random_array(const Shape& shape, std::uint64_t seed, double lo = -1
     return array(random_host(shape.sizes(), seed, lo, hi), shape);
 }
 
-inline std::vector<double> values_of(const Array& a) { return compute(a).to_doubles(); }
+inline std::vector<double> values_of(const Array& a) {
+    return compute(a).to_doubles();
+}
 
-#define HEDRA_CHECK_GRADIENT(result)                                                             \
-    do {                                                                                         \
-        auto hedra_r_ = (result);                                                                \
-        CHECK_MESSAGE(hedra_r_.ok, hedra_r_.to_string());                                        \
+#define HEDRA_CHECK_GRADIENT(result)                                                               \
+    do {                                                                                           \
+        auto hedra_r_ = (result);                                                                  \
+        CHECK_MESSAGE(hedra_r_.ok, hedra_r_.to_string());                                          \
     } while (0)
 
 // Tight tolerances for the dot-product identity in f64.

@@ -19,11 +19,11 @@ inline Array conv2d(const Array& x, const Array& w, std::int64_t s, std::int64_t
     const std::int64_t OH = (H + 2 * p - KH) / s + 1, OW = (W + 2 * p - KW) / s + 1;
     Shape win{range(N), range(CO), range(C), range(OH), range(OW), range(KH), range(KW)};
     AffineMap mx(7, 4,
-                 {1, 0, 0, 0, 0, 0, 0, /**/ 0, 0, 1, 0, 0, 0, 0, /**/ 0, 0, 0, s, 0, 1, 0,
+                 {1,      0, 0, 0, 0, 0, 0, /**/ 0, 0, 1, 0, 0, 0, 0, /**/ 0, 0, 0, s, 0, 1, 0,
                   /**/ 0, 0, 0, 0, s, 0, 1},
                  {0, 0, -p, -p});
     AffineMap mw(7, 4,
-                 {0, 1, 0, 0, 0, 0, 0, /**/ 0, 0, 1, 0, 0, 0, 0, /**/ 0, 0, 0, 0, 0, 1, 0,
+                 {0,      1, 0, 0, 0, 0, 0, /**/ 0, 0, 1, 0, 0, 0, 0, /**/ 0, 0, 0, 0, 0, 1, 0,
                   /**/ 0, 0, 0, 0, 0, 0, 1},
                  {0, 0, 0, 0});
     return sum(view(xp, win, mx) * view(w, win, mw), {2, 5, 6});
@@ -33,7 +33,7 @@ inline Array conv2d(const Array& x, const Array& w, std::int64_t s, std::int64_t
 inline Array maxpool2x2(const Array& x) {
     auto xs = x.shape().sizes();
     Shape win{range(xs[0]), range(xs[1]), range(xs[2] / 2), range(xs[3] / 2), range(2), range(2)};
-    AffineMap m(6, 4, {1, 0, 0, 0, 0, 0, /**/ 0, 1, 0, 0, 0, 0, /**/ 0, 0, 2, 0, 1, 0,
+    AffineMap m(6, 4, {1,      0, 0, 0, 0, 0, /**/ 0, 1, 0, 0, 0, 0, /**/ 0, 0, 2, 0, 1, 0,
                        /**/ 0, 0, 0, 2, 0, 1},
                 {0, 0, 0, 0});
     return max(view(x, win, m), {4, 5});

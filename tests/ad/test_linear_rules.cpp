@@ -9,7 +9,9 @@ using namespace hedra::test;
 
 namespace {
 
-Array only(const std::vector<Array>& x) { return x.at(0); }
+Array only(const std::vector<Array>& x) {
+    return x.at(0);
+}
 
 void check_linear_1(const Shape& in, const std::function<Array(const Array&)>& f,
                     std::uint64_t seed = 1) {
@@ -37,15 +39,18 @@ TEST_CASE("dot-product identity: permutations, strides, shifts, reversal (Transf
 }
 
 TEST_CASE("dot-product identity: reshape by Shape (move, broadcast, select)") {
-    check_linear_1(Shape{range(3), range(1)},
-                   [](const Array& x) { return reshape(x, Shape{range(2), range(3), range(4)}); });
+    check_linear_1(Shape{range(3), range(1)}, [](const Array& x) {
+        return reshape(x, Shape{range(2), range(3), range(4)});
+    });
     check_linear_1(Shape{range(1, 9), range(6)}, [](const Array& x) {
         return reshape(x, Shape{range(2, 9, 3), range(1, 6, 2)});
     });
-    check_linear_1(Shape{range(4), range(-2, 3)},
-                   [](const Array& x) { return reshape(x, Shape{range(10, 14), range(5)}); });
-    check_linear_1(Shape{range(5)},
-                   [](const Array& x) { return broadcast_to(x, Shape{range(3), range(5)}); });
+    check_linear_1(Shape{range(4), range(-2, 3)}, [](const Array& x) {
+        return reshape(x, Shape{range(10, 14), range(5)});
+    });
+    check_linear_1(Shape{range(5)}, [](const Array& x) {
+        return broadcast_to(x, Shape{range(3), range(5)});
+    });
 }
 
 TEST_CASE("dot-product identity: views with windows, strides, diagonals") {
@@ -63,9 +68,9 @@ TEST_CASE("dot-product identity: views with windows, strides, diagonals") {
     });
     // 2-D windows with a broadcast axis and non-0-based result ranges.
     check_linear_1(Shape{range(2), range(7), range(6)}, [](const Array& x) {
-        return view(x, Shape{range(2), range(3), range(1, 4), range(2), range(2), range(2)},
-                    AffineMap(6, 3, {1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0, 2, 0, 1},
-                              {0, -2, 0}));
+        return view(
+            x, Shape{range(2), range(3), range(1, 4), range(2), range(2), range(2)},
+            AffineMap(6, 3, {1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0, 2, 0, 1}, {0, -2, 0}));
     });
     // A diagonal: k -> (k, k), and a sheared diagonal (a, b) -> (a + b, a).
     check_linear_1(Shape{range(4), range(4)}, [](const Array& x) {
@@ -111,8 +116,9 @@ TEST_CASE("dot-product identity: random affine views") {
         }
         AffineMap map(R, r, m, b);
         INFO("view " << map.to_string() << " of " << result.to_string());
-        check_linear_1(Shape(in), [&](const Array& x) { return view(x, result, map); },
-                       static_cast<std::uint64_t>(trial + 1));
+        check_linear_1(
+            Shape(in), [&](const Array& x) { return view(x, result, map); },
+            static_cast<std::uint64_t>(trial + 1));
     }
 }
 
@@ -124,7 +130,8 @@ TEST_CASE("dot-product identity: random transforms") {
         for (int i = 0; i < r; ++i)
             in.emplace_back(uniform(g, -3, 3), uniform(g, 1, 3), uniform(g, 1, 4));
         std::vector<int> perm(r);
-        for (int i = 0; i < r; ++i) perm[i] = i;
+        for (int i = 0; i < r; ++i)
+            perm[i] = i;
         std::shuffle(perm.begin(), perm.end(), g);
         std::vector<TransformAxis> axes;
         for (int o = 0; o < r; ++o) {
@@ -133,8 +140,9 @@ TEST_CASE("dot-product identity: random transforms") {
         }
         Transform t(r, axes);
         INFO("transform " << t.to_string());
-        check_linear_1(Shape(in), [&](const Array& x) { return reshape(x, t); },
-                       static_cast<std::uint64_t>(trial + 100));
+        check_linear_1(
+            Shape(in), [&](const Array& x) { return reshape(x, t); },
+            static_cast<std::uint64_t>(trial + 100));
     }
 }
 
@@ -149,24 +157,31 @@ TEST_CASE("dot-product identity: reductions") {
 TEST_CASE("dot-product identity: fuse, overwrite, stack, pad") {
     // Interleaved strided pieces.
     HEDRA_CHECK_GRADIENT(check_linear(
-        [](const std::vector<Array>& x) { return fuse({x[0], x[1]}); },
+        [](const std::vector<Array>& x) {
+            return fuse({x[0], x[1]});
+        },
         {zeros(Shape{range(0, 8, 2), range(3)}, DType::F64),
          zeros(Shape{range(1, 8, 2), range(3)}, DType::F64)},
         exact()));
     // Overlapping pieces: the later one wins; the hidden part of the earlier gets nothing.
     HEDRA_CHECK_GRADIENT(check_linear(
-        [](const std::vector<Array>& x) { return overwrite({x[0], x[1], x[2]}); },
+        [](const std::vector<Array>& x) {
+            return overwrite({x[0], x[1], x[2]});
+        },
         {zeros(Shape{range(6), range(5)}, DType::F64),
          zeros(Shape{range(1, 4), range(0, 5, 2)}, DType::F64),
          zeros(Shape{range(2, 6), range(3, 5)}, DType::F64)},
         exact()));
     HEDRA_CHECK_GRADIENT(check_linear(
-        [](const std::vector<Array>& x) { return stack(1, {x[0], x[1], x[0]}); },
+        [](const std::vector<Array>& x) {
+            return stack(1, {x[0], x[1], x[0]});
+        },
         {zeros(Shape{range(2), range(3)}, DType::F64),
          zeros(Shape{range(2), range(3)}, DType::F64)},
         exact()));
-    check_linear_1(Shape{range(1, 4), range(3)},
-                   [](const Array& x) { return pad(x, {{1, 2}, {0, 1}}); });
+    check_linear_1(Shape{range(1, 4), range(3)}, [](const Array& x) {
+        return pad(x, {{1, 2}, {0, 1}});
+    });
 }
 
 TEST_CASE("dot-product identity: linear maps, matmul, broadcasting inside maps") {
@@ -184,4 +199,28 @@ TEST_CASE("dot-product identity: linear maps, matmul, broadcasting inside maps")
                    [&](const Array& x) { return matmul(x, w); });
     Array v = random_array(Shape{range(3), range(2), range(5)}, 8);
     check_linear_1(Shape{range(5), range(4)}, [&](const Array& x) { return matmul(v, x); });
+}
+
+TEST_CASE("dot-product identity: windows times fixed weights (gather through the map)") {
+    Array w6 = random_array(Shape{range(6)}, 21), w3 = random_array(Shape{range(3)}, 22);
+    // Output axis longer than the kernel: the output gradient is dilated and padded.
+    check_linear_1(Shape{range(14)}, [&](const Array& x) {
+        return sum(view(x, Shape{range(5), range(3)}, AffineMap(2, 1, {2, 1}, {1})) * w3, {1});
+    });
+    // Reversed windows.
+    check_linear_1(Shape{range(14)}, [&](const Array& x) {
+        return sum(view(x, Shape{range(6), range(3)}, AffineMap(2, 1, {-1, 2}, {9})) * w3, {1});
+    });
+    // Kernel longer than the output: the weights are the padded operand.
+    check_linear_1(Shape{range(9)}, [&](const Array& x) {
+        return sum(view(x, Shape{range(2), range(6)}, AffineMap(2, 1, {2, 1}, {0})) * w6, {1});
+    });
+    // Mixed 2-D: rows placed along the output on one axis and the kernel on the other, so no
+    // operand owns every padded row (the plain gather is used).
+    Array wk = random_array(Shape{range(2), range(6)}, 23);
+    check_linear_1(Shape{range(12), range(9)}, [&](const Array& x) {
+        Shape box{range(5), range(2), range(2), range(6)}; // (oh, ow, kh, kw)
+        AffineMap m(4, 2, {2, 0, 1, 0, /**/ 0, 2, 0, 1}, {1, 0});
+        return sum(view(x, box, m) * wk, {2, 3});
+    });
 }

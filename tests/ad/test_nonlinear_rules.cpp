@@ -9,14 +9,14 @@ using namespace hedra::test;
 namespace {
 
 void check_1(const std::function<Array(const Array&)>& f, const Array& at) {
-    HEDRA_CHECK_GRADIENT(check_gradient(
-        [&](const std::vector<Array>& x) { return sum(f(x[0])); }, {at}));
+    HEDRA_CHECK_GRADIENT(
+        check_gradient([&](const std::vector<Array>& x) { return sum(f(x[0])); }, {at}));
 }
 
 void check_2(const std::function<Array(const Array&, const Array&)>& f, const Array& a,
              const Array& b) {
-    HEDRA_CHECK_GRADIENT(check_gradient(
-        [&](const std::vector<Array>& x) { return sum(f(x[0], x[1])); }, {a, b}));
+    HEDRA_CHECK_GRADIENT(
+        check_gradient([&](const std::vector<Array>& x) { return sum(f(x[0], x[1])); }, {a, b}));
 }
 
 std::vector<double> grad_values(const std::function<Array(const Array&)>& f,
@@ -30,19 +30,40 @@ std::vector<double> grad_values(const std::function<Array(const Array&)>& f,
 TEST_CASE("finite differences: elementwise functions") {
     Shape s{range(2), range(3)};
     Array x = random_array(s, 1), pos = random_array(s, 2, 0.2, 2.0);
-    SUBCASE("exp") { check_1([](const Array& a) { return exp(a); }, x); }
-    SUBCASE("log") { check_1([](const Array& a) { return log(a); }, pos); }
-    SUBCASE("sqrt") { check_1([](const Array& a) { return sqrt(a); }, pos); }
-    SUBCASE("tanh") { check_1([](const Array& a) { return tanh(a); }, x); }
-    SUBCASE("sigmoid") { check_1([](const Array& a) { return sigmoid(a); }, x); }
-    SUBCASE("abs") { check_1([](const Array& a) { return abs(a); }, x); }
-    SUBCASE("neg") { check_1([](const Array& a) { return -a * a; }, x); }
-    SUBCASE("relu") { check_1([](const Array& a) { return relu(a) * a; }, x); }
-    SUBCASE("pow const") { check_1([](const Array& a) { return pow(a, 3.0); }, x); }
+    SUBCASE("exp") {
+        check_1([](const Array& a) { return exp(a); }, x);
+    }
+    SUBCASE("log") {
+        check_1([](const Array& a) { return log(a); }, pos);
+    }
+    SUBCASE("sqrt") {
+        check_1([](const Array& a) { return sqrt(a); }, pos);
+    }
+    SUBCASE("tanh") {
+        check_1([](const Array& a) { return tanh(a); }, x);
+    }
+    SUBCASE("sigmoid") {
+        check_1([](const Array& a) { return sigmoid(a); }, x);
+    }
+    SUBCASE("abs") {
+        check_1([](const Array& a) { return abs(a); }, x);
+    }
+    SUBCASE("neg") {
+        check_1([](const Array& a) { return -a * a; }, x);
+    }
+    SUBCASE("relu") {
+        check_1([](const Array& a) { return relu(a) * a; }, x);
+    }
+    SUBCASE("pow const") {
+        check_1([](const Array& a) { return pow(a, 3.0); }, x);
+    }
     SUBCASE("traced lambda") {
-        check_1([](const Array& a) {
-            return lazy([](auto v) { return select(v > 0.1, v * exp(-v), log(v * v + 1.0)); }, a);
-        }, x);
+        check_1(
+            [](const Array& a) {
+                return lazy([](auto v) { return select(v > 0.1, v * exp(-v), log(v * v + 1.0)); },
+                            a);
+            },
+            x);
     }
     SUBCASE("casts") {
         // Through f32 the function is a staircase at f32 resolution: a wide step, and a
@@ -65,13 +86,15 @@ TEST_CASE("finite differences: binary functions with broadcasting") {
     SUBCASE("add/sub/mul") {
         check_2([](const Array& x, const Array& y) { return (x + y) * (x - y) * y; }, a, b);
     }
-    SUBCASE("div") { check_2([](const Array& x, const Array& y) { return x / y; }, a, b); }
+    SUBCASE("div") {
+        check_2([](const Array& x, const Array& y) { return x / y; }, a, b);
+    }
     SUBCASE("pow") {
         check_2([](const Array& x, const Array& y) { return pow(y, x); }, a, b);
     }
     SUBCASE("minimum/maximum") {
-        check_2([](const Array& x, const Array& y) { return maximum(x, y) - minimum(x, y * x); },
-                a, c);
+        check_2([](const Array& x, const Array& y) { return maximum(x, y) - minimum(x, y * x); }, a,
+                c);
     }
     SUBCASE("where") {
         check_2([](const Array& x, const Array& y) { return where(x > y, x * y, y - x); }, a, c);
@@ -80,10 +103,18 @@ TEST_CASE("finite differences: binary functions with broadcasting") {
 
 TEST_CASE("finite differences: reductions") {
     Array x = random_array(Shape{range(3), range(1, 5)}, 9);
-    SUBCASE("sum") { check_1([](const Array& a) { return sum(a, {0}) * sum(a, {1}, true); }, x); }
-    SUBCASE("mean") { check_1([](const Array& a) { return mean(a * a, {1}); }, x); }
-    SUBCASE("max") { check_1([](const Array& a) { return max(a, {1}) * max(a); }, x); }
-    SUBCASE("min") { check_1([](const Array& a) { return min(a, {0}, true) * a; }, x); }
+    SUBCASE("sum") {
+        check_1([](const Array& a) { return sum(a, {0}) * sum(a, {1}, true); }, x);
+    }
+    SUBCASE("mean") {
+        check_1([](const Array& a) { return mean(a * a, {1}); }, x);
+    }
+    SUBCASE("max") {
+        check_1([](const Array& a) { return max(a, {1}) * max(a); }, x);
+    }
+    SUBCASE("min") {
+        check_1([](const Array& a) { return min(a, {0}, true) * a; }, x);
+    }
     SUBCASE("prod") {
         check_1([](const Array& a) { return reduce(ReduceOp::Prod, a, {1}); }, x);
     }

@@ -12,22 +12,30 @@ using namespace hedra;
 
 namespace {
 
-ScalarValue f64(double v) { return ScalarValue::of(v, DType::F64); }
-ScalarExpr x0() { return scalar_input(0, DType::F64); }
-ScalarExpr x1() { return scalar_input(1, DType::F64); }
+ScalarValue f64(double v) {
+    return ScalarValue::of(v, DType::F64);
+}
+ScalarExpr x0() {
+    return scalar_input(0, DType::F64);
+}
+ScalarExpr x1() {
+    return scalar_input(1, DType::F64);
+}
 
 // d expr / d input k at `point`, from the rule (cotangent 1) and from central differences.
 std::pair<double, double> both(const ScalarExpr& e, std::vector<double> point, int k) {
     const int n = static_cast<int>(point.size());
     auto bars = ad::scalar_vjp(e, scalar_input(n, e->dtype), n);
     std::vector<ScalarValue> in;
-    for (double v : point) in.push_back(f64(v));
+    for (double v : point)
+        in.push_back(f64(v));
     in.push_back(ScalarValue::of(1.0, e->dtype));
     double rule = bars[k] ? evaluate(bars[k], in).as_double() : 0.0;
     const double h = 1e-6;
     auto at = [&](double dx) {
         std::vector<ScalarValue> p;
-        for (int i = 0; i < n; ++i) p.push_back(f64(point[i] + (i == k ? dx : 0.0)));
+        for (int i = 0; i < n; ++i)
+            p.push_back(f64(point[i] + (i == k ? dx : 0.0)));
         return evaluate(e, p).as_double();
     };
     return {rule, (at(h) - at(-h)) / (2 * h)};
@@ -48,16 +56,18 @@ double rule_at(const ScalarExpr& e, std::vector<double> point, int k) {
 } // namespace
 
 TEST_CASE("scalar_vjp: unary rules match central differences") {
-    for (ScalarOp op : {ScalarOp::Neg, ScalarOp::Abs, ScalarOp::Exp, ScalarOp::Tanh,
-                        ScalarOp::Sigmoid})
-        for (double v : {-1.3, -0.2, 0.7, 2.1}) check_rule(scalar_unary(op, x0()), {v});
+    for (ScalarOp op :
+         {ScalarOp::Neg, ScalarOp::Abs, ScalarOp::Exp, ScalarOp::Tanh, ScalarOp::Sigmoid})
+        for (double v : {-1.3, -0.2, 0.7, 2.1})
+            check_rule(scalar_unary(op, x0()), {v});
     for (ScalarOp op : {ScalarOp::Log, ScalarOp::Sqrt})
-        for (double v : {0.3, 1.0, 2.5}) check_rule(scalar_unary(op, x0()), {v});
+        for (double v : {0.3, 1.0, 2.5})
+            check_rule(scalar_unary(op, x0()), {v});
 }
 
 TEST_CASE("scalar_vjp: binary rules match central differences") {
-    for (ScalarOp op : {ScalarOp::Add, ScalarOp::Sub, ScalarOp::Mul, ScalarOp::Div,
-                        ScalarOp::Min, ScalarOp::Max}) {
+    for (ScalarOp op : {ScalarOp::Add, ScalarOp::Sub, ScalarOp::Mul, ScalarOp::Div, ScalarOp::Min,
+                        ScalarOp::Max}) {
         check_rule(scalar_binary(op, x0(), x1()), {0.7, -1.9});
         check_rule(scalar_binary(op, x0(), x1()), {-2.3, 0.4});
     }
@@ -100,8 +110,8 @@ TEST_CASE("scalar_vjp: subgradient conventions at kinks") {
     CHECK(rule_at(scalar_binary(ScalarOp::Max, x0(), x0()), {0.3}, 0) == 1.0);
     // relu = max(x, 0): 0.5 at 0; select(x > 0, x, 0): 0 at 0.
     CHECK(rule_at(scalar_binary(ScalarOp::Max, x0(), zero), {0.0}, 0) == 0.5);
-    CHECK(rule_at(scalar_select(scalar_binary(ScalarOp::Gt, x0(), zero), x0(), zero), {0.0},
-                  0) == 0.0);
+    CHECK(rule_at(scalar_select(scalar_binary(ScalarOp::Gt, x0(), zero), x0(), zero), {0.0}, 0) ==
+          0.0);
     // abs'(0) = 0.
     CHECK(rule_at(scalar_unary(ScalarOp::Abs, x0()), {0.0}, 0) == 0.0);
     // pow(0, y): d/dy taken as 0.

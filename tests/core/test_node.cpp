@@ -181,3 +181,14 @@ TEST_CASE("node: many short-lived nodes do not disturb interning") {
     CHECK((b + 1.0f).node() == kept);
     CHECK((b + 2.0f).node() != kept);
 }
+
+TEST_CASE("node: dropping a very long lazy chain does not overflow the stack") {
+    Array leaf = data({1, 2}, Shape::of({2}));
+    {
+        Array x = leaf;
+        for (int i = 0; i < 200000; ++i)
+            x = x + 1.0f;
+        CHECK(topological_order({x.node()}).size() == 200001);
+    } // the chain is released here, iteratively
+    CHECK((leaf + 1.0f).node()->inputs.at(0) == leaf.node());
+}

@@ -11,21 +11,25 @@ using namespace hedra;
 
 namespace {
 
-Array f32(const Shape& s) { return array(std::vector<float>(s.size(), 1.0f), s); }
-Array i32(const Shape& s) { return array(std::vector<std::int32_t>(s.size(), 1), s); }
+Array f32(const Shape& s) {
+    return array(std::vector<float>(s.size(), 1.0f), s);
+}
+Array i32(const Shape& s) {
+    return array(std::vector<std::int32_t>(s.size(), 1), s);
+}
 
 // A backend whose programs return zeros: enough to reach the input checks of a program.
 class ZerosBackend : public Backend {
 public:
     std::string name() const override { return "test_zeros"; }
     std::unique_ptr<Program> compile(const std::vector<NodePtr>& outputs,
-                                     const std::vector<NodePtr>&,
-                                     const CompileOptions&) override {
+                                     const std::vector<NodePtr>&, const CompileOptions&) override {
         struct Zeros : Program {
             std::vector<NodePtr> outputs;
             std::vector<HostArray> run(const std::vector<HostArray>&) override {
                 std::vector<HostArray> r;
-                for (const NodePtr& n : outputs) r.emplace_back(n->shape.sizes(), n->dtype);
+                for (const NodePtr& n : outputs)
+                    r.emplace_back(n->shape.sizes(), n->dtype);
                 return r;
             }
         };
@@ -70,8 +74,8 @@ TEST_CASE("errors: reshape by transform") {
 TEST_CASE("errors: reshape by shape") {
     Array a = f32(Shape::of({3, 4}));
     CHECK_ERROR(reshape(a, Shape::of({3, 5})), "reshape", "(3,4)", "(3,5)", "axis 1", "[0,4)");
-    CHECK_ERROR(reshape(f32(Shape{range(0, 10, 2)}), Shape{range(1, 5)}), "reshape",
-                "[0,10):2", "[1,5)");
+    CHECK_ERROR(reshape(f32(Shape{range(0, 10, 2)}), Shape{range(1, 5)}), "reshape", "[0,10):2",
+                "[1,5)");
     CHECK_ERROR(reshape(a, Shape::of({12})), "reshape", "fewer axes");
     CHECK_ERROR(broadcast_to(a, Shape::of({2, 3, 5})), "broadcast_to", "(3,4)", "(2,3,5)",
                 "axis 2");
@@ -103,8 +107,7 @@ TEST_CASE("errors: reduce axes and combiners") {
 
 TEST_CASE("errors: fuse, overwrite and stack") {
     Array l = f32(Shape{range(0, 4)}), r = f32(Shape{range(2, 6)});
-    CHECK_ERROR(fuse({l, r}), "fuse", "pieces 0 (4) and 1 ([2,6)) overlap in ([2,4))",
-                "overwrite");
+    CHECK_ERROR(fuse({l, r}), "fuse", "pieces 0 (4) and 1 ([2,6)) overlap in ([2,4))", "overwrite");
     Array far = f32(Shape{range(5, 8)});
     CHECK_ERROR(fuse({l, far}), "fuse", "gap", "hull (8)", "e.g. index [4]");
     CHECK_ERROR(fuse({l, f32(Shape::of({4, 1}))}), "fuse", "rank");
@@ -135,8 +138,7 @@ TEST_CASE("errors: empty handles and bad leaves") {
     CHECK_ERROR(sum(e), "empty hedra::Array handle");
     CHECK_ERROR(e.shape(), "empty hedra::Array handle");
     CHECK_ERROR(compute(e), "empty hedra::Array handle");
-    CHECK_ERROR(array(std::vector<float>(5), Shape::of({2, 3})), "array", "5 elements",
-                "(2,3)");
+    CHECK_ERROR(array(std::vector<float>(5), Shape::of({2, 3})), "array", "5 elements", "(2,3)");
     CHECK_ERROR(index_components(Shape::of({2, 3}), 2), "index_components",
                 "axis 2 out of range for shape (2,3)");
     CHECK_ERROR(range(0, 5, 0), "step 0");
@@ -193,8 +195,7 @@ TEST_CASE("errors: library shape functions") {
     CHECK_ERROR(unflatten(a, 2, {4}), "unflatten: axis 2 out of range");
     Array big = f32(Shape::of({300, 300, 2}));
     CHECK_ERROR(flatten(big), "flatten", "90000 pieces", "65536", "contract");
-    CHECK_ERROR(flatten(f32(Shape{range(1, 3), range(2)})), "flatten", "axis 0", "[1,3)",
-                "rebase");
+    CHECK_ERROR(flatten(f32(Shape{range(1, 3), range(2)})), "flatten", "axis 0", "[1,3)", "rebase");
     CHECK_ERROR(flatten(a, 1, 0), "flatten", "first axis 1 comes after last axis 0");
     CHECK_ERROR(transpose(a, {0, 0}), "transpose", "[0,0]", "not a permutation", "(3,4)");
     CHECK_ERROR(transpose(a, {0, 1, 2}), "transpose", "not a permutation");

@@ -63,8 +63,8 @@ TEST_CASE("dependences: an overwrite orders the two writes (WAW)") {
     inner.extents = {6};
     inner.write_access = AffineMap(1, 1, {1}, {1});
     inner.reads = {{0, AffineMap(1, 1, {1}, {0})}, {0, AffineMap(1, 1, {1}, {2})}};
-    inner.value = scalar_binary(ScalarOp::Add, scalar_input(0, DType::F32),
-                                scalar_input(1, DType::F32));
+    inner.value =
+        scalar_binary(ScalarOp::Add, scalar_input(0, DType::F32), scalar_input(1, DType::F32));
     p.kernels.push_back({"k0", {all, inner}});
     poly::Scop scop = poly::build_scop(ctx, p, p.kernels[0]);
     poly::Dependences deps = poly::compute_dependences(scop);

@@ -41,8 +41,10 @@ void calls(const AstNode& n, std::vector<const AstNode*>& loops,
            const std::function<void(const AstNode&, const std::vector<const AstNode*>&)>& f) {
     if (n.kind == AstNode::Kind::Call) f(n, loops);
     if (n.kind == AstNode::Kind::For) loops.push_back(&n);
-    for (const AstNode& c : n.body) calls(c, loops, f);
-    for (const AstNode& c : n.else_body) calls(c, loops, f);
+    for (const AstNode& c : n.body)
+        calls(c, loops, f);
+    for (const AstNode& c : n.else_body)
+        calls(c, loops, f);
     if (n.kind == AstNode::Kind::For) loops.pop_back();
 }
 
@@ -91,7 +93,8 @@ TEST_CASE("schedule: transpose keeps the write stride-1 innermost; both loops pa
     std::vector<const AstNode*> loops;
     calls(root, loops, [&](const AstNode& c, const std::vector<const AstNode*>& around) {
         CHECK(mentions(c.counters[1], around.back()->iterator));
-        for (const AstNode* l : around) CHECK(l->parallel);
+        for (const AstNode* l : around)
+            CHECK(l->parallel);
     });
 }
 
@@ -106,4 +109,25 @@ TEST_CASE("schedule: a one-iteration loop removed by isl never takes the paralle
         for (const AstNode* l : around)
             CHECK(l->parallel == !mentions(c.counters[2], l->iterator));
     });
+}
+
+TEST_CASE("schedule: on quota the kernel falls back to program order") {
+    poly::IslContext ctx;
+    poly::ProgramIR p = test::matmul_ir(20, 30, 40);
+    poly::Scop scop = poly::build_scop(ctx, p, p.kernels[0]);
+    poly::Dependences deps = poly::compute_dependences(scop);
+    sched::ScheduleOptions tiny;
+    tiny.base_operations = 1;
+    tiny.operations_per_statement = 0;
+    sched::KernelSchedule ks = sched::compute_schedule(ctx, scop, deps, tiny);
+    CHECK(ks.fell_back);
+    AstNode root = sched::build_loop_ast(scop, deps, sched::tile_schedule(scop, ks.schedule));
+    INFO(sched::to_string(root));
+    REQUIRE(root.body.size() == 2);
+    CHECK(statements_in(root.body[0]) == std::set<int>{0});
+    CHECK(statements_in(root.body[1]) == std::set<int>{1});
+    CHECK(sched::count_for(root.body[1]) == 3); // untiled: i, j, k
+    // The context works normally afterwards.
+    sched::KernelSchedule again = sched::compute_schedule(ctx, scop, deps);
+    CHECK(!again.fell_back);
 }

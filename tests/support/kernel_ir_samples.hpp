@@ -58,8 +58,8 @@ inline poly::ProgramIR transpose_ir(std::int64_t rows, std::int64_t cols) {
     s.reads = {{0, AffineMap::projection(2, {1, 0})}, {-1, AffineMap::projection(2, {0})}};
     ScalarExpr twice =
         scalar_binary(ScalarOp::Mul, scalar_input(0, DType::F32), scalar_const(2.0, DType::F32));
-    s.value = scalar_binary(ScalarOp::Add, twice,
-                            scalar_cast(scalar_input(1, DType::I64), DType::F32));
+    s.value =
+        scalar_binary(ScalarOp::Add, twice, scalar_cast(scalar_input(1, DType::I64), DType::F32));
     p.kernels.push_back({"k0", {s}});
     p.outputs = {1};
     p.inputs = {0};

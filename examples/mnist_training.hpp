@@ -1,0 +1,252 @@
+// The training loop shared by the MNIST examples (mnist_mlp, mnist_cnn): command-line flags,
+// data loading, a compiled training step run per batch, progress, test accuracy after each
+// epoch, the loss CSV and plot, and the closing line `test_accuracy=<x> epoch_seconds=<y>`.
+// Everything a model computes is in nn::TrainStep; this file only moves batches and prints.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hedra.hpp"
+#include "nn/mnist_dataset.hpp"
+#include "nn/model.hpp"
+#include "nn/optim.hpp"
+#include "nn/train_step.hpp"
+#include "nn/training_report.hpp"
+
+namespace mnist_example {
+
+using namespace hedra;
+
+struct Flags {
+    std::vector<std::int64_t> hidden{300, 100}; // mnist_mlp only
+    std::int64_t batch = 64;
+    double lr = 0.1;
+    double momentum = 0.0;
+    std::string optimizer = "sgd";
+    std::int64_t epochs = 1;
+    int threads = 0;
+    std::string backend;
+    std::uint64_t seed = 0;
+    std::string data = nn::kDefaultMnistDirectory;
+    std::int64_t limit = 0; // train on the first N examples (0: all)
+    std::string csv;        // default: <program>_loss.csv; the plot takes the same stem
+};
+
+inline void usage(const char* program, bool with_hidden) {
+    std::fprintf(stderr,
+                 "usage: %s [options]\n%s"
+                 "  --batch N        batch size (64)\n"
+                 "  --lr X           learning rate (0.1)\n"
+                 "  --momentum X     SGD momentum (0)\n"
+                 "  --optimizer S    sgd or adam (sgd)\n"
+                 "  --epochs N       epochs (1)\n"
+                 "  --threads N      threads (0: $HEDRA_NUM_THREADS or all cores)\n"
+                 "  --backend NAME   hedra backend (default: $HEDRA_BACKEND or the built-in)\n"
+                 "  --seed N         seed of the initial weights and the shuffles (0)\n"
+                 "  --data DIR       MNIST-format folder (%s)\n"
+                 "  --limit N        train on the first N training examples only\n"
+                 "  --csv FILE       loss per step (%s_loss.csv; '' for none); a .png plot goes\n"
+                 "                   beside it when gnuplot is installed\n",
+                 program, with_hidden ? "  --hidden A,B,..  hidden layer sizes (300,100)\n" : "",
+                 nn::kDefaultMnistDirectory, program);
+}
+
+inline std::vector<std::int64_t> parse_sizes(const std::string& s) {
+    std::vector<std::int64_t> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        std::size_t comma = s.find(',', start);
+        std::string item = s.substr(start, comma == std::string::npos ? comma : comma - start);
+        std::size_t used = 0;
+        long long v = std::stoll(item, &used);
+        if (used != item.size() || v <= 0) throw std::invalid_argument(item);
+        out.push_back(v);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+// Parses "--name value" and "--name=value"; prints usage and exits on --help or a bad flag.
+inline Flags parse_flags(int argc, char** argv, const char* program, bool with_hidden) {
+    Flags f;
+    f.csv = std::string(program) + "_loss.csv";
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i], value;
+        if (arg == "--help" || arg == "-h") {
+            usage(program, with_hidden);
+            std::exit(0);
+        }
+        std::size_t eq = arg.find('=');
+        if (eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            std::fprintf(stderr, "%s: flag %s needs a value\n", program, arg.c_str());
+            usage(program, with_hidden);
+            std::exit(2);
+        }
+        try {
+            if (arg == "--hidden" && with_hidden)
+                f.hidden = parse_sizes(value);
+            else if (arg == "--batch")
+                f.batch = std::stoll(value);
+            else if (arg == "--lr")
+                f.lr = std::stod(value);
+            else if (arg == "--momentum")
+                f.momentum = std::stod(value);
+            else if (arg == "--optimizer")
+                f.optimizer = value;
+            else if (arg == "--epochs")
+                f.epochs = std::stoll(value);
+            else if (arg == "--threads")
+                f.threads = std::stoi(value);
+            else if (arg == "--backend")
+                f.backend = value;
+            else if (arg == "--seed")
+                f.seed = std::stoull(value);
+            else if (arg == "--data")
+                f.data = value;
+            else if (arg == "--limit")
+                f.limit = std::stoll(value);
+            else if (arg == "--csv")
+                f.csv = value;
+            else
+                throw std::invalid_argument("unknown flag");
+        } catch (const std::exception&) {
+            std::fprintf(stderr, "%s: bad flag %s %s\n", program, arg.c_str(), value.c_str());
+            usage(program, with_hidden);
+            std::exit(2);
+        }
+    }
+    if (f.batch <= 0 || f.epochs <= 0 || f.limit < 0 || f.threads < 0 ||
+        (f.optimizer != "sgd" && f.optimizer != "adam")) {
+        std::fprintf(stderr,
+                     "%s: batch and epochs must be positive, limit and threads >= 0, "
+                     "and the optimizer sgd or adam\n",
+                     program);
+        std::exit(2);
+    }
+    return f;
+}
+
+// The fraction of `split` the step's current parameters classify correctly.
+inline double test_accuracy(nn::TrainStep& step, const nn::MnistSplit& split) {
+    constexpr std::int64_t kEvalBatch = 1000;
+    auto order = nn::sequential_indices(split.size());
+    std::int64_t correct = 0;
+    for (std::int64_t b = 0; b < nn::batch_count(split.size(), kEvalBatch, false); ++b) {
+        auto batch = nn::mnist_batch(split, order, b, kEvalBatch, step.model().example_shape);
+        correct += step.count_correct(batch.images, batch.labels);
+    }
+    return static_cast<double>(correct) / static_cast<double>(split.size());
+}
+
+inline std::string png_path_for(const std::string& csv) {
+    const std::string ext = ".csv";
+    if (csv.size() > ext.size() && csv.compare(csv.size() - ext.size(), ext.size(), ext) == 0)
+        return csv.substr(0, csv.size() - ext.size()) + ".png";
+    return csv + ".png";
+}
+
+using ModelFactory = std::function<nn::Model(const nn::MnistDataset&, const Flags&)>;
+
+inline int train(const char* program, const Flags& f, const ModelFactory& make_model) {
+    using clock = std::chrono::steady_clock;
+    nn::MnistDataset data = nn::load_mnist(f.data);
+    if (f.limit > 0 && f.limit < data.train.size()) {
+        auto first = nn::sequential_indices(f.limit);
+        data.train = {nn::gather_rows(data.train.images, first),
+                      nn::gather_rows(data.train.labels, first)};
+    }
+    ComputeOptions options;
+    options.backend = f.backend;
+    options.num_threads = f.threads;
+    const std::string backend = f.backend.empty() ? default_backend_name() : f.backend;
+    std::shared_ptr<const nn::Optimizer> optimizer;
+    if (f.optimizer == "adam")
+        optimizer = std::make_shared<nn::Adam>(nn::AdamOptions{f.lr});
+    else
+        optimizer = std::make_shared<nn::Sgd>(nn::SgdOptions{f.lr, f.momentum});
+    nn::TrainStep step(make_model(data, f), optimizer, options);
+
+    const std::int64_t n = data.train.size(), steps = nn::batch_count(n, f.batch, false);
+    std::printf("%s: %lld training and %lld test examples from %s; batch %lld, %s lr %g, "
+                "backend %s\n",
+                program, static_cast<long long>(n), static_cast<long long>(data.test.size()),
+                f.data.c_str(), static_cast<long long>(f.batch), f.optimizer.c_str(), f.lr,
+                backend.c_str());
+    if (backend == "reference")
+        std::fprintf(stderr, "note: the reference backend is an interpreter meant for tests; "
+                             "training on it is very slow\n");
+    std::fflush(stdout);
+    nn::TrainingProgress progress(steps, f.epochs);
+    std::vector<double> losses;
+    double accuracy = 0.0, train_seconds = 0.0;
+    for (std::int64_t epoch = 1; epoch <= f.epochs; ++epoch) {
+        auto order = nn::shuffled_indices(n, f.seed, static_cast<std::uint64_t>(epoch - 1));
+        const double compile_before = step.compile_seconds();
+        const auto start = clock::now();
+        progress.begin_epoch(epoch);
+        double epoch_loss = 0.0;
+        for (std::int64_t s = 0; s < steps; ++s) {
+            auto batch = nn::mnist_batch(data.train, order, s, f.batch, step.model().example_shape);
+            const double compiled = step.compile_seconds();
+            const double loss = step.step(batch.images, batch.labels);
+            progress.exclude_seconds(step.compile_seconds() - compiled);
+            if (!std::isfinite(loss))
+                throw Error("training diverged: the loss is " + std::to_string(loss) +
+                            " at epoch " + std::to_string(epoch) + " step " + std::to_string(s));
+            losses.push_back(loss);
+            epoch_loss += loss;
+            progress.step(s, loss, batch.labels.size());
+        }
+        progress.end_epoch();
+        const double compile = step.compile_seconds() - compile_before;
+        const double seconds =
+            std::chrono::duration<double>(clock::now() - start).count() - compile;
+        train_seconds += seconds;
+        const auto eval_start = clock::now();
+        accuracy = test_accuracy(step, data.test);
+        const double eval = std::chrono::duration<double>(clock::now() - eval_start).count();
+        std::printf("epoch %lld/%lld: mean loss %.4f, test accuracy %.4f, training %.2f s "
+                    "(compiling %.2f s more), evaluation %.2f s\n",
+                    static_cast<long long>(epoch), static_cast<long long>(f.epochs),
+                    epoch_loss / static_cast<double>(steps), accuracy, seconds, compile, eval);
+        std::fflush(stdout);
+    }
+    if (!f.csv.empty()) {
+        nn::write_loss_csv(f.csv, losses, steps);
+        const std::string png = png_path_for(f.csv);
+        const bool plotted = nn::plot_loss_png(f.csv, png, std::string(program) + " training loss");
+        std::printf("wrote %s%s\n", f.csv.c_str(), plotted ? (" and " + png).c_str() : "");
+    }
+    std::fflush(stderr);
+    std::printf("test_accuracy=%.4f epoch_seconds=%.3f\n", accuracy,
+                train_seconds / static_cast<double>(f.epochs));
+    return 0;
+}
+
+// main() of an example: flags, then train(), with hedra::Error reported as one line.
+inline int run(int argc, char** argv, const char* program, bool with_hidden,
+               const ModelFactory& make_model) {
+    Flags f = parse_flags(argc, argv, program, with_hidden);
+    try {
+        return train(program, f, make_model);
+    } catch (const Error& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+        return 1;
+    }
+}
+
+} // namespace mnist_example

@@ -1,0 +1,200 @@
+// The layers of layers.hpp. Each contraction is one index space holding the result axes
+// followed by the reduced axes; each operand is read through an AffineMap from that space
+// (built by IndexMap below, which honours the operand's own range starts and steps), the
+// products are one map and the reduced axes one sum. That is exactly matmul's form, so the
+// scheduler sees dense layers and convolutions the way it sees matmul.
+#include "nn/layers.hpp"
+
+#include <string>
+#include <vector>
+
+#include "ad/grad.hpp"
+#include "core/error.hpp"
+#include "core/library.hpp"
+#include "core/primitives.hpp"
+
+namespace hedra::nn {
+
+namespace {
+
+// An affine map from a 0-based space of rank `space_rank` to the indices of an array of shape
+// `target`: target axis `row` reads counter Σ coeff·j, i.e. index start + step·(Σ coeff·j).
+class IndexMap {
+public:
+    IndexMap(int space_rank, const Shape& target)
+        : space_rank_(space_rank), target_(target),
+          matrix_(static_cast<std::size_t>(space_rank * target.rank()), 0),
+          offset_(static_cast<std::size_t>(target.rank()), 0) {
+        for (int r = 0; r < target.rank(); ++r)
+            offset_[r] = target[r].start;
+    }
+    IndexMap& read(int row, int space_axis, std::int64_t coeff = 1) {
+        matrix_[row * space_rank_ + space_axis] += coeff * target_[row].step;
+        return *this;
+    }
+    AffineMap map() const { return AffineMap(space_rank_, target_.rank(), matrix_, offset_); }
+
+private:
+    int space_rank_;
+    Shape target_;
+    std::vector<std::int64_t> matrix_, offset_;
+};
+
+std::string at(std::source_location loc) {
+    return " (called at " + location_string(loc) + ")";
+}
+
+// `a` itself when every axis is already [0, n) with step 1, else rebase(a).
+Array zero_based(const Array& a) {
+    for (const Range& r : a.shape().ranges())
+        if (r.start != 0 || r.step != 1) return rebase(a);
+    return a;
+}
+
+// A rank-1 array (n) as a column (n, 1), so that it broadcasts along axis 0 of a (n, k) array.
+Array as_column(const Array& v) {
+    return reshape(v, Transform(1, {TransformAxis{0, 1, 0}, TransformAxis{-1, 1, 0}}));
+}
+
+// bias (C) added along axis 1 of y (N, C, ...): bias seen as (C, 1, ..., 1).
+Array add_channel_bias(const Array& y, const Array& bias, const char* op,
+                       std::source_location loc) {
+    if (!bias.valid()) return y;
+    if (bias.rank() != 1 || bias.shape()[0].size != y.shape()[1].size)
+        throw Error(std::string(op) + ": bias must have shape (" +
+                    std::to_string(y.shape()[1].size) + "), got " + bias.describe() + at(loc));
+    std::vector<TransformAxis> axes{TransformAxis{0, 1, 0}};
+    for (int d = 2; d < y.rank(); ++d)
+        axes.push_back(TransformAxis{-1, 1, 0});
+    return y + reshape(zero_based(bias), Transform(1, axes));
+}
+
+} // namespace
+
+Array linear(const Array& x, const Array& weight, const Array& bias, std::source_location loc) {
+    const int k = x.rank() - 1;
+    if (x.rank() < 2 || weight.rank() != x.rank())
+        throw Error("linear: x must be (N, features...) and weight (out, features...) with the "
+                    "same features; got x " +
+                    x.describe() + " and weight " + weight.describe() + at(loc));
+    for (int d = 1; d <= k; ++d)
+        if (x.shape()[d].size != weight.shape()[d].size)
+            throw Error("linear: feature axis " + std::to_string(d) + " has size " +
+                        std::to_string(x.shape()[d].size) + " in x and " +
+                        std::to_string(weight.shape()[d].size) + " in weight; x " + x.describe() +
+                        ", weight " + weight.describe() + at(loc));
+    // Space (n, o, f...): x reads (n, f...), weight reads (o, f...).
+    std::vector<std::int64_t> sizes{x.shape()[0].size, weight.shape()[0].size};
+    for (int d = 1; d <= k; ++d)
+        sizes.push_back(x.shape()[d].size);
+    const Shape space = Shape::of(sizes);
+    const int rank = space.rank();
+    IndexMap xm(rank, x.shape()), wm(rank, weight.shape());
+    xm.read(0, 0);
+    wm.read(0, 1);
+    std::vector<int> reduced;
+    for (int d = 1; d <= k; ++d) {
+        xm.read(d, d + 1);
+        wm.read(d, d + 1);
+        reduced.push_back(d + 1);
+    }
+    Array products = view(x, space, xm.map(), loc) * view(weight, space, wm.map(), loc);
+    return add_channel_bias(sum(products, reduced), bias, "linear", loc);
+}
+
+Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_t stride,
+             std::int64_t padding, std::source_location loc) {
+    if (x.rank() != 4 || weight.rank() != 4)
+        throw Error("conv2d: x must be (N, C, H, W) and weight (CO, C, KH, KW); got x " +
+                    x.describe() + " and weight " + weight.describe() + at(loc));
+    if (stride < 1 || padding < 0)
+        throw Error("conv2d: stride must be >= 1 and padding >= 0, got stride " +
+                    std::to_string(stride) + " and padding " + std::to_string(padding) + at(loc));
+    const auto xs = x.shape().sizes(), ws = weight.shape().sizes();
+    if (xs[1] != ws[1])
+        throw Error("conv2d: x has " + std::to_string(xs[1]) + " channels (axis 1) but weight " +
+                    "expects " + std::to_string(ws[1]) + "; x " + x.describe() + ", weight " +
+                    weight.describe() + at(loc));
+    const std::int64_t h = xs[2] + 2 * padding, w = xs[3] + 2 * padding;
+    if (ws[2] > h || ws[3] > w)
+        throw Error("conv2d: a " + std::to_string(ws[2]) + "x" + std::to_string(ws[3]) +
+                    " kernel does not fit the padded " + std::to_string(h) + "x" +
+                    std::to_string(w) + " input; x " + x.describe() + ", weight " +
+                    weight.describe() + at(loc));
+    const std::int64_t oh = (h - ws[2]) / stride + 1, ow = (w - ws[3]) / stride + 1;
+    Array xp = padding > 0
+                   ? pad(x, {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}, 0.0, loc)
+                   : x;
+    // Space (n, co, oh, ow, c, kh, kw).
+    const Shape space = Shape::of({xs[0], ws[0], oh, ow, xs[1], ws[2], ws[3]});
+    IndexMap xm(7, xp.shape()), wm(7, weight.shape());
+    xm.read(0, 0).read(1, 4).read(2, 2, stride).read(2, 5).read(3, 3, stride).read(3, 6);
+    wm.read(0, 1).read(1, 4).read(2, 5).read(3, 6);
+    Array products = view(xp, space, xm.map(), loc) * view(weight, space, wm.map(), loc);
+    return add_channel_bias(sum(products, {4, 5, 6}), bias, "conv2d", loc);
+}
+
+Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride,
+                std::source_location loc) {
+    if (stride == 0) stride = kernel;
+    if (x.rank() != 4 || kernel < 1 || stride < 1)
+        throw Error("maxpool2d: x must be (N, C, H, W) with kernel and stride >= 1; got x " +
+                    x.describe() + ", kernel " + std::to_string(kernel) + ", stride " +
+                    std::to_string(stride) + at(loc));
+    const auto xs = x.shape().sizes();
+    if (kernel > xs[2] || kernel > xs[3])
+        throw Error("maxpool2d: a " + std::to_string(kernel) + "x" + std::to_string(kernel) +
+                    " window does not fit x " + x.describe() + at(loc));
+    const std::int64_t oh = (xs[2] - kernel) / stride + 1, ow = (xs[3] - kernel) / stride + 1;
+    // Space (n, c, oh, ow, kh, kw).
+    const Shape space = Shape::of({xs[0], xs[1], oh, ow, kernel, kernel});
+    IndexMap m(6, x.shape());
+    m.read(0, 0).read(1, 1).read(2, 2, stride).read(2, 4).read(3, 3, stride).read(3, 5);
+    return max(view(x, space, m.map(), loc), {4, 5});
+}
+
+Array log_softmax(const Array& x, int axis) {
+    Array shift = stop_gradient(max(x, {axis}, true));
+    Array shifted = x - shift;
+    return shifted - log(sum(exp(shifted), {axis}, true));
+}
+
+Array softmax(const Array& x, int axis) {
+    Array e = exp(x - stop_gradient(max(x, {axis}, true)));
+    return e / sum(e, {axis}, true);
+}
+
+namespace {
+
+void check_logits_and_labels(const char* op, const Array& logits, const Array& labels,
+                             std::source_location loc) {
+    if (logits.rank() != 2 || !is_float(logits.dtype()))
+        throw Error(std::string(op) + ": logits must be a float array (batch, classes), got " +
+                    logits.describe() + at(loc));
+    if (labels.rank() != 1 || !is_integer(labels.dtype()) ||
+        labels.shape()[0].size != logits.shape()[0].size)
+        throw Error(std::string(op) + ": labels must be integers of shape (" +
+                    std::to_string(logits.shape()[0].size) + ") for logits " + logits.describe() +
+                    ", got " + labels.describe() + at(loc));
+}
+
+} // namespace
+
+Array softmax_cross_entropy(const Array& logits, const Array& labels, std::source_location loc) {
+    check_logits_and_labels("softmax_cross_entropy", logits, labels, loc);
+    Array z = zero_based(logits);
+    Array onehot = index_components(z.shape(), 1, loc) == as_column(zero_based(labels));
+    Array picked = where(onehot, log_softmax(z, 1), 0.0);
+    return -sum(picked) / static_cast<double>(logits.shape()[0].size);
+}
+
+Array count_correct(const Array& logits, const Array& labels, std::source_location loc) {
+    check_logits_and_labels("count_correct", logits, labels, loc);
+    Array z = zero_based(logits);
+    const std::int64_t classes = z.shape()[1].size;
+    Array is_max = z == max(z, {1}, true);
+    Array predicted = min(where(is_max, index_components(z.shape(), 1, loc), classes), {1});
+    return sum(predicted == zero_based(labels));
+}
+
+} // namespace hedra::nn

@@ -1,0 +1,54 @@
+// Neural-network layers written only with hedra's primitives and library functions: a dense
+// layer and a convolution are a view of each operand over one index space, a map and a sum;
+// max pooling is a window view and a max; softmax and cross-entropy detach the max shift with
+// stop_gradient. Nothing here loops over tensor data: every layer returns a lazy array, so the
+// forward pass, its gradient and the optimizer update compile into one program.
+// Weights use PyTorch's layouts (linear (out, in...), conv (out, in, kh, kw)), so PyTorch's
+// weights load unchanged.
+#pragma once
+
+#include <cstdint>
+#include <source_location>
+
+#include "core/array.hpp"
+
+namespace hedra::nn {
+
+// y[n, o] = Σ_f x[n, f...] · weight[o, f...] (+ bias[o]). x is (N, F...) and weight (O, F...)
+// with the same feature sizes F (any number of feature axes: an image (C, H, W) is contracted
+// over all three axes, with no flatten). `bias` (O) may be an empty Array.
+Array linear(const Array& x, const Array& weight, const Array& bias = Array(),
+             std::source_location loc = std::source_location::current());
+
+// 2-D convolution (cross-correlation, as PyTorch's): x (N, C, H, W), weight (CO, C, KH, KW),
+// bias (CO) or an empty Array; zero padding `padding` on both sides of H and W, then a window
+// view x[n, c, stride·oh + kh, stride·ow + kw]. Result (N, CO, OH, OW) with
+// OH = (H + 2·padding − KH) / stride + 1, likewise OW.
+Array conv2d(const Array& x, const Array& weight, const Array& bias = Array(),
+             std::int64_t stride = 1, std::int64_t padding = 0,
+             std::source_location loc = std::source_location::current());
+
+// Max pooling over kernel×kernel windows of the last two axes of x (N, C, H, W), moved by
+// `stride` (0: stride = kernel); no padding, a partial window at the edge is dropped.
+Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride = 0,
+                std::source_location loc = std::source_location::current());
+
+// Activations are hedra's own: relu, tanh and sigmoid (core/library.hpp).
+
+// Softmax and log-softmax along `axis`, shifted by the detached maximum so that large inputs do
+// not overflow (the shift does not change the value, so no gradient is lost).
+Array softmax(const Array& x, int axis = -1);
+Array log_softmax(const Array& x, int axis = -1);
+
+// Mean cross-entropy of logits (B, K) against integer class labels (B) in [0, K): the one-hot
+// mask is index_components(logits' shape, 1) == labels, so no one-hot data is ever built.
+// The result is a rank-0 array of the logits' dtype.
+Array softmax_cross_entropy(const Array& logits, const Array& labels,
+                            std::source_location loc = std::source_location::current());
+
+// The number of rows whose largest logit is at the label's class (ties go to the lowest
+// class, as argmax does): a rank-0 i64 array.
+Array count_correct(const Array& logits, const Array& labels,
+                    std::source_location loc = std::source_location::current());
+
+} // namespace hedra::nn

@@ -1,0 +1,78 @@
+// Optimizers as lazy graphs: given the parameters, their gradients and the optimizer state as
+// arrays (placeholders in a compiled training step), an optimizer returns the new parameters
+// and the new state as arrays. The whole step (forward, backward, update) is then one graph,
+// compiled once; each call's outputs are the next call's inputs. The update rules are
+// PyTorch's (torch.optim.SGD and torch.optim.Adam, without dampening, amsgrad or maximize).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/array.hpp"
+#include "core/host_array.hpp"
+
+namespace hedra::nn {
+
+struct OptimizerUpdate {
+    std::vector<Array> params; // one per parameter, same shapes and dtypes
+    std::vector<Array> state;  // matches initial_state()
+};
+
+class Optimizer {
+public:
+    virtual ~Optimizer() = default;
+    virtual std::string name() const = 0;
+    // The state before the first step, for parameters shaped like `params`.
+    virtual std::vector<HostArray> initial_state(const std::vector<HostArray>& params) const = 0;
+    // The new parameters and state. `grads` match `params`; `state` matches initial_state().
+    virtual OptimizerUpdate update(const std::vector<Array>& params,
+                                   const std::vector<Array>& grads,
+                                   const std::vector<Array>& state) const = 0;
+};
+
+struct SgdOptions {
+    double lr = 0.01;
+    double momentum = 0.0; // 0: plain SGD, no state
+    double weight_decay = 0.0;
+    bool nesterov = false;
+};
+
+// d = g + weight_decay·p; with momentum: buf = momentum·buf + d (buf starts at zero, which is
+// PyTorch's first step), d = nesterov ? d + momentum·buf : buf; then p = p − lr·d.
+// State: one momentum buffer per parameter when momentum != 0, none otherwise.
+class Sgd : public Optimizer {
+public:
+    explicit Sgd(SgdOptions options);
+    std::string name() const override { return "sgd"; }
+    std::vector<HostArray> initial_state(const std::vector<HostArray>& params) const override;
+    OptimizerUpdate update(const std::vector<Array>& params, const std::vector<Array>& grads,
+                           const std::vector<Array>& state) const override;
+
+private:
+    SgdOptions options_;
+};
+
+struct AdamOptions {
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 0.0; // L2 added to the gradient, as torch.optim.Adam does
+};
+
+// m = β1·m + (1−β1)·g, v = β2·v + (1−β2)·g², p = p − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + ε).
+// State: β1^t and β2^t (rank 0, the first parameter's dtype), then m and v per parameter.
+class Adam : public Optimizer {
+public:
+    explicit Adam(AdamOptions options);
+    std::string name() const override { return "adam"; }
+    std::vector<HostArray> initial_state(const std::vector<HostArray>& params) const override;
+    OptimizerUpdate update(const std::vector<Array>& params, const std::vector<Array>& grads,
+                           const std::vector<Array>& state) const override;
+
+private:
+    AdamOptions options_;
+};
+
+} // namespace hedra::nn
