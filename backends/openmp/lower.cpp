@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include "backends/openmp/c_printer.hpp"
+#include "polyhedral/dead_writes.hpp"
 #include "polyhedral/dependences.hpp"
 #include "polyhedral/isl_context.hpp"
 #include "polyhedral/scop.hpp"
@@ -25,6 +27,15 @@ void dump(bool on, const std::string& stage, const std::string& text) {
     if (on) std::cerr << "== hedra: " << stage << " ==\n" << text << "\n";
 }
 
+// Whether two Assign statements write one buffer (overwrite, fuse): only then can an instance
+// be dead, and the extra dataflow analysis is worth its milliseconds.
+bool may_have_dead_writes(const poly::Kernel& kernel) {
+    std::map<int, int> assigns;
+    for (const poly::Statement& st : kernel.statements)
+        if (st.kind == poly::StatementKind::Assign && ++assigns[st.write_buffer] > 1) return true;
+    return false;
+}
+
 } // namespace
 
 LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options) {
@@ -39,6 +50,13 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     for (const poly::Kernel& kernel : program.kernels) {
         poly::Scop scop = poly::build_scop(ctx, program, kernel);
         poly::Dependences deps = poly::compute_dependences(scop);
+        if (may_have_dead_writes(kernel)) {
+            if (std::optional<poly::Scop> live = poly::remove_dead_instances(scop, deps)) {
+                dump(verbose, kernel.name + " live instances", live->domain.to_string());
+                scop = std::move(*live);
+                deps = poly::compute_dependences(scop);
+            }
+        }
         sched::KernelSchedule ks = sched::compute_schedule(ctx, scop, deps);
         out.fallbacks += ks.fell_back;
         dump(verbose, kernel.name + " schedule" + (ks.fell_back ? " (program order)" : ""),

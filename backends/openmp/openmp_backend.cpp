@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "backends/openmp/buffer_plan.hpp"
 #include "backends/openmp/graph_key.hpp"
 #include "backends/openmp/jit_compiler.hpp"
 #include "backends/openmp/lower.hpp"
@@ -25,6 +26,10 @@ struct OpenMPProgramCode {
     std::vector<DType> dtypes;                    // per buffer
     std::vector<BufferBinding> bindings;          // per buffer
     std::vector<int> outputs;                     // buffer per output
+    BufferPlan plan;                              // temporaries' arena slots
+    // The arena, kept between runs; a run that finds it busy uses a private one.
+    mutable std::mutex arena_mutex;
+    mutable std::vector<std::unique_ptr<AlignedStorage>> arena;
 };
 
 namespace {
@@ -62,6 +67,7 @@ std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
         code->bindings.push_back(bind);
     }
     code->outputs = ir.outputs;
+    code->plan = plan_temporaries(ir);
     LowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
     lo.min_parallel_work = min_parallel_work();
@@ -78,8 +84,23 @@ const void* leaf_data(const NodePtr& leaf) {
     return leaf->data.raw();
 }
 
+std::size_t byte_size(const std::vector<std::int64_t>& sizes, DType t) {
+    std::size_t n = dtype_size(t);
+    for (std::int64_t s : sizes)
+        n *= static_cast<std::size_t>(s);
+    return n;
+}
+
 std::vector<HostArray> run_code(const OpenMPProgramCode& code, const std::vector<HostArray>& inputs,
                                 const std::vector<NodePtr>& leaves, int threads) {
+    std::unique_lock<std::mutex> lock(code.arena_mutex, std::try_to_lock);
+    std::vector<std::unique_ptr<AlignedStorage>> private_arena;
+    auto& arena = lock.owns_lock() ? code.arena : private_arena;
+    if (arena.size() < code.plan.slot_bytes.size()) {
+        arena.resize(code.plan.slot_bytes.size());
+        for (std::size_t s = 0; s < arena.size(); ++s)
+            if (!arena[s]) arena[s] = std::make_unique<AlignedStorage>(code.plan.slot_bytes[s]);
+    }
     std::size_t n = code.sizes.size();
     std::vector<HostArray> owned(n);
     std::vector<void*> pointers(n, nullptr);
@@ -87,8 +108,14 @@ std::vector<HostArray> run_code(const OpenMPProgramCode& code, const std::vector
         const BufferBinding& bind = code.bindings[b];
         switch (bind.kind) {
         case BufferBinding::Kind::Allocate:
-            owned[b] = HostArray(code.sizes[b], code.dtypes[b]);
-            pointers[b] = owned[b].raw_mutable();
+            if (code.plan.slot[b] >= 0) {
+                pointers[b] = arena[code.plan.slot[b]]->data;
+            } else {
+                auto storage =
+                    std::make_shared<AlignedStorage>(byte_size(code.sizes[b], code.dtypes[b]));
+                owned[b] = HostArray(code.sizes[b], code.dtypes[b], storage, storage->data);
+                pointers[b] = storage->data;
+            }
             break;
         case BufferBinding::Kind::Placeholder:
             pointers[b] = const_cast<void*>(inputs.at(bind.index).raw());

@@ -159,3 +159,57 @@ TEST_CASE("perf: compile times and per-call overhead" * doctest::skip()) {
     }
     std::printf("rebuilt_compute_us=%.2f (build graph + cache lookup + run)\n", (wall() - s) / 200);
 }
+
+namespace {
+
+const char* kJacobiPeer = R"(
+extern "C" void jacobi(const float* in, float* out, long n, int threads) {
+    #pragma omp parallel for num_threads(threads)
+    for (long i = 0; i < n; ++i)
+        for (long j = 0; j < n; ++j)
+            out[i * n + j] = (i == 0 || j == 0 || i == n - 1 || j == n - 1)
+                                 ? in[i * n + j]
+                                 : (in[(i - 1) * n + j] + in[(i + 1) * n + j] +
+                                    in[i * n + j - 1] + in[i * n + j + 1]) * 0.25f;
+}
+)";
+
+} // namespace
+
+TEST_CASE("perf: jacobi" * doctest::skip()) {
+    test::openmp_backend();
+    unsetenv("HEDRA_MIN_PARALLEL_WORK");
+    std::int64_t n = 2048;
+    int sweeps = 10;
+    Array u0 = placeholder(Shape::of({n, n}));
+    Array u = u0;
+    Shape interior{range(1, n - 1), range(1, n - 1)};
+    for (int s = 0; s < sweeps; ++s) {
+        auto shifted = [&](std::int64_t di, std::int64_t dj) {
+            return view(u, interior, AffineMap(2, 2, {1, 0, 0, 1}, {di, dj}));
+        };
+        u = overwrite(
+            {u, (shifted(-1, 0) + shifted(1, 0) + shifted(0, -1) + shifted(0, 1)) * 0.25f});
+    }
+    ComputeOptions options;
+    options.backend = "openmp";
+    CompiledProgram prog = compile({u}, {u0}, options);
+    auto peer_module = backend::JitCompiler::instance().compile(kJacobiPeer, {"-ffp-contract=off"});
+    auto peer = peer_module->function<void(const float*, float*, long, int)>("jacobi");
+    HostArray in = HostArray::from(test::random_values(std::size_t(n * n), 5), {n, n});
+    std::vector<float> a(in.values<float>().begin(), in.values<float>().end()), b(a.size());
+    for (int threads : {1, 2}) {
+        setenv("HEDRA_NUM_THREADS", std::to_string(threads).c_str(), 1);
+        double ms = median_ms([&] { prog({in}); }, 5);
+        double peer_ms = median_ms(
+            [&] {
+                for (int s = 0; s < sweeps; ++s) {
+                    peer(s % 2 ? b.data() : a.data(), s % 2 ? a.data() : b.data(), n, threads);
+                }
+            },
+            5);
+        std::printf("jacobi n=%lld sweeps=%d threads=%d hedra_ms=%.2f peer_ms=%.2f speedup=%.2f\n",
+                    (long long)n, sweeps, threads, ms, peer_ms, peer_ms / ms);
+    }
+    unsetenv("HEDRA_NUM_THREADS");
+}

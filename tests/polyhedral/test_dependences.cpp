@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <isl/union_map.h>
+#include <isl/union_set.h>
 
+#include "polyhedral/dead_writes.hpp"
 #include "polyhedral/dependences.hpp"
 #include "support/kernel_ir_samples.hpp"
 
@@ -70,4 +72,40 @@ TEST_CASE("dependences: an overwrite orders the two writes (WAW)") {
     poly::Dependences deps = poly::compute_dependences(scop);
     CHECK(isl_union_map_is_empty(deps.flow.get()) == isl_bool_true);
     CHECK(equals(ctx, deps.output, "{ S0[i] -> S1[i - 1] : 1 <= i <= 6 }"));
+}
+
+TEST_CASE("dead writes: an overwritten copy is dead where the second write replaces it") {
+    poly::IslContext ctx;
+    poly::ProgramIR p;
+    p.buffers = {test::ir_buffer("b0", {8}, poly::BufferRole::Input),
+                 test::ir_buffer("b1", {8}, poly::BufferRole::Output)};
+    poly::Statement all;
+    all.name = "S0";
+    all.extents = {8};
+    all.write_buffer = 1;
+    all.write_access = AffineMap::identity(1);
+    all.reads = {{0, AffineMap::identity(1)}};
+    all.value = scalar_input(0, DType::F32);
+    poly::Statement inner = all;
+    inner.name = "S1";
+    inner.extents = {6};
+    inner.write_access = AffineMap(1, 1, {1}, {1});
+    p.kernels.push_back({"k0", {all, inner}});
+    poly::Scop scop = poly::build_scop(ctx, p, p.kernels[0]);
+    poly::Dependences deps = poly::compute_dependences(scop);
+    isl_union_set* expected = isl_union_set_read_from_str(ctx.get(), "{ S0[i] : 1 <= i <= 6 }");
+    CHECK(isl_union_set_is_equal(poly::dead_instances(scop, deps).get(), expected) ==
+          isl_bool_true);
+    isl_union_set_free(expected);
+    std::optional<poly::Scop> live = poly::remove_dead_instances(scop, deps);
+    REQUIRE(live);
+    isl_union_set* kept =
+        isl_union_set_read_from_str(ctx.get(), "{ S0[0]; S0[7]; S1[i] : 0 <= i <= 5 }");
+    CHECK(isl_union_set_is_equal(live->domain.get(), kept) == isl_bool_true);
+    isl_union_set_free(kept);
+
+    // Matmul has no dead instance: the init is read by the first update.
+    poly::ProgramIR mm = test::matmul_ir(3, 4, 5);
+    poly::Scop mscop = poly::build_scop(ctx, mm, mm.kernels[0]);
+    CHECK(!poly::remove_dead_instances(mscop, poly::compute_dependences(mscop)));
 }

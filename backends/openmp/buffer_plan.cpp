@@ -1,0 +1,67 @@
+// Lifetime-based sharing of temporary buffers (see buffer_plan.hpp).
+#include "backends/openmp/buffer_plan.hpp"
+
+#include <cstdlib>
+#include <new>
+
+namespace hedra::backend {
+namespace {
+
+std::size_t buffer_bytes(const poly::Buffer& b) {
+    std::size_t n = dtype_size(b.dtype);
+    for (std::int64_t s : b.sizes)
+        n *= static_cast<std::size_t>(s);
+    return n;
+}
+
+} // namespace
+
+BufferPlan plan_temporaries(const poly::ProgramIR& program) {
+    std::size_t nb = program.buffers.size();
+    std::vector<int> first(nb, -1), last(nb, -1);
+    for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k) {
+        auto touch = [&](int b) {
+            if (b < 0) return;
+            if (first[b] < 0) first[b] = k;
+            last[b] = k;
+        };
+        for (const poly::Statement& st : program.kernels[k].statements) {
+            touch(st.write_buffer);
+            for (const poly::Read& r : st.reads)
+                touch(r.buffer);
+        }
+    }
+    BufferPlan plan;
+    plan.slot.assign(nb, -1);
+    std::vector<int> busy_until; // per slot: the last kernel of its current buffer
+    for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k)
+        for (std::size_t b = 0; b < nb; ++b) {
+            if (program.buffers[b].role != poly::BufferRole::Temporary || first[b] != k) continue;
+            std::size_t bytes = buffer_bytes(program.buffers[b]);
+            int best = -1;
+            for (int s = 0; s < static_cast<int>(busy_until.size()); ++s)
+                if (busy_until[s] < k && plan.slot_bytes[s] >= bytes &&
+                    (best < 0 || plan.slot_bytes[s] < plan.slot_bytes[best]))
+                    best = s;
+            if (best < 0) {
+                best = static_cast<int>(busy_until.size());
+                busy_until.push_back(-1);
+                plan.slot_bytes.push_back(bytes);
+            }
+            busy_until[best] = last[b];
+            plan.slot[b] = best;
+        }
+    return plan;
+}
+
+AlignedStorage::AlignedStorage(std::size_t n) : bytes(n) {
+    std::size_t rounded = (n + 63) / 64 * 64;
+    data = std::aligned_alloc(64, rounded > 0 ? rounded : 64);
+    if (!data) throw std::bad_alloc();
+}
+
+AlignedStorage::~AlignedStorage() {
+    std::free(data);
+}
+
+} // namespace hedra::backend
