@@ -63,6 +63,7 @@ Array add_channel_bias(const Array& y, const Array& bias, const char* op,
     if (bias.rank() != 1 || bias.shape()[0].size != y.shape()[1].size)
         throw Error(std::string(op) + ": bias must have shape (" +
                     std::to_string(y.shape()[1].size) + "), got " + bias.describe() + at(loc));
+    if (y.rank() == 2) return y + zero_based(bias);
     std::vector<TransformAxis> axes{TransformAxis{0, 1, 0}};
     for (int d = 2; d < y.rank(); ++d)
         axes.push_back(TransformAxis{-1, 1, 0});

@@ -200,9 +200,14 @@ void convert_into(isl_ast_node* n, const BuildContext& bc, std::vector<AstNode>&
             out.push_back(std::move(k));
         break;
     }
-    case isl_ast_node_mark:
-        convert_into(isl_ast_node_mark_get_node(n), bc, out);
+    case isl_ast_node_mark: {
+        AstNode mark;
+        mark.kind = AstNode::Kind::Mark;
+        mark.mark = id_name(isl_ast_node_mark_get_id(n));
+        convert_into(isl_ast_node_mark_get_node(n), bc, mark.body);
+        out.push_back(std::move(mark));
         break;
+    }
     case isl_ast_node_user:
         out.push_back(convert_call(n, bc));
         break;

@@ -24,13 +24,15 @@ IslPtr<isl_union_map> restrict_to(const IslPtr<isl_union_map>& deps,
 // isl's schedule of `domain`, or null when the quota ran out.
 IslPtr<isl_schedule> isl_schedule_of(poly::IslContext& ctx, const poly::Dependences& deps,
                                      const IslPtr<isl_union_set>& domain, int statements,
-                                     const ScheduleOptions& options) {
+                                     const ScheduleOptions& options,
+                                     IslPtr<isl_schedule_constraints>& constraints) {
     IslPtr<isl_union_map> all = restrict_to(deps.all(), domain);
     IslPtr<isl_union_map> flow = restrict_to(deps.flow, domain);
     isl_schedule_constraints* sc = isl_schedule_constraints_on_domain(domain.copy());
     sc = isl_schedule_constraints_set_validity(sc, all.copy());
     sc = isl_schedule_constraints_set_coincidence(sc, all.copy());
     sc = isl_schedule_constraints_set_proximity(sc, flow.copy());
+    constraints = take(isl_schedule_constraints_copy(sc));
     isl_ctx* c = ctx.get();
     isl_options_set_schedule_serialize_sccs(c, statements > options.serialize_sccs_above);
     ctx.reset_error();
@@ -56,7 +58,7 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
     int n_rest = static_cast<int>(statements.size() - inits.size());
     IslPtr<isl_schedule> main;
     if (n_rest > 0) {
-        main = isl_schedule_of(ctx, deps, rest, n_rest, options);
+        main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);
         if (!main) {
             out.fell_back = true;
             out.schedule = scop.program_order;

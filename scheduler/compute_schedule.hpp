@@ -22,6 +22,9 @@ struct ScheduleOptions {
 struct KernelSchedule {
     poly::IslPtr<isl_schedule> schedule;
     bool fell_back = false; // the quota ran out: program order
+    // What isl was asked to solve (null when no statement was left after the hoisted inits);
+    // kept for dumps (HEDRA_DUMP, hedra-dump --dump=constraints).
+    poly::IslPtr<isl_schedule_constraints> constraints;
 };
 
 KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,

@@ -54,6 +54,10 @@ void print(const AstNode& n, int indent, std::string& out) {
     case AstNode::Kind::Block:
         print(n.body, indent, out);
         return;
+    case AstNode::Kind::Mark:
+        out += pad + "// mark: " + n.mark + "\n";
+        print(n.body, indent, out);
+        return;
     case AstNode::Kind::Call:
         out += pad + statement_line(n) + "\n";
         return;

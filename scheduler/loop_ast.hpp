@@ -42,9 +42,9 @@ struct AstExpr {
 };
 
 struct AstNode {
-    enum class Kind : std::uint8_t { Block, For, If, Call };
+    enum class Kind : std::uint8_t { Block, For, If, Call, Mark };
     Kind kind = Kind::Block;
-    std::vector<AstNode> body;      // Block: the children; For: the loop body; If: then
+    std::vector<AstNode> body;      // Block: the children; For: the loop body; If: then; Mark
     std::vector<AstNode> else_body; // If
     // For: for (iterator = init; cond; iterator += inc)
     std::string iterator;
@@ -52,10 +52,17 @@ struct AstNode {
     bool parallel = false; // the dependence test of this generated loop passed
     // If
     AstExpr condition;
+    // Mark: a schedule-tree mark around `body`, e.g. kPermutableMark
+    std::string mark;
     // Call: statement `statement` of the kernel at these counter values
     int statement = -1;
     std::vector<AstExpr> counters;
 };
+
+// The mark tile.cpp puts above a band of point loops: every loop inside it, down to the
+// statements, belongs to one permutable band, so any reordering or further tiling of those
+// loops is legal (printers use it for register tiles).
+inline constexpr const char* kPermutableMark = "permutable";
 
 std::string to_string(const AstExpr& e);
 // Pseudo-C listing, loops annotated "// parallel"; statements as "S<k>(counters)".

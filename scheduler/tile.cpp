@@ -2,6 +2,7 @@
 #include "scheduler/tile.hpp"
 
 #include <isl/aff.h>
+#include <isl/id.h>
 #include <isl/options.h>
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
@@ -9,6 +10,7 @@
 #include <isl/union_set.h>
 #include <isl/val.h>
 
+#include "scheduler/loop_ast.hpp"
 #include "scheduler/stride_order.hpp"
 
 namespace hedra::sched {
@@ -42,9 +44,9 @@ isl_schedule_node* tile_band(isl_schedule_node* node, void* user) {
         sizes = isl_multi_val_set_val(
             sizes, m, isl_val_int_from_si(ctx, member_size(*tc->options, m, m == innermost)));
     node = isl_schedule_node_band_tile(node, sizes);
-    if (order.empty()) return node;
     node = isl_schedule_node_child(node, 0);
-    node = permute_band_members(node, order);
+    if (!order.empty()) node = permute_band_members(node, order);
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, sched::kPermutableMark, nullptr));
     return isl_schedule_node_parent(node);
 }
 

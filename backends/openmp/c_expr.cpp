@@ -292,6 +292,8 @@ static inline int hd_to_i32(double v) { return v > -2147483649.0 && v < 21474836
 static inline long long hd_to_i64(double v) {
     return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (long long)v : 0;
 }
+typedef float hd_vf __attribute__((vector_size(32), aligned(4)));
+typedef double hd_vd __attribute__((vector_size(32), aligned(8)));
 static inline long hd_floord(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static inline long hd_lmin(long a, long b) { return a < b ? a : b; }
 static inline long hd_lmax(long a, long b) { return a < b ? b : a; }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "backends/openmp/c_access.hpp"
 #include "backends/openmp/c_expr.hpp"
+#include "backends/openmp/register_tile.hpp"
 #include "core/error.hpp"
 
 namespace hedra::backend {
@@ -11,66 +13,6 @@ namespace {
 
 using sched::AstExpr;
 using sched::AstNode;
-
-std::string int_text(std::int64_t v) {
-    return v < 0 ? "(" + std::to_string(v) + "L)" : std::to_string(v) + "L";
-}
-
-std::string index_expr(const AstExpr& e) {
-    switch (e.kind) {
-    case AstExpr::Kind::Int:
-        return int_text(e.value);
-    case AstExpr::Kind::Id:
-        return e.name;
-    case AstExpr::Kind::Op:
-        break;
-    }
-    auto a = [&](int i) { return index_expr(e.args[i]); };
-    auto bin = [&](const char* op) { return "(" + a(0) + op + a(1) + ")"; };
-    switch (e.op) {
-    case AstExpr::Op::Add:
-        return bin(" + ");
-    case AstExpr::Op::Sub:
-        return bin(" - ");
-    case AstExpr::Op::Mul:
-        return bin(" * ");
-    case AstExpr::Op::Neg:
-        return "(-" + a(0) + ")";
-    case AstExpr::Op::Div:
-    case AstExpr::Op::PDivQ:
-        return bin(" / ");
-    case AstExpr::Op::PDivR:
-    case AstExpr::Op::ZDivR:
-        return bin(" % ");
-    case AstExpr::Op::FloorDiv:
-        return "hd_floord(" + a(0) + ", " + a(1) + ")";
-    case AstExpr::Op::Min:
-    case AstExpr::Op::Max: {
-        const char* f = e.op == AstExpr::Op::Min ? "hd_lmin(" : "hd_lmax(";
-        std::string s = a(0);
-        for (std::size_t i = 1; i < e.args.size(); ++i)
-            s = f + s + ", " + a(int(i)) + ")";
-        return s;
-    }
-    case AstExpr::Op::Select:
-        return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
-    case AstExpr::Op::Eq:
-        return bin(" == ");
-    case AstExpr::Op::Le:
-        return bin(" <= ");
-    case AstExpr::Op::Lt:
-        return bin(" < ");
-    case AstExpr::Op::Ge:
-        return bin(" >= ");
-    case AstExpr::Op::Gt:
-        return bin(" > ");
-    case AstExpr::Op::And:
-        return bin(" && ");
-    case AstExpr::Op::Or:
-        return bin(" || ");
-    }
-    return "0";
-}
 
 // OpenMP's canonical loop form: `it <= ub` or `it < ub` and a positive constant step.
 bool canonical(const AstNode& loop) {
@@ -102,6 +44,8 @@ public:
         }
         parallel_ = options.parallel && work >= options.min_parallel_work;
     }
+    KernelPrinter(const KernelPrinter&) = delete;
+    KernelPrinter& operator=(const KernelPrinter&) = delete;
 
     // The outlined functions and the kernel function.
     std::string print(const AstNode& ast) {
@@ -148,11 +92,17 @@ private:
         case AstNode::Kind::Block:
             print_nodes(n.body, indent, out);
             return;
+        case AstNode::Kind::Mark:
+            if (n.mark == sched::kPermutableMark && (in_parallel_ || !parallel_) &&
+                options_.register_tiles && print_register_tile(tile_context_, n, indent, out))
+                return;
+            print_nodes(n.body, indent, out);
+            return;
         case AstNode::Kind::Call:
             print_statement(n, indent, out);
             return;
         case AstNode::Kind::If:
-            out += pad + "if (" + index_expr(n.condition) + ") {\n";
+            out += pad + "if (" + c_index_expr(n.condition) + ") {\n";
             print_nodes(n.body, indent + 1, out);
             if (!n.else_body.empty()) {
                 out += pad + "} else {\n";
@@ -167,8 +117,8 @@ private:
     }
 
     std::string loop_header(const AstNode& n) const {
-        return "for (long " + n.iterator + " = " + index_expr(n.init) + "; " + index_expr(n.cond) +
-               "; " + n.iterator + " += " + index_expr(n.inc) + ")";
+        return "for (long " + n.iterator + " = " + c_index_expr(n.init) + "; " +
+               c_index_expr(n.cond) + "; " + n.iterator + " += " + c_index_expr(n.inc) + ")";
     }
 
     void print_for(const AstNode& n, int indent, std::string& out) {
@@ -210,26 +160,8 @@ private:
                args() + ");\n";
     }
 
-    // buffer[linear index of access(i)] with the counters named i0, i1, ...
     std::string element(int buffer, const AffineMap& access) const {
-        const poly::Buffer& b = program_.buffers.at(buffer);
-        int rank = static_cast<int>(b.sizes.size());
-        std::vector<std::int64_t> coef(static_cast<std::size_t>(access.in_rank()), 0);
-        std::int64_t constant = 0, row = 1;
-        for (int r = rank - 1; r >= 0; --r) {
-            for (int k = 0; k < access.in_rank(); ++k)
-                coef[k] += row * access.coeff(r, k);
-            constant += row * access.offset(r);
-            row *= b.sizes[r];
-        }
-        std::string s;
-        for (int k = 0; k < access.in_rank(); ++k) {
-            if (coef[k] == 0) continue;
-            if (!s.empty()) s += " + ";
-            s += (coef[k] == 1 ? "" : int_text(coef[k]) + " * ") + "i" + std::to_string(k);
-        }
-        if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + int_text(constant);
-        return b.name + "[" + s + "]";
+        return c_element(program_.buffers.at(buffer), access);
     }
 
     std::string load(int buffer, const AffineMap& access) const {
@@ -241,9 +173,9 @@ private:
         std::string s;
         for (int k = 0; k < access.in_rank(); ++k) {
             std::int64_t c = access.coeff(0, k);
-            if (c != 0) s += (s.empty() ? "" : " + ") + int_text(c) + " * i" + std::to_string(k);
+            if (c != 0) s += (s.empty() ? "" : " + ") + c_int(c) + " * i" + std::to_string(k);
         }
-        s += (s.empty() ? "" : " + ") + int_text(access.offset(0));
+        s += (s.empty() ? "" : " + ") + c_int(access.offset(0));
         return "(" + std::string(c_value_type(t)) + ")(" + s + ")";
     }
 
@@ -256,9 +188,7 @@ private:
         out += pad + "{\n";
         if (update && is_float(wb.dtype))
             out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
-        for (std::size_t k = 0; k < call.counters.size(); ++k)
-            out += in + "const long i" + std::to_string(k) + " = " + index_expr(call.counters[k]) +
-                   ";\n";
+        out += c_counter_lines(call, in);
         auto input = [&](int k) {
             const poly::Read& r = st.reads.at(k);
             if (r.buffer >= 0) return load(r.buffer, r.access);
@@ -303,6 +233,12 @@ private:
     bool in_parallel_ = false;
     bool parallel_ = true; // this kernel is worth a parallel region
     int outlined_ = 0;
+    int local_names_ = 0;
+    RegisterTileContext tile_context_{program_, kernel_,
+                                      [this](const AstNode& call, int indent, std::string& out) {
+                                          print_statement(call, indent, out);
+                                      },
+                                      local_names_};
 };
 
 } // namespace

@@ -21,8 +21,9 @@ namespace hedra::backend {
 
 struct PrintOptions {
     std::string entry = "hedra_program";
-    bool parallel = true; // emit OpenMP parallel loops
-    bool simd = true;     // emit omp simd on innermost parallel loops
+    bool parallel = true;       // emit OpenMP parallel loops
+    bool simd = true;           // emit omp simd on innermost parallel loops
+    bool register_tiles = true; // contractions as register-tiled micro-kernels
     // Kernels with fewer statement instances run sequentially: a parallel region costs
     // microseconds, more than such a kernel.
     std::int64_t min_parallel_work = 32768;

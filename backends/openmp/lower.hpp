@@ -1,8 +1,9 @@
 // lower: the openmp backend's pass list, in order, for a partitioned program:
 //   per kernel: build_scop -> compute_dependences -> compute_schedule -> tile_schedule
 //               -> build_loop_ast;  then print_program (one translation unit).
-// With HEDRA_DUMP=1 every stage is written to stderr (kernel IR, isl schedule before and after
-// tiling, loop AST, C++ source), the first tool for debugging a schedule.
+// Every stage is shown to a CompileObserver (scheduler/compile_observer.hpp): with
+// HEDRA_DUMP=DIR each is written to a numbered file (docs/dumps.md), the first tool for
+// debugging a schedule; hedra-dump observes the same passes. HEDRA_TIME_PASSES=1 times them.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
+#include "scheduler/compile_observer.hpp"
 #include "scheduler/loop_ast.hpp"
 
 namespace hedra::backend {
@@ -19,7 +21,8 @@ struct LowerOptions {
     bool tile = true;
     std::string entry = "hedra_program";
     std::int64_t min_parallel_work = 32768; // see PrintOptions
-    bool dump = false;                      // also on with HEDRA_DUMP=1
+    // Sees every stage (and may replace schedules); null: the HEDRA_DUMP observer, if set.
+    sched::CompileObserver* observer = nullptr;
 };
 
 struct LoweredProgram {

@@ -8,6 +8,7 @@
 #include "backends/openmp/graph_key.hpp"
 #include "backends/openmp/jit_compiler.hpp"
 #include "backends/openmp/lower.hpp"
+#include "core/dump.hpp"
 #include "core/error.hpp"
 #include "scheduler/partition.hpp"
 
@@ -72,6 +73,7 @@ std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
     lo.tile_sizes = options.tile_sizes;
     lo.min_parallel_work = min_parallel_work();
     LoweredProgram lowered = lower(ir, lo);
+    dump::PassTimer timer("jit");
     code->module =
         JitCompiler::instance().compile(lowered.source, {"-ffp-contract=off", "-fno-math-errno"});
     code->entry = code->module->function<void(void**, int)>(lo.entry);
@@ -184,7 +186,12 @@ OpenMPBackend::code_for(const std::vector<NodePtr>& outputs,
             return it->second;
         }
     }
-    poly::ProgramIR ir = sched::partition(outputs, placeholders);
+    dump::CompileScope dump_scope; // HEDRA_DUMP: this compile's files (docs/dumps.md)
+    dump::write_graph(outputs);
+    poly::ProgramIR ir = [&] {
+        dump::PassTimer timer("partition");
+        return sched::partition(outputs, placeholders);
+    }();
     std::shared_ptr<const OpenMPProgramCode> code = build_code(ir, placeholders, leaves, options);
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.programs_compiled;

@@ -140,3 +140,15 @@ TEST_CASE("openmp printer: scalar semantics agree with the reference evaluator")
             }
     }
 }
+
+TEST_CASE("openmp printer: deterministic output; matmul becomes a register-tiled micro-kernel") {
+    poly::ProgramIR p = test::matmul_ir(200, 300, 100);
+    std::string first = backend::lower(p).source;
+    CHECK(first == backend::lower(p).source);
+    CHECK(first.find("register tile: 4 x 16") != std::string::npos);
+    CHECK(first.find("hd_pk0") != std::string::npos); // the B panel is packed
+    CHECK(first.find("#pragma omp parallel for") != std::string::npos);
+    // A transpose has no contraction: no micro-kernel.
+    CHECK(backend::lower(test::transpose_ir(300, 300)).source.find("register tile") ==
+          std::string::npos);
+}

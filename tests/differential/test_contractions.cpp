@@ -61,3 +61,26 @@ TEST_CASE("differential: conv2d as view + map + reduce, stride 1 and 2") {
     Array w = test::random_array(Shape::of({4, 3, 3, 2}), 29);
     check_differential({conv2d(x, w, 1), conv2d(x, w, 2)}, Compare::Tolerance);
 }
+
+TEST_CASE("differential: register-tiled contractions with partial blocks") {
+    // Several tiles per axis with partial row and column blocks; f32 and f64.
+    Array a = test::random_array(Shape::of({130, 70}), 40);
+    Array b = test::random_array(Shape::of({70, 203}), 41);
+    check_differential({matmul(a, b)}, Compare::Tolerance);
+    check_differential({matmul(cast(a, DType::F64), cast(b, DType::F64))}, Compare::Tolerance,
+                       {1e-12, 1e-12});
+    // Per-row vector reads, per-row scalars and a packed panel in one update:
+    // out[i,j] = sum_k x[i,k] * y[i,j] * z[k,j] - 0.5 * z[k,j]
+    Array x = test::random_array(Shape::of({67, 90}), 42);
+    Array y = test::random_array(Shape::of({67, 300}), 43);
+    Array z = test::random_array(Shape::of({90, 300}), 44);
+    Shape space = Shape::of({67, 300, 90});
+    Array xv = view(x, space, AffineMap::projection(3, {0, 2}));
+    Array yv = view(y, space, AffineMap::projection(3, {0, 1}));
+    Array zv = view(z, space, AffineMap::projection(3, {2, 1}));
+    check_differential({sum(xv * yv * zv - zv * 0.5f, {2})}, Compare::Tolerance, {1e-4, 1e-4});
+    // Batched, large enough for several tiles.
+    Array p = test::random_array(Shape::of({3, 100, 40}), 45);
+    Array q = test::random_array(Shape::of({3, 40, 150}), 46);
+    check_differential({matmul(p, q)}, Compare::Tolerance);
+}

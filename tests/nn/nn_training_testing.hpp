@@ -1,6 +1,6 @@
 // Helpers for the nn tests that train on real data: the backend to train with (the default one,
-// or "openmp" while the default is still the reference interpreter, which is far too slow for
-// hundreds of steps), and Fashion-MNIST loaded once, or nothing when it is not installed.
+// or "openmp" where the default is the reference interpreter, which is far too slow for hundreds
+// of steps), and Fashion-MNIST loaded once, or nothing when it is not installed.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 
-#include "backends/openmp/openmp_backend.hpp"
 #include "core/compute.hpp"
 #include "core/error.hpp"
 #include "hedra.hpp"
@@ -18,17 +17,9 @@
 namespace hedra::nn::test {
 
 inline ComputeOptions training_backend() {
-    static const std::string name = [] {
-        bool known = false;
-        for (const std::string& n : backend_names())
-            known = known || n == "openmp";
-        if (!known)
-            register_backend("openmp", [] { return std::make_shared<backend::OpenMPBackend>(); });
-        const std::string d = default_backend_name();
-        return d == "reference" ? std::string("openmp") : d;
-    }();
+    const std::string d = default_backend_name();
     ComputeOptions o;
-    o.backend = name;
+    o.backend = d == "reference" ? std::string("openmp") : d;
     return o;
 }
 

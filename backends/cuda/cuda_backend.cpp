@@ -1,0 +1,323 @@
+// The cuda backend: program cache, compilation and device-resident runs (see the header).
+#include "backends/cuda/cuda_backend.hpp"
+
+#include "backends/cuda/cuda_driver.hpp"
+#include "backends/cuda/device_allocator.hpp"
+#include "backends/cuda/device_residency.hpp"
+#include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/openmp/buffer_plan.hpp"
+#include "backends/openmp/graph_key.hpp"
+#include "core/error.hpp"
+#include "scheduler/partition.hpp"
+
+namespace hedra::backend {
+
+namespace {
+
+// The device and everything shared by all programs; one per process, never destroyed (driver
+// calls at exit are unsafe). Runs are serialized by `mutex`.
+struct DeviceState {
+    cuda::Device& device;
+    cuda::Stream stream;
+    cuda::DeviceAllocator allocator;
+    cuda::DeviceResidency residency;
+    std::mutex mutex;
+    explicit DeviceState(cuda::Device& d) : device(d) {}
+};
+
+DeviceState& device_state() {
+    static DeviceState* state = [] {
+        cuda::Device& d = cuda::Device::instance(); // throws "no CUDA device: ..."
+        d.make_current();
+        return new DeviceState(d);
+    }();
+    return *state;
+}
+
+struct BufferBinding {
+    enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
+    int index = 0;
+};
+
+std::size_t byte_size(const std::vector<std::int64_t>& sizes, DType t) {
+    std::size_t n = dtype_size(t);
+    for (std::int64_t s : sizes)
+        n *= static_cast<std::size_t>(s);
+    return n;
+}
+
+} // namespace
+
+struct CudaCounters {
+    std::mutex mutex;
+    CudaStats stats;
+};
+
+struct CudaProgramCode {
+    CudaLoweredProgram lowered;
+    std::unique_ptr<cuda::Module> module;
+    std::vector<void*> functions; // per launch
+    std::vector<std::size_t> bytes;
+    std::vector<std::vector<std::int64_t>> sizes;
+    std::vector<DType> dtypes;
+    std::vector<poly::BufferRole> roles;
+    std::vector<BufferBinding> bindings;
+    std::vector<int> outputs;
+    BufferPlan plan;
+    // Kept between runs (guarded by the device lock): temporaries' slots and scratch buffers.
+    mutable std::vector<std::shared_ptr<cuda::DeviceBuffer>> arena, scratch;
+};
+
+namespace {
+
+std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::ProgramIR& ir,
+                                            const std::vector<NodePtr>& placeholders,
+                                            const std::vector<NodePtr>& leaves,
+                                            const CompileOptions& options, CudaStats& stats) {
+    auto code = std::make_shared<CudaProgramCode>();
+    for (const poly::Buffer& b : ir.buffers) {
+        code->sizes.push_back(b.sizes);
+        code->dtypes.push_back(b.dtype);
+        code->roles.push_back(b.role);
+        code->bytes.push_back(byte_size(b.sizes, b.dtype));
+        BufferBinding bind;
+        if (b.role == poly::BufferRole::Input) {
+            bind.index = -1;
+            for (std::size_t p = 0; p < placeholders.size(); ++p)
+                if (placeholders[p] == b.node) bind = {BufferBinding::Kind::Placeholder, int(p)};
+            for (std::size_t l = 0; l < leaves.size() && bind.index < 0; ++l)
+                if (leaves[l] == b.node) bind = {BufferBinding::Kind::Leaf, int(l)};
+            HEDRA_INTERNAL_CHECK(bind.index >= 0, "cuda: input buffer " + b.name +
+                                                      " is neither a placeholder nor a leaf");
+        }
+        code->bindings.push_back(bind);
+    }
+    code->outputs = ir.outputs;
+    code->plan = plan_temporaries(ir);
+    CudaLowerOptions lo;
+    lo.tile_sizes = options.tile_sizes;
+    lo.multiprocessors = state.device.multiprocessors;
+    lo.shared_memory_limit = std::min<std::size_t>(lo.shared_memory_limit,
+                                                   state.device.shared_memory_per_block);
+    code->lowered = lower_cuda(ir, lo);
+    std::string arch = cuda::default_architecture(state.device.architecture());
+    cuda::NvrtcImage image = cuda::Nvrtc::instance().compile(code->lowered.source, arch);
+    stats.images_from_disk += image.from_cache;
+    code->module = std::make_unique<cuda::Module>(image.image);
+    for (const CudaLaunch& l : code->lowered.launches)
+        code->functions.push_back(code->module->function(l.function));
+    return code;
+}
+
+const HostArray& leaf_array(const NodePtr& leaf) {
+    if (auto memo = leaf->memo()) return *memo;
+    HEDRA_INTERNAL_CHECK(leaf->kind == NodeKind::Data, "cuda: a leaf without data");
+    return leaf->data;
+}
+
+class Run {
+public:
+    Run(DeviceState& s, const CudaProgramCode& c, CudaStats& stats)
+        : s_(s), c_(c), stats_(stats) {}
+
+    std::vector<HostArray> operator()(const std::vector<HostArray>& inputs,
+                                      const std::vector<NodePtr>& leaves) {
+        s_.device.make_current();
+        s_.residency.sweep();
+        std::size_t n = c_.sizes.size();
+        std::vector<cuda::DevicePtr> ptr(n + c_.lowered.scratch.size(), 0);
+        std::vector<std::shared_ptr<cuda::DeviceBuffer>> owned(n);
+        if (c_.arena.size() < c_.plan.slot_bytes.size()) c_.arena.resize(c_.plan.slot_bytes.size());
+        for (std::size_t b = 0; b < n; ++b)
+            ptr[b] = bind(b, inputs, leaves, owned[b]);
+        if (c_.scratch.size() < c_.lowered.scratch.size()) {
+            for (std::size_t k = c_.scratch.size(); k < c_.lowered.scratch.size(); ++k) {
+                const ScratchBuffer& sb = c_.lowered.scratch[k];
+                c_.scratch.push_back(std::make_shared<cuda::DeviceBuffer>(
+                    s_.allocator, static_cast<std::size_t>(sb.elements) * dtype_size(sb.dtype)));
+            }
+        }
+        for (std::size_t k = 0; k < c_.scratch.size(); ++k)
+            ptr[n + k] = c_.scratch[k]->get();
+        std::vector<cuda::DevicePtr> args;
+        for (std::size_t i = 0; i < c_.lowered.launches.size(); ++i) {
+            const CudaLaunch& l = c_.lowered.launches[i];
+            args.clear();
+            for (int b : l.buffers)
+                args.push_back(ptr.at(static_cast<std::size_t>(b)));
+            cuda::launch(c_.functions[i], l.grid, l.block, s_.stream, args.data(), args.size());
+            ++stats_.launches;
+        }
+        return download(owned);
+    }
+
+private:
+    cuda::DevicePtr upload(const HostArray& a, std::shared_ptr<cuda::DeviceBuffer>& keep) {
+        keep = std::make_shared<cuda::DeviceBuffer>(s_.allocator, a.bytes());
+        s_.stream.copy_to_device(keep->get(), a.raw(), a.bytes());
+        ++stats_.uploads;
+        return keep->get();
+    }
+
+    cuda::DevicePtr bind(std::size_t b, const std::vector<HostArray>& inputs,
+                         const std::vector<NodePtr>& leaves,
+                         std::shared_ptr<cuda::DeviceBuffer>& keep) {
+        const BufferBinding& bind = c_.bindings[b];
+        if (bind.kind == BufferBinding::Kind::Allocate) {
+            int slot = c_.plan.slot[b];
+            if (slot >= 0 && c_.roles[b] == poly::BufferRole::Temporary) {
+                auto& a = c_.arena[static_cast<std::size_t>(slot)];
+                if (!a)
+                    a = std::make_shared<cuda::DeviceBuffer>(
+                        s_.allocator, c_.plan.slot_bytes[static_cast<std::size_t>(slot)]);
+                return a->get();
+            }
+            keep = std::make_shared<cuda::DeviceBuffer>(s_.allocator, c_.bytes[b]);
+            return keep->get();
+        }
+        const HostArray& host = bind.kind == BufferBinding::Kind::Placeholder
+                                    ? inputs.at(static_cast<std::size_t>(bind.index))
+                                    : leaf_array(leaves.at(static_cast<std::size_t>(bind.index)));
+        if (host.bytes() == 0) return 0;
+        if (auto d = s_.residency.find_host(host.raw(), host.bytes())) {
+            ++stats_.resident_inputs;
+            keep = d;
+            return d->get();
+        }
+        if (bind.kind == BufferBinding::Kind::Leaf) {
+            const NodePtr& node = leaves[static_cast<std::size_t>(bind.index)];
+            if (auto d = s_.residency.find_node(node)) {
+                ++stats_.resident_inputs;
+                keep = d;
+                return d->get();
+            }
+            cuda::DevicePtr p = upload(host, keep);
+            s_.residency.add_node(node, keep);
+            return p;
+        }
+        return upload(host, keep);
+    }
+
+    std::vector<HostArray> download(const std::vector<std::shared_ptr<cuda::DeviceBuffer>>& dev) {
+        std::vector<HostArray> results;
+        std::vector<std::shared_ptr<AlignedStorage>> storage(c_.sizes.size());
+        std::vector<HostArray> by_buffer(c_.sizes.size());
+        for (int b : c_.outputs) {
+            auto ub = static_cast<std::size_t>(b);
+            if (!storage[ub]) {
+                storage[ub] = std::make_shared<AlignedStorage>(c_.bytes[ub]);
+                by_buffer[ub] = HostArray(c_.sizes[ub], c_.dtypes[ub], storage[ub], storage[ub]->data);
+                if (c_.bytes[ub] > 0) {
+                    HEDRA_INTERNAL_CHECK(dev[ub] != nullptr, "cuda: an output without device memory");
+                    s_.stream.copy_to_host(storage[ub]->data, dev[ub]->get(), c_.bytes[ub]);
+                    ++stats_.downloads;
+                }
+            }
+            results.push_back(by_buffer[ub]);
+        }
+        s_.stream.synchronize();
+        for (std::size_t b = 0; b < storage.size(); ++b)
+            if (storage[b] && c_.bytes[b] > 0)
+                s_.residency.add_host(storage[b], storage[b]->data, dev[b]);
+        return results;
+    }
+
+    DeviceState& s_;
+    const CudaProgramCode& c_;
+    CudaStats& stats_;
+};
+
+std::string options_key(const CompileOptions& options) {
+    std::string s = "tiles:";
+    for (std::int64_t t : options.tile_sizes)
+        s += std::to_string(t) + ",";
+    return s + "|";
+}
+
+class CudaProgram : public Program {
+public:
+    CudaProgram(std::shared_ptr<const CudaProgramCode> code, std::vector<NodePtr> leaves,
+                std::shared_ptr<CudaCounters> counters)
+        : code_(std::move(code)), leaves_(std::move(leaves)), counters_(std::move(counters)) {}
+    std::vector<HostArray> run(const std::vector<HostArray>& inputs) override {
+        DeviceState& s = device_state();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        CudaStats local;
+        auto out = Run(s, *code_, local)(inputs, leaves_);
+        std::lock_guard<std::mutex> counters_lock(counters_->mutex);
+        counters_->stats.uploads += local.uploads;
+        counters_->stats.resident_inputs += local.resident_inputs;
+        counters_->stats.downloads += local.downloads;
+        counters_->stats.launches += local.launches;
+        return out;
+    }
+
+private:
+    std::shared_ptr<const CudaProgramCode> code_;
+    std::vector<NodePtr> leaves_;
+    std::shared_ptr<CudaCounters> counters_;
+};
+
+} // namespace
+
+CudaBackend::CudaBackend() : counters_(std::make_shared<CudaCounters>()) {}
+
+std::string cuda_unavailable_reason() {
+    return cuda::Device::unavailable_reason();
+}
+
+std::shared_ptr<const CudaProgramCode>
+CudaBackend::code_for(const std::vector<NodePtr>& outputs,
+                      const std::vector<NodePtr>& placeholders, const CompileOptions& options,
+                      std::vector<NodePtr>& leaves) {
+    DeviceState& state = device_state(); // first: "no CUDA device" before any other work
+    GraphKey key = graph_key(outputs, placeholders);
+    leaves = std::move(key.leaves);
+    std::string text = options_key(options) + key.text;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = cache_.find(text); it != cache_.end()) {
+            std::lock_guard<std::mutex> counters_lock(counters_->mutex);
+            ++counters_->stats.program_cache_hits;
+            return it->second;
+        }
+    }
+    poly::ProgramIR ir = sched::partition(outputs, placeholders);
+    CudaStats local;
+    std::shared_ptr<const CudaProgramCode> code;
+    {
+        std::lock_guard<std::mutex> lock(state.mutex); // module loading needs the context
+        state.device.make_current();
+        code = build_code(state, ir, placeholders, leaves, options, local);
+    }
+    {
+        std::lock_guard<std::mutex> counters_lock(counters_->mutex);
+        ++counters_->stats.programs_compiled;
+        counters_->stats.images_from_disk += local.images_from_disk;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cache_.emplace(std::move(text), std::move(code)).first->second;
+}
+
+std::unique_ptr<Program> CudaBackend::compile(const std::vector<NodePtr>& outputs,
+                                              const std::vector<NodePtr>& placeholders,
+                                              const CompileOptions& options) {
+    std::vector<NodePtr> leaves;
+    auto code = code_for(outputs, placeholders, options, leaves);
+    return std::make_unique<CudaProgram>(std::move(code), std::move(leaves), counters_);
+}
+
+std::vector<HostArray> CudaBackend::evaluate(const std::vector<NodePtr>& outputs,
+                                             const CompileOptions& options) {
+    std::vector<NodePtr> leaves;
+    auto code = code_for(outputs, {}, options, leaves);
+    CudaProgram program(std::move(code), std::move(leaves), counters_);
+    return program.run({});
+}
+
+CudaStats CudaBackend::stats() const {
+    std::lock_guard<std::mutex> lock(counters_->mutex);
+    return counters_->stats;
+}
+
+} // namespace hedra::backend

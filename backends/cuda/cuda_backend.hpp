@@ -1,0 +1,62 @@
+// The "cuda" backend: partition the graph into kernels (as the openmp backend does), generate
+// CUDA C++ for them (lower_cuda), compile it with NVRTC (images cached on disk), load it with
+// the driver API and run the launches in order on one stream. Buffers stay on the device: the
+// program's temporaries live in an arena kept between runs; inputs are uploaded only when no
+// device copy of them exists (results of earlier runs and graph leaves keep theirs: see
+// device_residency.hpp); only the requested outputs are copied back. Compiled programs are
+// cached by the graph's structure, so a training loop that rebuilds the same graph every step
+// neither regenerates nor recompiles anything.
+// Without a usable device, compile and compute throw hedra::Error("no CUDA device: ...").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cuda/cuda_lower.hpp"
+#include "core/backend.hpp"
+
+namespace hedra::backend {
+
+struct CudaProgramCode; // one compiled graph structure (cuda_backend.cpp)
+struct CudaCounters;    // the statistics, shared with the programs (cuda_backend.cpp)
+
+struct CudaStats {
+    std::uint64_t programs_compiled = 0;
+    std::uint64_t program_cache_hits = 0;
+    std::uint64_t images_from_disk = 0; // NVRTC skipped: the image came from the disk cache
+    std::uint64_t uploads = 0;          // host-to-device copies of inputs and leaves
+    std::uint64_t resident_inputs = 0;  // inputs that already had a device copy
+    std::uint64_t downloads = 0;        // device-to-host copies of outputs
+    std::uint64_t launches = 0;
+};
+
+class CudaBackend : public Backend {
+public:
+    CudaBackend();
+    std::string name() const override { return "cuda"; }
+    std::unique_ptr<Program> compile(const std::vector<NodePtr>& outputs,
+                                     const std::vector<NodePtr>& placeholders,
+                                     const CompileOptions& options) override;
+    std::vector<HostArray> evaluate(const std::vector<NodePtr>& outputs,
+                                    const CompileOptions& options) override;
+    CudaStats stats() const;
+
+private:
+    std::shared_ptr<const CudaProgramCode> code_for(const std::vector<NodePtr>& outputs,
+                                                    const std::vector<NodePtr>& placeholders,
+                                                    const CompileOptions& options,
+                                                    std::vector<NodePtr>& leaves);
+
+    std::mutex mutex_; // guards cache_
+    std::unordered_map<std::string, std::shared_ptr<const CudaProgramCode>> cache_;
+    std::shared_ptr<CudaCounters> counters_;
+};
+
+// Whether a CUDA device can be used here ("" if so, else why not). Never throws.
+std::string cuda_unavailable_reason();
+
+} // namespace hedra::backend

@@ -1,0 +1,358 @@
+// The contraction template (PPCG's mapping with shared-memory promotion and register tiles):
+// two coincident output members M and N are tiled BM×BN per block, each thread keeps a TM×TN
+// tile of accumulators in registers (rows ty + tm·TY, columns tx + tn·TX: consecutive threads
+// touch consecutive columns, so stores are coalesced and shared reads conflict-free), the other
+// output members run over blockIdx.z, and the reduction members are tiled by a chunk (innermost
+// members first). Per chunk, the box hull of every reused read over (block tile × chunk) is
+// staged into __shared__ memory by all threads, then every thread folds its tile. The hull of
+// an access m over a box is m's image's bounding box, so a read of the staged copy is the
+// access minus the hull origin: constant coefficients, no div/mod in the hot loop.
+// N is the member that is contiguous in the result; M is the member that best splits the reads
+// into "independent of N" and "independent of M" (matmul's A and B; conv's input and weights).
+#include <algorithm>
+#include <cstdlib>
+
+#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/openmp/c_expr.hpp"
+
+namespace hedra::backend::cuda {
+
+namespace {
+
+struct Tile {
+    std::int64_t bm, bn, tm, tn, kb;
+    std::int64_t ty() const { return bm / tm; }
+    std::int64_t tx() const { return bn / tn; }
+};
+
+bool depends(const poly::Read& r, int counter) {
+    for (int row = 0; row < r.access.out_rank(); ++row)
+        if (r.access.coeff(row, counter) != 0) return true;
+    return false;
+}
+
+int gemm_score(const ReductionForm& f, int m, int n) {
+    bool a = false, b = false;
+    for (const poly::Read& r : f.update->reads) {
+        if (r.buffer < 0) continue;
+        a = a || (!depends(r, m) && depends(r, n));
+        b = b || (!depends(r, n) && depends(r, m));
+    }
+    return int(a) + int(b);
+}
+
+Tile fit(std::int64_t bm, std::int64_t bn, std::int64_t kb) {
+    std::int64_t ty = std::min<std::int64_t>(bm, 16), tx = std::min<std::int64_t>(bn, 16);
+    std::int64_t tm = ceil_div(bm, ty), tn = ceil_div(bn, tx);
+    return {tm * ty, tn * tx, tm, tn, std::max<std::int64_t>(kb, 1)};
+}
+
+Tile choose_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::int64_t z) {
+    const std::vector<std::int64_t>& ts = b.options.tile_sizes;
+    if (!ts.empty()) {
+        std::int64_t bm = std::max<std::int64_t>(ts[0], 1);
+        std::int64_t bn = ts.size() > 1 ? std::max<std::int64_t>(ts[1], 1) : bm;
+        return fit(bm, bn, ts.size() > 2 ? ts[2] : 16);
+    }
+    auto blocks = [&](std::int64_t t) { return ceil_div(m, t) * ceil_div(n, t) * z; };
+    if (blocks(128) >= 2 * b.options.multiprocessors) return {128, 128, 8, 8, 8};
+    if (blocks(64) >= b.options.multiprocessors) return {64, 64, 4, 4, 16};
+    return {32, 32, 2, 2, 16};
+}
+
+// A staged read: its hull (extents per buffer axis), the padded row pitch and the array name.
+struct Staged {
+    int read = -1;
+    std::vector<std::int64_t> hull, pitch; // pitch: element strides in shared memory
+    std::int64_t elements = 0, stored = 0; // hull points, shared elements (with padding)
+    std::string name;
+};
+
+std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
+                std::int64_t constant) {
+    std::string s;
+    for (const auto& [k, v] : terms) {
+        if (k == 0) continue;
+        if (!s.empty()) s += " + ";
+        s += (k == 1 ? "" : "(" + std::to_string(k) + ") * ") + "(" + v + ")";
+    }
+    if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(constant);
+    return s;
+}
+
+class Contraction {
+public:
+    Contraction(SourceBuilder& b, int kernel, const ReductionForm& f, int m, int n, Tile t)
+        : b_(b), kernel_(kernel), f_(f), u_(*f.update), m_(m), n_(n), t_(t) {
+        tile_.assign(f.extents.size(), 1);
+        local_.assign(f.extents.size(), "0");
+        tile_[m] = t.bm;
+        tile_[n] = t.bn;
+        local_[m] = "hd_ty + hd_tm * " + std::to_string(t.ty());
+        local_[n] = "hd_tx + hd_tn * " + std::to_string(t.tx());
+        std::int64_t budget = t.kb;
+        for (std::size_t k = f.reductions.size(); k-- > 0;) {
+            int c = f.reductions[k];
+            std::int64_t chunk = std::min(f.extents[c], budget);
+            tile_[c] = std::max<std::int64_t>(chunk, 1);
+            budget = std::max<std::int64_t>(budget / tile_[c], 1);
+            local_[c] = "hd_c" + std::to_string(c);
+        }
+        for (int c : f.outputs)
+            if (c != m && c != n) z_.push_back(c);
+    }
+
+    void stage(std::size_t limit) {
+        std::size_t used = 0;
+        for (std::size_t q = 0; q < u_.reads.size(); ++q) {
+            const poly::Read& r = u_.reads[q];
+            if (r.buffer < 0 || r.access.out_rank() == 0) continue;
+            if (depends(r, m_) && depends(r, n_)) continue; // no reuse across the block
+            Staged s;
+            s.read = static_cast<int>(q);
+            int rank = r.access.out_rank();
+            for (int row = 0; row < rank; ++row) {
+                std::int64_t h = 1;
+                for (std::size_t c = 0; c < tile_.size(); ++c)
+                    h += std::llabs(r.access.coeff(row, int(c))) * (tile_[c] - 1);
+                s.hull.push_back(h);
+            }
+            s.pitch.assign(s.hull.size(), 1);
+            std::int64_t last = s.hull.back();
+            if (rank >= 2 && last % 2 == 0) ++last; // odd row pitch: no bank conflicts
+            s.elements = product(s.hull);
+            s.stored = s.elements / s.hull.back() * last;
+            for (int row = rank - 2; row >= 0; --row)
+                s.pitch[row] = (row == rank - 2 ? last : s.pitch[row + 1] * s.hull[row + 1]);
+            std::size_t bytes =
+                static_cast<std::size_t>(s.stored) * dtype_size(b_.buffer_dtype(r.buffer));
+            if (used + bytes > limit) continue;
+            used += bytes;
+            s.name = "hd_s" + std::to_string(staged_.size());
+            staged_.push_back(std::move(s));
+        }
+        shared_bytes_ = used;
+    }
+
+    void emit() {
+        CudaLaunch l;
+        l.function = b_.next_name(kernel_);
+        l.strategy = "contraction";
+        l.kernel = kernel_;
+        std::int64_t zt = 1;
+        for (int c : z_)
+            zt *= f_.extents[c];
+        l.grid = {static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
+                  static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
+                  static_cast<unsigned>(std::min<std::int64_t>(zt, 65535))};
+        l.block = {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1};
+        l.shared_bytes = shared_bytes_;
+        KernelParams params = statement_params(u_);
+        l.buffers = params.buffers;
+        emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt));
+        b_.launches.push_back(std::move(l));
+    }
+
+private:
+    std::string counter(int c) const { return "i" + std::to_string(c); }
+
+    // The tile's lowest counter value of c for a coefficient of sign `negative`.
+    std::string base(int c, bool negative) const {
+        std::string lo = c == m_ ? "hd_m0" : c == n_ ? "hd_n0" : is_z(c) ? counter(c) : "hd_k" + std::to_string(c);
+        return negative && tile_[c] > 1 ? "(" + lo + " + " + std::to_string(tile_[c] - 1) + "L)" : lo;
+    }
+    bool is_z(int c) const { return std::find(z_.begin(), z_.end(), c) != z_.end(); }
+
+    std::string shared_read(const Staged& s) const {
+        const poly::Read& r = u_.reads[s.read];
+        std::vector<std::pair<std::int64_t, std::string>> terms;
+        std::int64_t constant = 0;
+        for (std::size_t c = 0; c < tile_.size(); ++c) {
+            std::int64_t k = 0;
+            for (int row = 0; row < r.access.out_rank(); ++row) {
+                std::int64_t a = r.access.coeff(row, int(c));
+                k += s.pitch[row] * a;
+                if (a < 0) constant += s.pitch[row] * -a * (tile_[c] - 1);
+            }
+            if (tile_[c] > 1) terms.push_back({k, local_[c]});
+        }
+        std::string e = s.name + "[" + lin(terms, constant) + "]";
+        return b_.buffer_dtype(r.buffer) == DType::Bool ? "(" + e + " != 0)" : e;
+    }
+
+    void print_stage(const Staged& s, const std::string& in, std::string& out) const {
+        const poly::Read& r = u_.reads[s.read];
+        const std::vector<std::int64_t>& sizes = b_.buffer_sizes(r.buffer);
+        int rank = r.access.out_rank();
+        out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(s.elements) +
+               "; hd_e += " + std::to_string(t_.tx() * t_.ty()) + ") {\n";
+        std::string in2 = in + "    ", cond, global, place;
+        out += in2 + "int hd_h = hd_e;\n";
+        std::int64_t stride = 1;
+        for (int row = rank - 1; row >= 0; --row) {
+            std::string h = "hd_h" + std::to_string(row), p = "hd_p" + std::to_string(row);
+            out += in2 + "const int " + h + " = hd_h % " + std::to_string(s.hull[row]) +
+                   "; hd_h /= " + std::to_string(s.hull[row]) + ";\n";
+            std::string origin = int_text(r.access.offset(row));
+            for (std::size_t c = 0; c < tile_.size(); ++c) {
+                std::int64_t a = r.access.coeff(row, int(c));
+                if (a != 0) origin += " + " + int_text(a) + " * " + base(int(c), a < 0);
+            }
+            out += in2 + "const long " + p + " = " + origin + " + " + h + ";\n";
+            cond += std::string(cond.empty() ? "" : " && ") + p + " >= 0L && " + p + " < " +
+                    int_text(sizes[row]);
+            global += std::string(global.empty() ? "" : " + ") + p + " * " + int_text(stride);
+            place += std::string(place.empty() ? "" : " + ") + h + " * " +
+                     std::to_string(s.pitch[row]);
+            stride *= sizes[row];
+        }
+        std::string st = c_storage_type(b_.buffer_dtype(r.buffer));
+        out += in2 + "(void)hd_h;\n" + in2 + s.name + "[" + place + "] = (" + cond + ") ? " +
+               b_.buffer_name(r.buffer) + "[" + global + "] : (" + st + ")0;\n" + in + "}\n";
+    }
+
+    bool needs_guard() const {
+        for (std::size_t q = 0; q < u_.reads.size(); ++q) {
+            const poly::Read& r = u_.reads[q];
+            bool staged = std::any_of(staged_.begin(), staged_.end(),
+                                      [&](const Staged& s) { return s.read == int(q); });
+            if (r.buffer >= 0 && !staged && (depends(r, m_) || depends(r, n_))) return true;
+        }
+        return false;
+    }
+
+    std::string tile_loops(const std::string& in, const std::string& inner_body) const {
+        std::string s = in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
+                        std::to_string(t_.tm) + "; ++hd_tm) {\n";
+        s += in + "    const long " + counter(m_) + " = hd_m0 + " + local_[m_] + ";\n";
+        s += in + "    #pragma unroll\n" + in + "    for (int hd_tn = 0; hd_tn < " +
+             std::to_string(t_.tn) + "; ++hd_tn) {\n";
+        s += in + "        const long " + counter(n_) + " = hd_n0 + " + local_[n_] + ";\n";
+        return s + inner_body + in + "    }\n" + in + "}\n";
+    }
+
+    std::string guard() const {
+        return counter(m_) + " < " + int_text(f_.extents[m_]) + " && " + counter(n_) + " < " +
+               int_text(f_.extents[n_]);
+    }
+
+    std::string body(std::int64_t zt) const {
+        DType t = b_.buffer_dtype(u_.write_buffer);
+        std::string vt = c_value_type(t), out;
+        for (const Staged& s : staged_)
+            out += "    __shared__ " + std::string(c_storage_type(b_.buffer_dtype(
+                                           u_.reads[s.read].buffer))) +
+                   " " + s.name + "[" + std::to_string(s.stored) + "];\n";
+        out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
+        out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
+        out += "    const long hd_m0 = (long)blockIdx.y * " + int_text(t_.bm) +
+               ", hd_n0 = (long)blockIdx.x * " + int_text(t_.bn) + ";\n";
+        out += "    (void)hd_tid;\n";
+        out += "    for (long hd_z = blockIdx.z; hd_z < " + int_text(zt) +
+               "; hd_z += gridDim.z) {\n";
+        std::string in = "        ";
+        std::vector<std::string> zn;
+        std::vector<std::int64_t> ze;
+        for (int c : z_) {
+            zn.push_back(counter(c));
+            ze.push_back(f_.extents[c]);
+        }
+        print_unflatten("hd_z", ze, zn, in, out);
+        std::string init = init_value(b_, f_, in, out);
+        out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
+        out += in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
+               std::to_string(t_.tm) + "; ++hd_tm)\n" + in + "    #pragma unroll\n" + in +
+               "    for (int hd_tn = 0; hd_tn < " + std::to_string(t_.tn) +
+               "; ++hd_tn) hd_acc[hd_tm][hd_tn] = " + init + ";\n";
+        std::string kin = in;
+        for (int c : f_.reductions) {
+            std::string k = "hd_k" + std::to_string(c);
+            out += kin + "for (long " + k + " = 0; " + k + " < " + int_text(f_.extents[c]) + "; " +
+                   k + " += " + int_text(tile_[c]) + ") {\n";
+            kin += "    ";
+        }
+        for (const Staged& s : staged_)
+            print_stage(s, kin, out);
+        out += kin + "__syncthreads();\n";
+        std::string cin = kin;
+        for (int c : f_.reductions) {
+            std::string hc = "hd_c" + std::to_string(c), k = "hd_k" + std::to_string(c);
+            out += cin + "#pragma unroll\n" + cin + "for (int " + hc + " = 0; " + hc + " < " +
+                   std::to_string(tile_[c]) + "; ++" + hc + ") {\n";
+            cin += "    ";
+            out += cin + "const long " + counter(c) + " = " + k + " + " + hc + ";\n";
+            if (f_.extents[c] % tile_[c] != 0)
+                out += cin + "if (" + counter(c) + " >= " + int_text(f_.extents[c]) + ") break;\n";
+        }
+        std::string fold, fin = cin + "            ";
+        bool guarded = needs_guard();
+        fold += cin + "        {\n";
+        if (guarded) fold += cin + "        if (" + guard() + ") {\n";
+        auto staged_read = [&](int q) {
+            for (const Staged& s : staged_)
+                if (s.read == q) return shared_read(s);
+            return std::string();
+        };
+        print_fold(b_, u_, "hd_acc[hd_tm][hd_tn]", fin, "t", fold, staged_read);
+        if (guarded) fold += cin + "        }\n";
+        fold += cin + "        }\n";
+        out += tile_loops(cin, fold);
+        for (std::size_t k = 0; k < f_.reductions.size(); ++k) {
+            cin.resize(cin.size() - 4);
+            out += cin + "}\n";
+        }
+        out += kin + "__syncthreads();\n";
+        for (std::size_t k = 0; k < f_.reductions.size(); ++k) {
+            kin.resize(kin.size() - 4);
+            out += kin + "}\n";
+        }
+        std::string store = in + "            if (" + guard() + ") " +
+                            b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
+                            "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
+        out += tile_loops(in, store);
+        return out + "    }\n";
+    }
+
+    SourceBuilder& b_;
+    int kernel_;
+    const ReductionForm& f_;
+    const poly::Statement& u_;
+    int m_, n_;
+    Tile t_;
+    std::vector<std::int64_t> tile_;  // per counter: its extent in the block tile
+    std::vector<std::string> local_;  // per counter: its offset within the tile (C)
+    std::vector<int> z_;              // output members over blockIdx.z
+    std::vector<Staged> staged_;
+    std::size_t shared_bytes_ = 0;
+};
+
+} // namespace
+
+bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
+    if (f.num_outputs == 0 || f.reduction_size < 4) return false;
+    int n = -1;
+    for (int c : f.outputs)
+        if (f.extents[c] > 1 && (n < 0 || f.out_stride[c] < f.out_stride[n])) n = c;
+    if (n < 0) return false;
+    int m = -1, best = 0;
+    for (int c : f.outputs) {
+        if (c == n || f.extents[c] <= 1) continue;
+        int score = gemm_score(f, c, n);
+        if (score > best || (score == best && m >= 0 && score > 0 && f.extents[c] >= f.extents[m])) {
+            best = score;
+            m = c;
+        }
+    }
+    if (m < 0 || best == 0 || f.extents[m] * f.extents[n] < 64) return false;
+    std::int64_t z = f.num_outputs / (f.extents[m] * f.extents[n]);
+    Tile t = choose_tile(b, f.extents[m], f.extents[n], z);
+    if (ceil_div(f.extents[m], t.bm) > 65535 || ceil_div(f.extents[n], t.bn) > (1LL << 31) - 1 ||
+        t.tx() * t.ty() > 1024)
+        return false;
+    Contraction c(b, kernel, f, m, n, t);
+    c.stage(b.options.shared_memory_limit);
+    c.emit();
+    return true;
+}
+
+} // namespace hedra::backend::cuda

@@ -1,0 +1,236 @@
+// The dlopen'ed CUDA driver API and its RAII handles (see cuda_driver.hpp).
+#include "backends/cuda/cuda_driver.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <mutex>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace hedra::backend::cuda {
+
+namespace {
+
+// The driver entry points hedra calls, with the versioned symbol names libcuda exports.
+#define HEDRA_CUDA_DRIVER_FUNCTIONS(X)                                                            \
+    X(cuInit, "cuInit")                                                                            \
+    X(cuDriverGetVersion, "cuDriverGetVersion")                                                    \
+    X(cuDeviceGetCount, "cuDeviceGetCount")                                                        \
+    X(cuDeviceGet, "cuDeviceGet")                                                                  \
+    X(cuDeviceGetName, "cuDeviceGetName")                                                          \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                                \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                        \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                          \
+    X(cuMemAlloc, "cuMemAlloc_v2")                                                                 \
+    X(cuMemFree, "cuMemFree_v2")                                                                   \
+    X(cuMemGetInfo, "cuMemGetInfo_v2")                                                             \
+    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                                                   \
+    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                                   \
+    X(cuStreamCreate, "cuStreamCreate")                                                            \
+    X(cuStreamDestroy, "cuStreamDestroy_v2")                                                       \
+    X(cuStreamSynchronize, "cuStreamSynchronize")                                                  \
+    X(cuModuleLoadDataEx, "cuModuleLoadDataEx")                                                    \
+    X(cuModuleUnload, "cuModuleUnload")                                                            \
+    X(cuModuleGetFunction, "cuModuleGetFunction")                                                  \
+    X(cuLaunchKernel, "cuLaunchKernel")                                                            \
+    X(cuGetErrorName, "cuGetErrorName")
+
+struct Api {
+#define HEDRA_DECLARE(fn, symbol) decltype(&::fn) fn = nullptr;
+    HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_DECLARE)
+#undef HEDRA_DECLARE
+};
+
+Api g_api;
+std::atomic<bool> g_alive{false};
+Device* g_device = nullptr;
+std::string g_reason;
+std::once_flag g_once;
+
+std::string error_name(CUresult r) {
+    const char* name = nullptr;
+    if (g_api.cuGetErrorName && g_api.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+        return name;
+    return "CUDA error " + std::to_string(static_cast<int>(r));
+}
+
+void check(CUresult r, const char* what) {
+    if (r != CUDA_SUCCESS) throw Error(std::string("cuda: ") + what + " failed: " + error_name(r));
+}
+
+// Loads libcuda and initialises device `ordinal`; returns why not, or "" on success.
+std::string initialise(Device& d) {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
+        const char* e = dlerror();
+        return "libcuda.so.1 cannot be loaded (" + std::string(e ? e : "unknown") + ")";
+    }
+#define HEDRA_LOAD(fn, symbol)                                                                     \
+    g_api.fn = reinterpret_cast<decltype(g_api.fn)>(dlsym(lib, symbol));                           \
+    if (!g_api.fn) return std::string("libcuda.so.1 lacks ") + symbol;
+    HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_LOAD)
+#undef HEDRA_LOAD
+    if (CUresult r = g_api.cuInit(0); r != CUDA_SUCCESS) return "cuInit failed: " + error_name(r);
+    int count = 0;
+    if (CUresult r = g_api.cuDeviceGetCount(&count); r != CUDA_SUCCESS || count == 0)
+        return "the driver reports no device";
+    if (const char* env = std::getenv("HEDRA_CUDA_DEVICE")) d.ordinal = std::atoi(env);
+    if (d.ordinal < 0 || d.ordinal >= count)
+        return "HEDRA_CUDA_DEVICE=" + std::to_string(d.ordinal) + " but there are " +
+               std::to_string(count) + " devices";
+    CUdevice dev = 0;
+    if (CUresult r = g_api.cuDeviceGet(&dev, d.ordinal); r != CUDA_SUCCESS)
+        return "cuDeviceGet failed: " + error_name(r);
+    char name[256] = {0};
+    g_api.cuDeviceGetName(name, sizeof name - 1, dev);
+    d.name = name;
+    auto attr = [&](CUdevice_attribute a) {
+        int v = 0;
+        g_api.cuDeviceGetAttribute(&v, a, dev);
+        return v;
+    };
+    d.compute_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    d.compute_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d.multiprocessors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d.shared_memory_per_block =
+        static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+    g_api.cuDriverGetVersion(&d.driver_version);
+    CUcontext ctx = nullptr;
+    if (CUresult r = g_api.cuDevicePrimaryCtxRetain(&ctx, dev); r != CUDA_SUCCESS)
+        return "cuDevicePrimaryCtxRetain failed: " + error_name(r);
+    d.context = ctx;
+    std::atexit([] { g_alive = false; });
+    g_alive = true;
+    return "";
+}
+
+} // namespace
+
+bool driver_alive() {
+    return g_alive.load();
+}
+
+std::string Device::unavailable_reason() {
+    std::call_once(g_once, [] {
+        Device* d = new Device(); // leaked on purpose: no driver calls at exit
+        g_reason = initialise(*d);
+        if (g_reason.empty()) {
+            g_device = d;
+        } else {
+            delete d;
+        }
+    });
+    return g_reason;
+}
+
+Device& Device::instance() {
+    std::string reason = unavailable_reason();
+    if (!reason.empty()) throw Error("no CUDA device: " + reason);
+    return *g_device;
+}
+
+void Device::make_current() const {
+    check(g_api.cuCtxSetCurrent(static_cast<CUcontext>(context)), "cuCtxSetCurrent");
+}
+
+std::string Device::architecture() const {
+    return "sm_" + std::to_string(compute_major) + std::to_string(compute_minor);
+}
+
+DevicePtr raw_allocate(std::size_t bytes) {
+    DevicePtr p = 0;
+    if (!try_raw_allocate(bytes, p)) {
+        auto [free, total] = memory_info();
+        throw Error("cuda: out of device memory allocating " + std::to_string(bytes) +
+                    " bytes (" + std::to_string(free) + " of " + std::to_string(total) +
+                    " bytes free)");
+    }
+    return p;
+}
+
+bool try_raw_allocate(std::size_t bytes, DevicePtr& out) {
+    CUdeviceptr p = 0;
+    CUresult r = g_api.cuMemAlloc(&p, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+    check(r, "cuMemAlloc");
+    out = p;
+    return true;
+}
+
+void raw_free(DevicePtr p) {
+    if (p && driver_alive()) g_api.cuMemFree(static_cast<CUdeviceptr>(p));
+}
+
+std::array<std::size_t, 2> memory_info() {
+    std::size_t free = 0, total = 0;
+    g_api.cuMemGetInfo(&free, &total);
+    return {free, total};
+}
+
+Stream::Stream() {
+    CUstream s = nullptr;
+    check(g_api.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    stream_ = s;
+}
+
+Stream::~Stream() {
+    if (stream_ && driver_alive()) g_api.cuStreamDestroy(static_cast<CUstream>(stream_));
+}
+
+void Stream::synchronize() const {
+    check(g_api.cuStreamSynchronize(static_cast<CUstream>(stream_)), "cuStreamSynchronize");
+}
+
+void Stream::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) const {
+    if (bytes == 0) return;
+    check(g_api.cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(dst), src, bytes,
+                                  static_cast<CUstream>(stream_)),
+          "cuMemcpyHtoDAsync");
+}
+
+void Stream::copy_to_host(void* dst, DevicePtr src, std::size_t bytes) const {
+    if (bytes == 0) return;
+    check(g_api.cuMemcpyDtoHAsync(dst, static_cast<CUdeviceptr>(src), bytes,
+                                  static_cast<CUstream>(stream_)),
+          "cuMemcpyDtoHAsync");
+}
+
+Module::Module(const std::string& image) {
+    std::vector<char> log(16384, '\0');
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {log.data(), reinterpret_cast<void*>(log.size() - 1)};
+    CUmodule m = nullptr;
+    CUresult r = g_api.cuModuleLoadDataEx(&m, image.c_str(), 2, opts, values);
+    if (r != CUDA_SUCCESS)
+        throw Error("cuda: cannot load the compiled kernels (" + error_name(r) + "): " +
+                    std::string(log.data()));
+    module_ = m;
+}
+
+Module::~Module() {
+    if (module_ && driver_alive()) g_api.cuModuleUnload(static_cast<CUmodule>(module_));
+}
+
+void* Module::function(const std::string& name) const {
+    CUfunction f = nullptr;
+    check(g_api.cuModuleGetFunction(&f, static_cast<CUmodule>(module_), name.c_str()),
+          ("cuModuleGetFunction(" + name + ")").c_str());
+    return f;
+}
+
+void launch(void* function, const std::array<unsigned, 3>& grid,
+            const std::array<unsigned, 3>& block, const Stream& stream, DevicePtr* args,
+            std::size_t num_args) {
+    std::vector<void*> params(num_args);
+    for (std::size_t i = 0; i < num_args; ++i)
+        params[i] = &args[i];
+    check(g_api.cuLaunchKernel(static_cast<CUfunction>(function), grid[0], grid[1], grid[2],
+                               block[0], block[1], block[2], 0, static_cast<CUstream>(stream.get()),
+                               params.data(), nullptr),
+          "cuLaunchKernel");
+}
+
+} // namespace hedra::backend::cuda

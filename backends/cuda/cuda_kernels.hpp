@@ -1,0 +1,45 @@
+// The CUDA kernel templates, one file each (see cuda_lower.hpp for the mapping rules):
+// cuda_map.cpp, cuda_reduction.cpp, cuda_contraction.cpp, cuda_generic.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backends/cuda/cuda_source.hpp"
+
+namespace hedra::backend::cuda {
+
+// A kernel of the form partition() gives a reduction: an Assign of a constant over the whole
+// result buffer, then an Update over (output members × reduction members) whose write access
+// keeps each output member once (keepdims axes pinned to 0).
+struct ReductionForm {
+    const poly::Statement* init = nullptr;
+    const poly::Statement* update = nullptr;
+    std::vector<int> outputs;             // the update's coincident counters, in counter order
+    std::vector<int> reductions;          // its reduction counters, in counter order
+    std::vector<std::int64_t> extents;    // per counter of the update
+    std::vector<std::int64_t> out_stride; // per counter: its stride in the result (0: reduced)
+    std::int64_t num_outputs = 1;         // product of the output extents
+    std::int64_t reduction_size = 1;      // product of the reduction extents
+};
+std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
+                                            const poly::Kernel& kernel);
+
+// C index of the result element at the update's counters (i0, i1, ...).
+std::string result_index(const ReductionForm& f);
+// The accumulator's starting value: the init statement's (constant) value.
+std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
+                       std::string& out);
+
+// One launch per Assign statement (a fuse's pieces in order).
+void emit_map(SourceBuilder& b, int kernel, int statement);
+// One launch: the TM×TN register-tiled, shared-memory-staged contraction, if the form has two
+// coincident members with reuse; false (nothing emitted) otherwise.
+bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f);
+// Serial, block or split reduction launches.
+void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f);
+// isl schedule and loop AST, outer parallel loops mapped to threads.
+void emit_generic(SourceBuilder& b, int kernel);
+
+} // namespace hedra::backend::cuda

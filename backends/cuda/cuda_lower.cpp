@@ -1,0 +1,78 @@
+// The CUDA code generator's pass list (see cuda_lower.hpp): classify each kernel of the IR by
+// its form, emit its launches with the matching template, then assemble one translation unit.
+#include "backends/cuda/cuda_lower.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "backends/cuda/cuda_kernels.hpp"
+
+namespace hedra::backend {
+
+namespace {
+
+bool dump_requested(const CudaLowerOptions& options) {
+    const char* env = std::getenv("HEDRA_DUMP");
+    return options.dump || (env && *env && std::string(env) != "0");
+}
+
+bool all_assigns(const poly::Kernel& kernel) {
+    for (const poly::Statement& st : kernel.statements) {
+        if (st.kind != poly::StatementKind::Assign) return false;
+        for (const poly::Read& r : st.reads)
+            if (r.buffer == st.write_buffer) return false;
+    }
+    return true;
+}
+
+void lower_kernel(cuda::SourceBuilder& b, int k) {
+    const poly::Kernel& kernel = b.program.kernels[static_cast<std::size_t>(k)];
+    if (b.options.generic_only) {
+        cuda::emit_generic(b, k);
+    } else if (auto form = cuda::reduction_form(b.program, kernel)) {
+        if (!cuda::emit_contraction(b, k, *form)) cuda::emit_reduction(b, k, *form);
+    } else if (all_assigns(kernel)) {
+        for (std::size_t s = 0; s < kernel.statements.size(); ++s)
+            cuda::emit_map(b, k, static_cast<int>(s));
+    } else {
+        cuda::emit_generic(b, k);
+    }
+}
+
+} // namespace
+
+CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options) {
+    cuda::SourceBuilder b{program, options, {}, {}, {}};
+    for (std::size_t k = 0; k < program.kernels.size(); ++k)
+        lower_kernel(b, static_cast<int>(k));
+    CudaLoweredProgram out;
+    out.source = cuda::cuda_prelude() + "\n" + b.functions;
+    out.launches = std::move(b.launches);
+    out.scratch = std::move(b.scratch);
+    if (dump_requested(options)) {
+        std::cerr << "== hedra: kernel IR ==\n" << poly::to_string(program) << "\n";
+        std::cerr << "== hedra: cuda launches ==\n";
+        for (const CudaLaunch& l : out.launches)
+            std::cerr << to_string(l, program) << "\n";
+        std::cerr << "== hedra: cuda source ==\n" << out.source << "\n";
+    }
+    return out;
+}
+
+std::string to_string(const CudaLaunch& l, const poly::ProgramIR& program) {
+    auto dims = [](const std::array<unsigned, 3>& d) {
+        return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," +
+               std::to_string(d[2]) + ")";
+    };
+    std::string s = l.function + " " + l.strategy + " grid" + dims(l.grid) + " block" +
+                    dims(l.block) + " smem " + std::to_string(l.shared_bytes) + " args";
+    for (int buffer : l.buffers) {
+        std::size_t nb = program.buffers.size();
+        s += " " + (static_cast<std::size_t>(buffer) < nb
+                        ? program.buffers[static_cast<std::size_t>(buffer)].name
+                        : "hd_scratch" + std::to_string(static_cast<std::size_t>(buffer) - nb));
+    }
+    return s;
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,70 @@
+// lower_cuda: the CUDA code generator's pass list for a partitioned program (kernel IR). Each
+// kernel of the IR becomes one or more __global__ functions of one CUDA C++ translation unit
+// and a list of launches, run in order on one stream. The mapping follows PPCG: tile the band,
+// blocks = outer coincident tile members, threads = coincident point members; here the bands
+// are the kernel IR's box domains, so the mapping is computed in closed form per kernel form:
+// - map (one Assign; fuse pieces are one launch each, in order, so the later piece wins):
+//   every point of the domain is one thread (1-D grid-stride over the flattened box);
+// - contraction (a reduction whose output has two coincident members with a read independent
+//   of each, e.g. matmul, batched matmul, conv, weight gradients): an output tile per block
+//   (grid = (⌈N/BN⌉, ⌈M/BM⌉, batch)), a TM×TN register tile of accumulators per thread,
+//   reduction members tiled by a chunk; the box hull of every reused read over (tile × chunk)
+//   is staged in __shared__ memory (bounded by 48 KiB);
+// - reduction: one thread per output (a sequential fold, any combiner), or one block per
+//   output (threads over the reduction, a shared-memory tree) when the reduction runs along
+//   contiguous memory or the outputs are few, or split-K (partials, then a second block
+//   reduction) when very few outputs have very long reductions;
+// - anything else: isl's schedule (compute_schedule) and loop AST, outer parallel loops with
+//   constant bounds mapped to threads, the rest sequential in each thread.
+// With HEDRA_DUMP=1 the launches and the source are written to stderr.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "polyhedral/kernel_ir.hpp"
+
+namespace hedra::backend {
+
+struct CudaLaunch {
+    std::string function;  // the __global__ function (extern "C")
+    std::string strategy;  // "map", "contraction", "serial_reduction", "block_reduction",
+                           // "split_partial", "split_final", "generic", "generic_serial"
+    int kernel = -1;       // index in ProgramIR::kernels
+    std::array<unsigned, 3> grid{1, 1, 1};
+    std::array<unsigned, 3> block{1, 1, 1};
+    // Kernel arguments in order: program buffer indices, then scratch buffers numbered
+    // program.buffers.size() + s.
+    std::vector<int> buffers;
+    std::size_t shared_bytes = 0; // static __shared__ memory of the function
+};
+
+struct ScratchBuffer {
+    DType dtype = DType::F32;
+    std::int64_t elements = 0;
+};
+
+struct CudaLoweredProgram {
+    std::string source;
+    std::vector<CudaLaunch> launches;
+    std::vector<ScratchBuffer> scratch; // device temporaries the launches need besides buffers
+};
+
+struct CudaLowerOptions {
+    // Contraction tile (BM, BN, reduction chunk); empty: chosen from the problem size.
+    std::vector<std::int64_t> tile_sizes;
+    bool generic_only = false; // every kernel through the isl path (tests)
+    bool dump = false;         // also on with HEDRA_DUMP=1
+    std::size_t shared_memory_limit = 48 * 1024;
+    int multiprocessors = 132; // to size grids (the device's count when one is present)
+};
+
+CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
+
+// One launch per line ("k0_0 contraction grid(2,2,1) block(16,16,1) smem 8704 args b0 b1 b2").
+std::string to_string(const CudaLaunch& launch, const poly::ProgramIR& program);
+
+} // namespace hedra::backend

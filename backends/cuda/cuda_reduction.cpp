@@ -1,0 +1,295 @@
+// The reduction templates (see cuda_lower.hpp):
+// - serial: one thread per output, a sequential fold in counter order (any combiner, also a
+//   custom one, which need not be associative in the tree sense);
+// - block: one block per output, threads stride over the flattened reduction, then a tree in
+//   shared memory (built-in ops only);
+// - split: very few outputs with very long reductions; S blocks per output write partials to a
+//   scratch buffer, a second launch reduces them.
+#include <algorithm>
+
+#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/openmp/c_expr.hpp"
+
+namespace hedra::backend::cuda {
+
+namespace {
+
+constexpr std::int64_t kMaxBlocks = 1 << 20;
+
+bool pinned_row(const AffineMap& m, int r) {
+    for (int c = 0; c < m.in_rank(); ++c)
+        if (m.coeff(r, c) != 0) return false;
+    return m.offset(r) == 0;
+}
+
+// Whether some read walks memory contiguously along a reduction counter (its last axis moves
+// by ±1 with a reduction counter): then threads should stride over the reduction.
+bool contiguous_reduction(const ReductionForm& f) {
+    for (const poly::Read& r : f.update->reads) {
+        if (r.buffer < 0 || r.access.out_rank() == 0) continue;
+        int last = r.access.out_rank() - 1;
+        for (int c : f.reductions)
+            if (r.access.coeff(last, c) == 1 || r.access.coeff(last, c) == -1) return true;
+    }
+    return false;
+}
+
+std::vector<std::string> names(const std::vector<int>& counters) {
+    std::vector<std::string> n;
+    for (int c : counters)
+        n.push_back("i" + std::to_string(c));
+    return n;
+}
+
+std::vector<std::int64_t> extents_of(const ReductionForm& f, const std::vector<int>& counters) {
+    std::vector<std::int64_t> e;
+    for (int c : counters)
+        e.push_back(f.extents[c]);
+    return e;
+}
+
+std::string next_pow2_text(std::int64_t n, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
+    out = lo;
+    while (out < n && out < hi)
+        out *= 2;
+    return std::to_string(out);
+}
+
+// hd_red[threadIdx.x] = hd_acc; a tree over `threads` entries; leaves the result in hd_red[0].
+void print_tree(ReduceOp op, DType t, std::int64_t threads, const std::string& in,
+                std::string& body) {
+    std::string vt = c_value_type(t);
+    body += in + "hd_red[threadIdx.x] = hd_acc;\n" + in + "__syncthreads();\n";
+    body += in + "for (unsigned hd_s = " + std::to_string(threads / 2) +
+            "u; hd_s > 0u; hd_s >>= 1) {\n";
+    body += in + "    if (threadIdx.x < hd_s) {\n";
+    body += in + "        const " + vt + " hd_x = hd_red[threadIdx.x];\n";
+    body += in + "        const " + vt + " hd_y = hd_red[threadIdx.x + hd_s];\n";
+    body += in + "        hd_red[threadIdx.x] = " + c_combine(op, t, "hd_x", "hd_y") + ";\n";
+    body += in + "    }\n" + in + "    __syncthreads();\n" + in + "}\n";
+}
+
+// The final store of one output from thread 0: result = combine(init, hd_red[0]).
+void print_final_store(const SourceBuilder& b, const ReductionForm& f, const std::string& in,
+                       std::string& body) {
+    DType t = b.buffer_dtype(f.update->write_buffer);
+    body += in + "if (threadIdx.x == 0) {\n";
+    std::string init = init_value(b, f, in + "    ", body);
+    std::string result = c_combine(f.update->reduce_op, t, init, "hd_red[0]");
+    body += in + "    " + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
+            "] = " + store_value(t, result) + ";\n" + in + "}\n" + in + "__syncthreads();\n";
+}
+
+CudaLaunch launch_of(SourceBuilder& b, int kernel, const char* strategy, std::int64_t blocks,
+                     std::int64_t threads, const KernelParams& params) {
+    CudaLaunch l;
+    l.function = b.next_name(kernel);
+    l.strategy = strategy;
+    l.kernel = kernel;
+    l.grid = {static_cast<unsigned>(std::min(blocks, kMaxBlocks)), 1, 1};
+    l.block = {static_cast<unsigned>(threads), 1, 1};
+    l.buffers = params.buffers;
+    return l;
+}
+
+void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f) {
+    const poly::Statement& u = *f.update;
+    DType t = b.buffer_dtype(u.write_buffer);
+    std::int64_t threads = std::min<std::int64_t>(256, ceil_div(f.num_outputs, 32) * 32);
+    std::string body = "    const long hd_stride = (long)gridDim.x * blockDim.x;\n";
+    body += "    for (long hd_o = (long)blockIdx.x * blockDim.x + threadIdx.x; hd_o < " +
+            int_text(f.num_outputs) + "; hd_o += hd_stride) {\n";
+    std::string in = "        ";
+    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    std::string init = init_value(b, f, in, body);
+    body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
+    std::string inner = in;
+    for (int c : f.reductions) {
+        body += inner + "for (long i" + std::to_string(c) + " = 0; i" + std::to_string(c) +
+                " < " + int_text(f.extents[c]) + "; ++i" + std::to_string(c) + ") {\n";
+        inner += "    ";
+    }
+    body += inner + "{\n";
+    print_fold(b, u, "hd_acc", inner + "    ", "t", body);
+    body += inner + "}\n";
+    for (std::size_t k = f.reductions.size(); k-- > 0;) {
+        inner.resize(inner.size() - 4);
+        body += inner + "}\n";
+    }
+    body += in + b.buffer_name(u.write_buffer) + "[" + result_index(f) +
+            "] = " + store_value(t, "hd_acc") + ";\n    }\n";
+    KernelParams params = statement_params(u);
+    CudaLaunch l =
+        launch_of(b, kernel, "serial_reduction", ceil_div(f.num_outputs, threads), threads, params);
+    emit_kernel(b, l.function, params, 256, body);
+    b.launches.push_back(std::move(l));
+}
+
+// The per-thread part of a block reduction over reduction indices [begin, end) (C strings).
+void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std::string& begin,
+                      const std::string& end, std::int64_t threads, const std::string& in,
+                      std::string& body) {
+    DType t = b.buffer_dtype(f.update->write_buffer);
+    body += in + c_value_type(t) + " hd_acc = " + identity_literal(f.update->reduce_op, t) + ";\n";
+    body += in + "for (long hd_r = " + begin + " + threadIdx.x; hd_r < " + end + "; hd_r += " +
+            std::to_string(threads) + "L) {\n";
+    print_unflatten("hd_r", extents_of(f, f.reductions), names(f.reductions), in + "    ", body);
+    print_fold(b, *f.update, "hd_acc", in + "    ", "t", body);
+    body += in + "}\n";
+}
+
+void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f) {
+    const poly::Statement& u = *f.update;
+    DType t = b.buffer_dtype(u.write_buffer);
+    std::int64_t threads = 0;
+    std::string tt = next_pow2_text(f.reduction_size, 32, 256, threads);
+    std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" + tt + "];\n";
+    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
+            "; hd_o += gridDim.x) {\n";
+    std::string in = "        ";
+    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
+    print_tree(u.reduce_op, t, threads, in, body);
+    print_final_store(b, f, in, body);
+    body += "    }\n";
+    KernelParams params = statement_params(u);
+    CudaLaunch l = launch_of(b, kernel, "block_reduction", f.num_outputs, threads, params);
+    l.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
+    emit_kernel(b, l.function, params, static_cast<int>(threads), body);
+    b.launches.push_back(std::move(l));
+}
+
+void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f) {
+    const poly::Statement& u = *f.update;
+    DType t = b.buffer_dtype(u.write_buffer);
+    std::int64_t slices = std::min<std::int64_t>(ceil_div(f.reduction_size, 4096), 256);
+    std::int64_t chunk = ceil_div(f.reduction_size, slices);
+    int scratch = b.add_scratch(t, f.num_outputs * slices);
+    std::string sname = b.buffer_name(scratch), vt = c_value_type(t);
+    // Partials: block hd_b reduces slice hd_b % S of output hd_b / S.
+    std::string body = "    __shared__ " + vt + " hd_red[256];\n";
+    body += "    for (long hd_b = blockIdx.x; hd_b < " + int_text(f.num_outputs * slices) +
+            "; hd_b += gridDim.x) {\n";
+    std::string in = "        ";
+    body += in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
+            int_text(slices) + ";\n";
+    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
+            int_text(chunk) + ");\n";
+    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", 256, in, body);
+    print_tree(u.reduce_op, t, 256, in, body);
+    body += in + "if (threadIdx.x == 0) " + sname + "[hd_b] = " + store_value(t, "hd_red[0]") +
+            ";\n" + in + "__syncthreads();\n    }\n";
+    KernelParams params = statement_params(u);
+    params.add(scratch, true);
+    CudaLaunch l = launch_of(b, kernel, "split_partial", f.num_outputs * slices, 256, params);
+    l.shared_bytes = 256 * dtype_size(t);
+    emit_kernel(b, l.function, params, 256, body);
+    b.launches.push_back(std::move(l));
+    // Final: one block per output over its S partials.
+    std::int64_t threads = 0;
+    std::string tt = next_pow2_text(slices, 32, 256, threads);
+    body = "    __shared__ " + vt + " hd_red[" + tt + "];\n";
+    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
+            "; hd_o += gridDim.x) {\n";
+    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    body += in + vt + " hd_acc = " + identity_literal(u.reduce_op, t) + ";\n";
+    std::string part = sname + "[hd_o * " + int_text(slices) + " + hd_j]";
+    if (t == DType::Bool) part = "(" + part + " != 0)";
+    body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) + "; hd_j += " + tt +
+            "L) hd_acc = " + c_combine(u.reduce_op, t, "hd_acc", part) + ";\n";
+    print_tree(u.reduce_op, t, threads, in, body);
+    print_final_store(b, f, in, body);
+    body += "    }\n";
+    KernelParams final_params;
+    final_params.add(u.write_buffer, true);
+    final_params.add(scratch, false);
+    CudaLaunch fl = launch_of(b, kernel, "split_final", f.num_outputs, threads, final_params);
+    fl.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
+    emit_kernel(b, fl.function, final_params, static_cast<int>(threads), body);
+    b.launches.push_back(std::move(fl));
+}
+
+} // namespace
+
+std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
+                                            const poly::Kernel& kernel) {
+    if (kernel.statements.size() != 2) return std::nullopt;
+    const poly::Statement& init = kernel.statements[0];
+    const poly::Statement& u = kernel.statements[1];
+    if (init.kind != poly::StatementKind::Assign || u.kind != poly::StatementKind::Update ||
+        init.write_buffer != u.write_buffer || !init.reads.empty())
+        return std::nullopt;
+    const poly::Buffer& w = program.buffers.at(u.write_buffer);
+    int rank = static_cast<int>(w.sizes.size());
+    if (init.extents != w.sizes || !init.write_access.is_identity() ||
+        u.write_access.out_rank() != rank)
+        return std::nullopt;
+    for (const poly::Read& r : u.reads)
+        if (r.buffer == u.write_buffer) return std::nullopt;
+    ReductionForm f;
+    f.init = &init;
+    f.update = &u;
+    f.extents = u.extents;
+    int n = static_cast<int>(u.extents.size());
+    f.out_stride.assign(static_cast<std::size_t>(n), 0);
+    std::vector<int> uses(static_cast<std::size_t>(n), 0);
+    std::int64_t stride = 1;
+    for (int r = rank - 1; r >= 0; --r) {
+        if (pinned_row(u.write_access, r)) {
+            if (w.sizes[r] != 1) return std::nullopt;
+        } else {
+            int counter = -1;
+            for (int c = 0; c < n; ++c) {
+                std::int64_t k = u.write_access.coeff(r, c);
+                if (k == 0) continue;
+                if (k != 1 || counter >= 0) return std::nullopt;
+                counter = c;
+            }
+            if (counter < 0 || u.write_access.offset(r) != 0 || u.extents[counter] != w.sizes[r])
+                return std::nullopt;
+            f.out_stride[counter] = stride;
+            ++uses[counter];
+        }
+        stride *= w.sizes[r];
+    }
+    for (int c = 0; c < n; ++c) {
+        bool reduced = std::find(u.reduction_dims.begin(), u.reduction_dims.end(), c) !=
+                       u.reduction_dims.end();
+        if (uses[c] > 1 || (reduced && uses[c]) || (!reduced && !uses[c])) return std::nullopt;
+        (reduced ? f.reductions : f.outputs).push_back(c);
+        (reduced ? f.reduction_size : f.num_outputs) *= u.extents[c];
+    }
+    return f;
+}
+
+std::string result_index(const ReductionForm& f) {
+    std::string s;
+    for (int c : f.outputs) {
+        if (f.out_stride[c] == 0) continue;
+        if (!s.empty()) s += " + ";
+        s += (f.out_stride[c] == 1 ? "" : int_text(f.out_stride[c]) + " * ") + "i" +
+             std::to_string(c);
+    }
+    return s.empty() ? "0L" : s;
+}
+
+std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
+                       std::string& out) {
+    return print_value(b, *f.init, indent, "hd_init", out);
+}
+
+void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f) {
+    if (f.num_outputs == 0) return;
+    bool custom = f.update->reduce_op == ReduceOp::Custom;
+    if (!custom && f.num_outputs <= 64 && f.reduction_size >= 32768) {
+        emit_split(b, kernel, f);
+    } else if (!custom && ((f.reduction_size >= 128 && contiguous_reduction(f)) ||
+                           (f.reduction_size >= 32 && f.num_outputs < 2048))) {
+        emit_block(b, kernel, f);
+    } else {
+        emit_serial(b, kernel, f);
+    }
+}
+
+} // namespace hedra::backend::cuda

@@ -1,0 +1,152 @@
+// Index arithmetic of printed kernels (see c_access.hpp).
+#include "backends/openmp/c_access.hpp"
+
+namespace hedra::backend {
+
+using sched::AstExpr;
+
+std::string c_int(std::int64_t v) {
+    return v < 0 ? "(" + std::to_string(v) + "L)" : std::to_string(v) + "L";
+}
+
+std::string c_index_expr(const AstExpr& e) {
+    switch (e.kind) {
+    case AstExpr::Kind::Int:
+        return c_int(e.value);
+    case AstExpr::Kind::Id:
+        return e.name;
+    case AstExpr::Kind::Op:
+        break;
+    }
+    auto a = [&](std::size_t i) { return c_index_expr(e.args[i]); };
+    auto bin = [&](const char* op) { return "(" + a(0) + op + a(1) + ")"; };
+    switch (e.op) {
+    case AstExpr::Op::Add:
+        return bin(" + ");
+    case AstExpr::Op::Sub:
+        return bin(" - ");
+    case AstExpr::Op::Mul:
+        return bin(" * ");
+    case AstExpr::Op::Neg:
+        return "(-" + a(0) + ")";
+    case AstExpr::Op::Div:
+    case AstExpr::Op::PDivQ:
+        return bin(" / ");
+    case AstExpr::Op::PDivR:
+    case AstExpr::Op::ZDivR:
+        return bin(" % ");
+    case AstExpr::Op::FloorDiv:
+        return "hd_floord(" + a(0) + ", " + a(1) + ")";
+    case AstExpr::Op::Min:
+    case AstExpr::Op::Max: {
+        const char* f = e.op == AstExpr::Op::Min ? "hd_lmin(" : "hd_lmax(";
+        std::string s = a(0);
+        for (std::size_t i = 1; i < e.args.size(); ++i)
+            s = f + s + ", " + a(i) + ")";
+        return s;
+    }
+    case AstExpr::Op::Select:
+        return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    case AstExpr::Op::Eq:
+        return bin(" == ");
+    case AstExpr::Op::Le:
+        return bin(" <= ");
+    case AstExpr::Op::Lt:
+        return bin(" < ");
+    case AstExpr::Op::Ge:
+        return bin(" >= ");
+    case AstExpr::Op::Gt:
+        return bin(" > ");
+    case AstExpr::Op::And:
+        return bin(" && ");
+    case AstExpr::Op::Or:
+        return bin(" || ");
+    }
+    return "0";
+}
+
+LinearIndex linear_index(const poly::Buffer& buffer, const AffineMap& access) {
+    LinearIndex li;
+    li.coef.assign(static_cast<std::size_t>(access.in_rank()), 0);
+    std::int64_t row = 1;
+    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
+        for (int k = 0; k < access.in_rank(); ++k)
+            li.coef[k] += row * access.coeff(r, k);
+        li.constant += row * access.offset(r);
+        row *= buffer.sizes[r];
+    }
+    return li;
+}
+
+std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
+    LinearIndex li = linear_index(buffer, access);
+    std::string s;
+    for (std::size_t k = 0; k < li.coef.size(); ++k) {
+        if (li.coef[k] == 0) continue;
+        if (!s.empty()) s += " + ";
+        s += (li.coef[k] == 1 ? "" : c_int(li.coef[k]) + " * ") + "i" + std::to_string(k);
+    }
+    if (li.constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + c_int(li.constant);
+    return buffer.name + "[" + s + "]";
+}
+
+std::string c_counter_lines(const sched::AstNode& call, const std::string& pad) {
+    std::string out;
+    for (std::size_t k = 0; k < call.counters.size(); ++k)
+        out += pad + "const long i" + std::to_string(k) + " = " + c_index_expr(call.counters[k]) +
+               ";\n";
+    return out;
+}
+
+bool mentions(const AstExpr& e, const std::string& iterator) {
+    if (e.kind == AstExpr::Kind::Id) return e.name == iterator;
+    for (const AstExpr& a : e.args)
+        if (mentions(a, iterator)) return true;
+    return false;
+}
+
+std::optional<std::int64_t> iterator_coefficient(const AstExpr& e, const std::string& iterator) {
+    if (!mentions(e, iterator)) return 0;
+    if (e.kind == AstExpr::Kind::Id) return 1;
+    if (e.kind != AstExpr::Kind::Op) return std::nullopt;
+    auto coef = [&](std::size_t i) { return iterator_coefficient(e.args[i], iterator); };
+    switch (e.op) {
+    case AstExpr::Op::Add:
+    case AstExpr::Op::Sub: {
+        auto a = coef(0), b = coef(1);
+        if (!a || !b) return std::nullopt;
+        return e.op == AstExpr::Op::Add ? *a + *b : *a - *b;
+    }
+    case AstExpr::Op::Neg: {
+        auto a = coef(0);
+        if (!a) return std::nullopt;
+        return -*a;
+    }
+    case AstExpr::Op::Mul:
+        for (std::size_t i : {0u, 1u})
+            if (e.args[i].kind == AstExpr::Kind::Int) {
+                auto c = coef(1 - i);
+                if (!c) return std::nullopt;
+                return e.args[i].value * *c;
+            }
+        return std::nullopt;
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<std::int64_t> element_coefficient(const poly::Buffer& buffer, const AffineMap& access,
+                                                const sched::AstNode& call,
+                                                const std::string& iterator) {
+    LinearIndex li = linear_index(buffer, access);
+    std::int64_t total = 0;
+    for (std::size_t k = 0; k < li.coef.size(); ++k) {
+        if (li.coef[k] == 0) continue;
+        auto c = iterator_coefficient(call.counters.at(k), iterator);
+        if (!c) return std::nullopt;
+        total += li.coef[k] * *c;
+    }
+    return total;
+}
+
+} // namespace hedra::backend

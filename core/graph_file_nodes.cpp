@@ -1,0 +1,258 @@
+// Rebuilding the nodes of a graph file, field by field, with the checks that keep a
+// hand-edited file from building a graph the API could not (see graph_file_load.cpp).
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "core/graph_file_reader.hpp"
+#include "core/node_builders.hpp"
+#include "core/primitives.hpp"
+
+namespace hedra::detail {
+namespace {
+
+bool parse_node_kind(const std::string& name, NodeKind& out) {
+    for (int i = 0; i <= static_cast<int>(NodeKind::Fuse); ++i)
+        if (name == node_kind_name(static_cast<NodeKind>(i))) {
+            out = static_cast<NodeKind>(i);
+            return true;
+        }
+    return false;
+}
+
+bool parse_reduce_op(const std::string& name, ReduceOp& out) {
+    for (int i = 0; i <= static_cast<int>(ReduceOp::Custom); ++i)
+        if (name == reduce_op_name(static_cast<ReduceOp>(i))) {
+            out = static_cast<ReduceOp>(i);
+            return true;
+        }
+    return false;
+}
+
+std::string dname(DType t) {
+    return std::string(dtype_name(t));
+}
+
+// Every Input(k) leaf of `e`, each once per occurrence.
+void for_each_input(const ScalarExpr& e, const std::function<void(const ScalarNode&)>& f) {
+    if (e->op == ScalarOp::Input) f(*e);
+    for (const ScalarExpr& a : e->args)
+        for_each_input(a, f);
+}
+
+} // namespace
+
+void GraphReader::check_inputs(const Value& n, const Node& node, std::size_t count) const {
+    if (node.inputs.size() != count)
+        fail(n, "takes " + std::to_string(count) + " input" + (count == 1 ? "" : "s") + ", found " +
+                    std::to_string(node.inputs.size()));
+}
+
+void GraphReader::check_map(const Value& n, const Node& node) const {
+    for (std::size_t i = 0; i < node.inputs.size(); ++i)
+        if (!(node.inputs[i]->shape == node.shape))
+            fail(n, "input " + std::to_string(i) + " has shape " +
+                        node.inputs[i]->shape.to_string() + " but the map has shape " +
+                        node.shape.to_string());
+    if (node.expr->dtype != node.dtype)
+        fail(n, "the expression has dtype " + dname(node.expr->dtype) + " but the node has " +
+                    dname(node.dtype));
+    for_each_input(node.expr, [&](const ScalarNode& in) {
+        if (in.ivalue >= static_cast<std::int64_t>(node.inputs.size()))
+            fail(n, "the expression reads in" + std::to_string(in.ivalue) + " but the map has " +
+                        std::to_string(node.inputs.size()) + " inputs");
+        DType t = node.inputs[static_cast<std::size_t>(in.ivalue)]->dtype;
+        if (in.dtype != t)
+            fail(n, "the expression reads in" + std::to_string(in.ivalue) + " as " +
+                        dname(in.dtype) + " but that input has dtype " + dname(t));
+    });
+}
+
+void GraphReader::check_view(const Value& n, const Node& node) const {
+    const Node& in = *node.inputs[0];
+    if (in.dtype != node.dtype)
+        fail(n, "a view has its input's dtype " + dname(in.dtype) + ", not " + dname(node.dtype));
+    if (node.shape.empty()) return;
+    const AffineMap& m = node.access;
+    for (int o = 0; o < m.out_rank(); ++o) {
+        std::int64_t lo = m.offset(o), hi = m.offset(o);
+        for (int i = 0; i < m.in_rank(); ++i) {
+            std::int64_t c = m.coeff(o, i) * (node.shape[i].size - 1);
+            (c < 0 ? lo : hi) += c;
+        }
+        if (lo < 0 || hi >= in.shape[o].size)
+            fail(n, "the access " + m.to_string() + " reads counters [" + std::to_string(lo) +
+                        ", " + std::to_string(hi) + "] of input axis " + std::to_string(o) +
+                        ", which has " + std::to_string(in.shape[o].size));
+    }
+}
+
+void GraphReader::check_reduce(const Value& n, const Node& node) const {
+    const Node& in = *node.inputs[0];
+    if (in.dtype != node.dtype)
+        fail(n,
+             "a reduction has its input's dtype " + dname(in.dtype) + ", not " + dname(node.dtype));
+    ReduceOp op = node.reduce_op;
+    if ((op == ReduceOp::And || op == ReduceOp::Or) && node.dtype != DType::Bool)
+        fail(n, std::string("'") + reduce_op_name(op) + "' reduces bool arrays, not " +
+                    dname(node.dtype));
+    if ((op == ReduceOp::Sum || op == ReduceOp::Prod) &&
+        (node.dtype == DType::Bool || node.dtype == DType::I32))
+        fail(n, std::string("'") + reduce_op_name(op) + "' of " + dname(node.dtype) +
+                    " accumulates in i64: cast the input first");
+    std::vector<Range> expect;
+    for (int d = 0, j = 0; d < in.shape.rank(); ++d) {
+        bool reduced = j < static_cast<int>(node.axes.size()) && node.axes[j] == d;
+        j += reduced;
+        if (!reduced)
+            expect.push_back(in.shape[d]);
+        else if (node.keepdims)
+            expect.push_back(range(1));
+    }
+    for (std::size_t j = 0; j < node.axes.size(); ++j)
+        if (node.axes[j] < 0 || node.axes[j] >= in.shape.rank() ||
+            (j > 0 && node.axes[j] <= node.axes[j - 1]))
+            fail(n, "'axes' " + list_string(node.axes) +
+                        " must be increasing axes of the input, which has rank " +
+                        std::to_string(in.shape.rank()));
+    if (!(Shape(expect) == node.shape))
+        fail(n, "reducing " + in.shape.to_string() + " over axes " + list_string(node.axes) +
+                    " gives shape " + Shape(expect).to_string() + ", not " +
+                    node.shape.to_string());
+    if (op != ReduceOp::Custom) return;
+    if (node.expr->dtype != node.dtype || node.identity->dtype != node.dtype ||
+        node.identity->op != ScalarOp::Const)
+        fail(n, "a custom reduction needs a combiner and a constant identity of dtype " +
+                    dname(node.dtype));
+    for_each_input(node.expr, [&](const ScalarNode& i) {
+        if (i.ivalue > 1 || i.dtype != node.dtype)
+            fail(n, "the combiner may read only in0 and in1 of dtype " + dname(node.dtype));
+    });
+}
+
+void GraphReader::check_fuse(const Value& n, const Node& node) const {
+    if (node.inputs.empty()) fail(n, "a fuse needs at least one input");
+    std::vector<Array> pieces;
+    for (const NodePtr& p : node.inputs) {
+        if (p->dtype != node.dtype || p->shape.rank() != node.shape.rank())
+            fail(n, "every piece must have the fuse's dtype " + dname(node.dtype) + " and rank " +
+                        std::to_string(node.shape.rank()) + "; found " + dname(p->dtype) + " " +
+                        p->shape.to_string());
+        pieces.emplace_back(p);
+    }
+    Shape result;
+    try {
+        result = (node.overwrite ? overwrite(pieces) : fuse(pieces)).shape();
+    } catch (const Error& e) {
+        fail(n, e.what());
+    }
+    if (!(result == node.shape))
+        fail(n, "the pieces make shape " + result.to_string() + ", not " + node.shape.to_string());
+}
+
+NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
+    context_ = "node " + std::to_string(position);
+    typed(n, Value::Kind::Object, "nodes");
+    const Value& kind_value = typed(member(n, "kind"), Value::Kind::String, "kind");
+    NodeKind kind = NodeKind::Constant;
+    if (!parse_node_kind(kind_value.text(), kind))
+        fail(kind_value, "unknown node kind '" + kind_value.text() + "'");
+    context_ += " (" + kind_value.text() + ")";
+    DType dtype = dtype_member(n);
+    Shape shape = shape_member(n);
+    std::vector<NodePtr> inputs;
+    if (const Value* in = n.find("inputs")) {
+        typed(*in, Value::Kind::Array, "inputs");
+        for (const Value& i : in->items())
+            inputs.push_back(node_ref(i, position));
+    }
+    auto node = new_node(kind, dtype, shape, std::move(inputs), std::source_location::current());
+    bool omitted = false;
+    auto identity = [&] {
+        const Value* id = n.find("id");
+        if (!options_.keep_ids || !id) return fresh_node_id();
+        return static_cast<std::uint64_t>(integer(*id, "id", 1, 1LL << 62));
+    };
+    switch (kind) {
+    case NodeKind::Constant:
+        check_inputs(n, *node, 0);
+        node->expr = expr_ref(n, "expr");
+        if (node->expr->op != ScalarOp::Const || node->expr->dtype != dtype || shape.rank() != 0)
+            fail(n, "a constant is rank 0 with a constant expression of its dtype");
+        break;
+    case NodeKind::Placeholder:
+        check_inputs(n, *node, 0);
+        node->id = identity();
+        if (const Value* name = n.find("name"))
+            node->name = typed(*name, Value::Kind::String, "name").text();
+        break;
+    case NodeKind::Data: {
+        check_inputs(n, *node, 0);
+        node->id = identity();
+        const Value* data = n.find("data");
+        if (!data || data->is_null()) {
+            node->kind = NodeKind::Placeholder;
+            node->name = "data" + std::to_string(position);
+            omitted = true;
+            break;
+        }
+        typed(*data, Value::Kind::String, "data");
+        std::vector<unsigned char> bytes;
+        try {
+            bytes = json::base64_decode(data->text(), "'data'");
+        } catch (const Error& e) {
+            fail(*data, e.what());
+        }
+        HostArray values(shape.sizes(), dtype);
+        if (bytes.size() != values.bytes())
+            fail(*data, "'data' holds " + std::to_string(bytes.size()) + " bytes but " +
+                            dname(dtype) + " " + shape.to_string() + " needs " +
+                            std::to_string(values.bytes()));
+        if (dtype == DType::Bool &&
+            std::any_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b > 1; }))
+            fail(*data, "'data' of a bool array holds a byte other than 0 and 1");
+        if (!bytes.empty()) std::memcpy(values.raw_mutable(), bytes.data(), bytes.size());
+        node->data = std::move(values);
+        break;
+    }
+    case NodeKind::Iota:
+        check_inputs(n, *node, 0);
+        if (dtype != DType::I64) fail(n, "index components have dtype i64");
+        if (shape.rank() == 0) fail(n, "index components need rank 1 or more");
+        node->axis = static_cast<int>(integer_member(n, "axis", 0, shape.rank() - 1));
+        break;
+    case NodeKind::Map:
+        node->expr = expr_ref(n, "expr");
+        check_map(n, *node);
+        break;
+    case NodeKind::View:
+        check_inputs(n, *node, 1);
+        node->access = access_member(n, shape.rank(), node->inputs[0]->shape.rank());
+        check_view(n, *node);
+        break;
+    case NodeKind::Reduce: {
+        check_inputs(n, *node, 1);
+        const Value& op = typed(member(n, "op"), Value::Kind::String, "op");
+        if (!parse_reduce_op(op.text(), node->reduce_op))
+            fail(op, "unknown reduction '" + op.text() + "'");
+        const Value& axes = typed(member(n, "axes"), Value::Kind::Array, "axes");
+        for (const Value& a : axes.items())
+            node->axes.push_back(static_cast<int>(integer(a, "axes", 0, kMaxRank)));
+        node->keepdims = bool_member(n, "keepdims");
+        if (node->reduce_op == ReduceOp::Custom) {
+            node->expr = expr_ref(n, "expr");
+            node->identity = expr_ref(n, "identity");
+        }
+        check_reduce(n, *node);
+        break;
+    }
+    case NodeKind::Fuse:
+        node->overwrite = bool_member(n, "overwrite");
+        check_fuse(n, *node);
+        break;
+    }
+    omitted_data_.push_back(omitted);
+    return intern(std::move(node));
+}
+
+} // namespace hedra::detail

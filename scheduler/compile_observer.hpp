@@ -1,0 +1,47 @@
+// CompileObserver: sees, in pipeline order, every stage of lowering one program (the kernel
+// partition, then per kernel the scop and its dependences, the schedule constraints and the
+// computed schedule, the final schedule after tiling, the loop AST; then the emitted source)
+// and may hand in a schedule to use instead of computing one. HEDRA_DUMP's files
+// (dump_observer) and the hedra-dump tool are both observers, so they see the same machinery.
+// A backend's pass list (e.g. backends/openmp/lower.cpp) calls it; every hook is optional.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "polyhedral/dependences.hpp"
+#include "polyhedral/kernel_ir.hpp"
+#include "polyhedral/scop.hpp"
+#include "scheduler/compute_schedule.hpp"
+#include "scheduler/loop_ast.hpp"
+
+namespace hedra::sched {
+
+class CompileObserver {
+public:
+    virtual ~CompileObserver() = default;
+    virtual void partitioned(const poly::ProgramIR& /*program*/) {}
+    // The kernel's scop after dead instances are removed, and its dependences.
+    virtual void analyzed(const poly::Scop& /*scop*/, const poly::Dependences& /*deps*/) {}
+    // A schedule to use for this kernel instead of computing one (null: compute). The observer
+    // checks it (schedule_io.hpp) and throws if it is unusable.
+    virtual poly::IslPtr<isl_schedule> replacement_schedule(poly::IslContext& /*ctx*/,
+                                                            const poly::Scop& /*scop*/,
+                                                            const poly::Dependences& /*deps*/) {
+        return {};
+    }
+    // The computed (or replacement) schedule and, when isl computed it, its constraints.
+    virtual void scheduled(const poly::Scop& /*scop*/, const KernelSchedule& /*schedule*/) {}
+    // The schedule after tiling and loop reordering: what the AST is built from.
+    virtual void finalized(const poly::Scop& /*scop*/,
+                           const poly::IslPtr<isl_schedule>& /*schedule*/) {}
+    virtual void ast_built(const poly::Scop& /*scop*/, const AstNode& /*ast*/) {}
+    // The emitted translation unit; `extension` is its file type ("cpp", "cu").
+    virtual void emitted(const std::string& /*source*/, const std::string& /*extension*/) {}
+};
+
+// The observer that writes every stage through core/dump.hpp when $HEDRA_DUMP is set; null
+// when it is not.
+std::unique_ptr<CompileObserver> dump_observer();
+
+} // namespace hedra::sched

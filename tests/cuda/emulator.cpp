@@ -1,0 +1,160 @@
+// The CPU emulator of generated CUDA kernels (see emulator.hpp).
+#include "cuda/emulator.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unistd.h>
+
+#include "backends/cuda/sha256.hpp"
+#include "core/error.hpp"
+#include "core/node.hpp"
+
+namespace hedra::test {
+
+namespace {
+
+const char* kEmulationHeader = R"(// CUDA built-ins for the CPU emulation of hedra's generated kernels.
+#include <barrier>
+#include <thread>
+#include <vector>
+struct hd_dim3 { unsigned x, y, z; };
+static thread_local hd_dim3 threadIdx, blockIdx;
+static hd_dim3 blockDim, gridDim;
+static std::barrier<>* hd_emu_barrier = nullptr;
+#define __global__
+#define __device__
+#define __launch_bounds__(n)
+#define __shared__ static
+#define __restrict__ __restrict
+static inline void __syncthreads() { hd_emu_barrier->arrive_and_wait(); }
+static inline float __fmaf_rn(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+static inline double __fma_rn(double a, double b, double c) { return __builtin_fma(a, b, c); }
+static inline float __int_as_float(int x) { float f; __builtin_memcpy(&f, &x, 4); return f; }
+static inline double __longlong_as_double(long long x) { double d; __builtin_memcpy(&d, &x, 8); return d; }
+#define HEDRA_CUDA_EMULATION 1
+extern "C" void hd_emu_launch(void (*fn)(void**), void** args, unsigned gx, unsigned gy,
+                              unsigned gz, unsigned bx, unsigned by, unsigned bz) {
+    gridDim = {gx, gy, gz};
+    blockDim = {bx, by, bz};
+    unsigned nt = bx * by * bz;
+    std::barrier<> bar(nt);
+    hd_emu_barrier = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < nt; ++t)
+        threads.emplace_back([=, &bar] {
+            threadIdx = {t % bx, (t / bx) % by, t / (bx * by)};
+            for (unsigned z = 0; z < gz; ++z)
+                for (unsigned y = 0; y < gy; ++y)
+                    for (unsigned x = 0; x < gx; ++x) {
+                        blockIdx = {x, y, z};
+                        fn(args);
+                        bar.arrive_and_wait();
+                    }
+        });
+    for (std::thread& t : threads) t.join();
+}
+)";
+
+using Launcher = void (*)(void (*)(void**), void**, unsigned, unsigned, unsigned, unsigned,
+                          unsigned, unsigned);
+
+bool runs(const std::string& compiler) {
+    std::string cmd = compiler + " --version > /dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0;
+}
+
+std::filesystem::path work_directory() {
+    auto dir = std::filesystem::temp_directory_path() / "hedra_cuda_emulation";
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+// Compiles (or finds) the emulation library of `source`; returns its dlopen handle.
+void* load_emulation(const std::string& source) {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::string text = std::string(kEmulationHeader) + source;
+    std::string key = backend::cuda::sha256_hex(text).substr(0, 24);
+    auto dir = work_directory();
+    auto so = dir / ("emu_" + key + ".so");
+    if (!std::filesystem::exists(so)) {
+        auto cpp = dir / ("emu_" + key + ".cpp"), log = dir / ("emu_" + key + ".log");
+        auto tmp = dir / ("emu_" + key + ".so.tmp" + std::to_string(::getpid()));
+        std::ofstream(cpp) << text;
+        std::string cmd = emulation_compiler() +
+                          " -std=c++20 -O1 -shared -fPIC -pthread -ffp-contract=off -o " +
+                          tmp.string() + " " + cpp.string() + " > " + log.string() + " 2>&1";
+        if (std::system(cmd.c_str()) != 0) {
+            std::stringstream s;
+            s << std::ifstream(log).rdbuf();
+            throw Error("emulation: cannot compile " + cpp.string() + ":\n" + s.str());
+        }
+        std::filesystem::rename(tmp, so);
+    }
+    void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) throw Error(std::string("emulation: cannot load ") + so.string() + ": " + dlerror());
+    return handle;
+}
+
+const HostArray& input_of(const poly::Buffer& b) {
+    if (auto memo = b.node->memo()) return *memo;
+    HEDRA_INTERNAL_CHECK(b.node->kind == NodeKind::Data, "emulation: an input without data");
+    return b.node->data;
+}
+
+} // namespace
+
+std::string emulation_compiler() {
+    static const std::string compiler = [] {
+        std::vector<std::string> candidates;
+        if (const char* env = std::getenv("CXX"); env && *env) candidates.push_back(env);
+        candidates.push_back("c++");
+        candidates.push_back("g++");
+        for (const std::string& c : candidates)
+            if (runs(c)) return c;
+        return std::string();
+    }();
+    return compiler;
+}
+
+std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
+                                    const backend::CudaLoweredProgram& lowered) {
+    void* handle = load_emulation(lowered.source);
+    auto launch = reinterpret_cast<Launcher>(dlsym(handle, "hd_emu_launch"));
+    HEDRA_INTERNAL_CHECK(launch != nullptr, "emulation: no hd_emu_launch");
+    std::vector<std::vector<unsigned char>> memory;
+    for (const poly::Buffer& b : program.buffers) {
+        std::size_t bytes = dtype_size(b.dtype);
+        for (std::int64_t s : b.sizes)
+            bytes *= static_cast<std::size_t>(s);
+        memory.emplace_back(bytes + 64, 0xcd); // uninitialised memory is not zero on a GPU
+        if (b.role == poly::BufferRole::Input && bytes > 0)
+            std::memcpy(memory.back().data(), input_of(b).raw(), bytes);
+    }
+    for (const backend::ScratchBuffer& s : lowered.scratch)
+        memory.emplace_back(static_cast<std::size_t>(s.elements) * dtype_size(s.dtype) + 64, 0xcd);
+    for (const backend::CudaLaunch& l : lowered.launches) {
+        auto fn = reinterpret_cast<void (*)(void**)>(dlsym(handle, (l.function + "_emu").c_str()));
+        HEDRA_INTERNAL_CHECK(fn != nullptr, "emulation: no " + l.function + "_emu");
+        std::vector<void*> args;
+        for (int b : l.buffers)
+            args.push_back(memory.at(static_cast<std::size_t>(b)).data());
+        launch(fn, args.data(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+               l.block[2]);
+    }
+    std::vector<HostArray> out;
+    for (int b : program.outputs) {
+        const poly::Buffer& buf = program.buffers.at(static_cast<std::size_t>(b));
+        HostArray h(buf.sizes, buf.dtype);
+        if (h.bytes() > 0) std::memcpy(h.raw_mutable(), memory[static_cast<std::size_t>(b)].data(), h.bytes());
+        out.push_back(h);
+    }
+    return out;
+}
+
+} // namespace hedra::test

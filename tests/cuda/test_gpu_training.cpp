@@ -1,0 +1,69 @@
+// On a GPU: the MLP's gradients and a few compiled training steps (nn::TrainStep) on "cuda"
+// equal the reference backend's within float tolerance. Without a device: "skipped: no CUDA
+// device (...)".
+#include "cuda/cuda_testing.hpp"
+#include "nn/layers.hpp"
+#include "nn/model.hpp"
+#include "nn/optim.hpp"
+#include "nn/train_step.hpp"
+
+using namespace hedra;
+
+namespace {
+
+struct Batch {
+    HostArray x, y;
+};
+
+Batch batch(std::int64_t b, std::int64_t features, unsigned seed) {
+    std::vector<float> x(static_cast<std::size_t>(b * features));
+    std::vector<std::int32_t> y(static_cast<std::size_t>(b));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = static_cast<float>((i * 7919 + seed * 104729) % 2001) / 1000.0f - 1.0f;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        y[i] = static_cast<std::int32_t>((i * 7 + seed) % 10);
+    return {HostArray::from(x, {b, features}), HostArray::from(y, {b})};
+}
+
+} // namespace
+
+TEST_CASE("cuda device: MLP gradients equal the reference") {
+    if (test::skip_without_device()) return;
+    nn::Model model = nn::mlp({64, 48, 10}, 7);
+    Batch data = batch(32, 64, 1);
+    std::vector<Array> params;
+    for (const HostArray& p : model.params)
+        params.push_back(array(p));
+    Array loss = nn::softmax_cross_entropy(model.forward(params, array(data.x)), array(data.y));
+    std::vector<Array> grads = grad(loss, params);
+    std::vector<NodePtr> nodes{loss.node()};
+    for (const Array& g : grads)
+        nodes.push_back(g.node());
+    std::vector<HostArray> want = get_backend("reference")->evaluate(nodes, {});
+    std::vector<HostArray> got = get_backend("cuda")->evaluate(nodes, {});
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        CAPTURE(k);
+        test::check_same(got[k], want[k], false, 1e-4, 1e-6);
+    }
+}
+
+TEST_CASE("cuda device: MLP training steps equal the reference") {
+    if (test::skip_without_device()) return;
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
+    ComputeOptions on_cuda, on_reference;
+    on_cuda.backend = "cuda";
+    on_reference.backend = "reference";
+    nn::TrainStep gpu(nn::mlp({64, 48, 10}, 7), sgd, on_cuda);
+    nn::TrainStep ref(nn::mlp({64, 48, 10}, 7), sgd, on_reference);
+    for (unsigned step = 0; step < 5; ++step) {
+        CAPTURE(step);
+        Batch data = batch(32, 64, step + 2);
+        double lg = gpu.step(data.x, data.y), lr = ref.step(data.x, data.y);
+        CHECK(lg == doctest::Approx(lr).epsilon(1e-4));
+    }
+    for (std::size_t k = 0; k < gpu.params().size(); ++k) {
+        CAPTURE(k);
+        test::check_same(gpu.params()[k], ref.params()[k], false, 1e-3, 1e-5);
+    }
+}

@@ -1,0 +1,119 @@
+// Structure of the generated matmul (no GPU needed): one contraction launch, the grid and block
+// sizes of the PPCG mapping (an output tile per block, a register tile per thread), A and B
+// tiles promoted to __shared__ memory within 48 KiB, the hot loop reading only shared memory
+// with fused multiply-adds, and batches over blockIdx.z.
+#include "cuda/cuda_testing.hpp"
+
+using namespace hedra;
+
+namespace {
+
+test::LoweredArrays lower_matmul(std::int64_t batch, std::int64_t m, std::int64_t k,
+                                 std::int64_t n) {
+    Shape sa = batch ? Shape::of({batch, m, k}) : Shape::of({m, k});
+    Shape sb = batch ? Shape::of({batch, k, n}) : Shape::of({k, n});
+    Array a = placeholder(sa), b = placeholder(sb);
+    return test::lower_arrays({matmul(a, b)}, {}, {a, b});
+}
+
+const backend::CudaLaunch& only_launch(const test::LoweredArrays& l) {
+    REQUIRE(l.cuda.launches.size() == 1);
+    return l.cuda.launches[0];
+}
+
+// The lines of the source that accumulate into the register tile.
+std::vector<std::string> fma_lines(const std::string& source) {
+    std::vector<std::string> lines;
+    std::size_t at = 0;
+    while ((at = source.find("__fmaf_rn(", at)) != std::string::npos) {
+        std::size_t begin = source.rfind('\n', at) + 1, end = source.find('\n', at);
+        lines.push_back(source.substr(begin, end - begin));
+        at = end;
+    }
+    return lines;
+}
+
+} // namespace
+
+TEST_CASE("cuda mapping: matmul 1024 uses 64x64 tiles, 4x4 per thread, A and B in shared") {
+    test::LoweredArrays l = lower_matmul(0, 1024, 1024, 1024);
+    const backend::CudaLaunch& c = only_launch(l);
+    CHECK(c.strategy == "contraction");
+    CHECK(c.grid == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
+    // A: 64 rows x 16 of k, row pitch 17; B: 16 rows of k x 64, row pitch 65 (no bank conflicts).
+    CHECK(c.shared_bytes == (64 * 17 + 16 * 65) * 4);
+    const std::string& s = l.cuda.source;
+    CHECK(s.find("__shared__ float hd_s0[1088];") != std::string::npos);
+    CHECK(s.find("__shared__ float hd_s1[1040];") != std::string::npos);
+    CHECK(s.find("float hd_acc[4][4];") != std::string::npos);
+    CHECK(s.find("__syncthreads();") != std::string::npos);
+    auto lines = fma_lines(s);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find("hd_acc[hd_tm][hd_tn]") != std::string::npos);
+    // The operands were loaded from the staged copies, not from global memory.
+    CHECK(s.find("= hd_s0[") != std::string::npos);
+    CHECK(s.find("= hd_s1[") != std::string::npos);
+}
+
+TEST_CASE("cuda mapping: matmul 4096 uses 128x128 tiles with an 8x8 register tile") {
+    test::LoweredArrays l = lower_matmul(0, 4096, 4096, 4096);
+    const backend::CudaLaunch& c = only_launch(l);
+    CHECK(c.strategy == "contraction");
+    CHECK(c.grid == std::array<unsigned, 3>{32, 32, 1});
+    CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(c.shared_bytes == (128 * 9 + 8 * 129) * 4);
+    CHECK(c.shared_bytes <= 48 * 1024);
+    CHECK(l.cuda.source.find("float hd_acc[8][8];") != std::string::npos);
+}
+
+TEST_CASE("cuda mapping: non-square and batched matmuls") {
+    test::LoweredArrays l = lower_matmul(0, 300, 77, 1000);
+    const backend::CudaLaunch& c = only_launch(l);
+    CHECK(c.strategy == "contraction");
+    CHECK(c.grid[0] * 32 >= 1000);
+    CHECK(c.grid[1] * 32 >= 300);
+    test::LoweredArrays b = lower_matmul(8, 256, 64, 128);
+    const backend::CudaLaunch& cb = only_launch(b);
+    CHECK(cb.strategy == "contraction");
+    CHECK(cb.grid[2] == 8); // batches over blockIdx.z
+    CHECK(cb.block[0] * cb.block[1] == 256);
+}
+
+TEST_CASE("cuda mapping: user tile sizes and the shared memory bound") {
+    Array a = placeholder(Shape::of({512, 512})), b = placeholder(Shape::of({512, 512}));
+    backend::CudaLowerOptions o;
+    o.tile_sizes = {32, 64, 8};
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, o, {a, b});
+    const backend::CudaLaunch& c = only_launch(l);
+    CHECK(c.grid == std::array<unsigned, 3>{8, 16, 1});
+    CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(l.cuda.source.find("float hd_acc[2][4];") != std::string::npos);
+    o.tile_sizes = {};
+    // 512x512 runs 32x32 tiles: A is 32 rows x 16 of k (pitch 17), B 16 x 32 (pitch 33).
+    CHECK(only_launch(test::lower_arrays({matmul(a, b)}, o, {a, b})).shared_bytes ==
+          (32 * 17 + 16 * 33) * 4);
+    o.shared_memory_limit = 2200; // room for the A tile (2176 bytes) only
+    test::LoweredArrays small = test::lower_arrays({matmul(a, b)}, o, {a, b});
+    CHECK(only_launch(small).shared_bytes == 32 * 17 * 4);
+    CHECK(small.cuda.source.find("hd_s0[") != std::string::npos);
+    CHECK(small.cuda.source.find("hd_s1[") == std::string::npos);
+}
+
+TEST_CASE("cuda mapping: a reduction without a parallel outer loop is a block or split reduction") {
+    Array x = placeholder(Shape::of({1 << 20}));
+    test::LoweredArrays l = test::lower_arrays({sum(x)}, {}, {x});
+    REQUIRE(l.cuda.launches.size() == 2);
+    CHECK(l.cuda.launches[0].strategy == "split_partial");
+    CHECK(l.cuda.launches[1].strategy == "split_final");
+    CHECK(l.cuda.scratch.size() == 1);
+    Array rows = placeholder(Shape::of({100, 5000}));
+    test::LoweredArrays r = test::lower_arrays({max(rows, {1})}, {}, {rows});
+    REQUIRE(r.cuda.launches.size() == 1);
+    CHECK(r.cuda.launches[0].strategy == "block_reduction");
+    CHECK(r.cuda.launches[0].grid[0] == 100);
+    Array cols = placeholder(Shape::of({5000, 4096}));
+    test::LoweredArrays c = test::lower_arrays({sum(cols, {0})}, {}, {cols});
+    REQUIRE(c.cuda.launches.size() == 1);
+    CHECK(c.cuda.launches[0].strategy == "serial_reduction"); // threads along contiguous columns
+}

@@ -1,0 +1,130 @@
+// The fuzzer's own description of a random hedra program: a list of operations in SSA form
+// (each reads earlier ones by index) plus the scalar expressions of its maps. It is kept apart
+// from the lazy graph so that one description can be built into hedra arrays, printed as a C++
+// reproducer, analysed for the tolerance each output needs, and edited by the shrinker.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hedra.hpp"
+
+namespace hedra::fuzz {
+
+// A scalar expression of a map, built with the Sym operators exactly as a user would write it.
+struct Expr {
+    enum class Kind : std::uint8_t { Input, Literal, Unary, Binary, Select, Cast };
+    enum class Literal : std::uint8_t { Double, Int, Bool };
+    Kind kind = Kind::Input;
+    int input = 0;                      // Input: the map operand number
+    Literal literal = Literal::Double;  // Literal: a weak C++ literal
+    double value = 0.0;
+    ScalarOp op = ScalarOp::Add;        // Unary, Binary
+    DType to = DType::F32;              // Cast
+    std::vector<Expr> args;
+
+    static Expr in(int k);
+    static Expr lit(Literal kind, double value);
+    static Expr unary(ScalarOp op, Expr a);
+    static Expr binary(ScalarOp op, Expr a, Expr b);
+    static Expr select(Expr c, Expr a, Expr b);
+    static Expr cast(Expr a, DType to);
+    int size() const; // number of nodes
+};
+
+// How the values of a data leaf are drawn (fuzz_data.hpp).
+enum class ValueKind : std::uint8_t { Dyadic, Uniform, Special, SmallInt, WideInt, Bool };
+
+enum class OpKind : std::uint8_t {
+    Data,             // array(values, shape) or a placeholder fed the same values
+    Constant,         // constant(value, dtype)
+    Full,             // full(shape, value, dtype)
+    Iota,             // index_components(shape, axis)
+    Map,              // lazy_n_ary(expr, operands)
+    ReshapeTransform, // reshape(a, transform)
+    ReshapeShape,     // reshape(a, shape)
+    View,             // view(a, shape, map)
+    BroadcastTo,      // broadcast_to(a, shape)
+    Reduce,           // reduce(op, a, axes, keepdims)
+    CustomReduce,     // reduce(combiner, identity, a, axes, keepdims)
+    Fuse,             // fuse(inputs)
+    Overwrite,        // overwrite(inputs)
+    Stack,            // stack(axis, inputs)
+    Matmul,           // matmul(a, b)
+    Transpose,        // transpose(a, perm)
+    Pad,              // pad(a, pads, value)
+    Flatten,          // flatten(a, first, last)
+    Unflatten,        // unflatten(a, axis, sizes)
+    Rebase,           // rebase(a)
+    Cast,             // cast(a, dtype)
+};
+const char* op_kind_name(OpKind k);
+
+// The combiners of CustomReduce (associative and commutative, so any order is right).
+enum class Combiner : std::uint8_t { Add, Mul, Max, Min, SelectMax };
+
+// One operand of a map: an input of the op (by position in Op::inputs) or a weak literal.
+struct MapOperand {
+    int slot = -1; // index into Op::inputs; -1: literal
+    Expr::Literal literal = Expr::Literal::Double;
+    double value = 0.0;
+};
+
+struct Op {
+    OpKind kind = OpKind::Data;
+    std::vector<int> inputs; // earlier ops read by this one
+
+    Shape shape;             // Data, Full, Iota, ReshapeShape, View, BroadcastTo
+    DType dtype = DType::F32; // Data, Constant, Full, Cast
+    std::uint64_t seed = 0;  // Data
+    ValueKind values_kind = ValueKind::Uniform;
+    std::vector<double> values; // Data: explicit values (set by the shrinker); else from seed
+    bool placeholder = false;   // Data: a placeholder of a compiled program
+    double value = 0.0;         // Constant, Full, Pad, CustomReduce identity
+    int axis = 0;               // Iota, Stack, Unflatten, Flatten (first)
+    int last = -1;              // Flatten
+    std::vector<int> axes;      // Reduce, CustomReduce; Transpose: the permutation
+    bool keepdims = false;
+    ReduceOp reduce_op = ReduceOp::Sum;
+    Combiner combiner = Combiner::Add;
+    std::optional<Transform> transform;                         // ReshapeTransform
+    AffineMap map;                                              // View
+    std::vector<std::pair<std::int64_t, std::int64_t>> pads;    // Pad
+    std::vector<std::int64_t> sizes;                            // Unflatten
+    Expr expr;                                                  // Map
+    std::vector<MapOperand> operands;                           // Map
+};
+
+struct FuzzProgram {
+    std::vector<Op> ops;
+    std::vector<int> outputs; // op indices
+    std::uint64_t seed = 0;   // the generator seed it came from (for messages only)
+};
+
+// The arrays of a built program.
+struct BuiltProgram {
+    std::vector<Array> values;       // one per op
+    std::vector<Array> outputs;      // FuzzProgram::outputs
+    std::vector<Array> placeholders; // Data ops with placeholder set, in op order
+    std::vector<HostArray> inputs;   // their values
+};
+
+// Builds the program with hedra's public API. Throws whatever hedra throws.
+BuiltProgram build(const FuzzProgram& p);
+// Builds one op given the arrays of earlier ops (used by the generator step by step).
+Array build_op(const Op& op, const std::vector<Array>& values, std::vector<Array>* placeholders,
+               std::vector<HostArray>* inputs);
+// The scalar expression as Syms over `in` (the same calls the printed reproducer makes).
+Sym build_expr(const Expr& e, const std::vector<Sym>& in);
+
+// The program as a C++ doctest case for tests/differential (see fuzz_print.cpp).
+std::string to_cpp(const FuzzProgram& p, const std::string& test_name);
+std::string to_cpp(const Expr& e);
+
+// Ops not reachable from the outputs removed, indices renumbered.
+FuzzProgram without_dead_ops(const FuzzProgram& p);
+
+} // namespace hedra::fuzz

@@ -1,0 +1,175 @@
+// hedra-fuzz: the soak runner. Generates programs from consecutive seeds, runs each on the
+// reference and openmp backends (fuzz_runner.hpp), and for every failure prints the seed, the
+// message and (with --shrink) a shrunk C++ reproducer. With --grad it runs gradient fuzzing.
+//
+//   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--max-ops 12]
+//              [--rejections] [--print SEED]
+// Exit status: 0 when every program passed, 1 otherwise.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "fuzz/lib/fuzz_generator.hpp"
+#include "fuzz/lib/fuzz_runner.hpp"
+#include "fuzz/lib/fuzz_shrink.hpp"
+#include "fuzz/lib/grad_fuzz.hpp"
+
+using namespace hedra;
+using namespace hedra::fuzz;
+
+namespace {
+
+struct Args {
+    std::uint64_t count = 100, seed = 1;
+    bool shrink = false, grad = false, linear = false, rejections = false;
+    int max_ops = 12;
+    long long print = -1;
+};
+
+Args parse(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string s = argv[i];
+        auto next = [&]() -> const char* {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "hedra-fuzz: %s needs a value\n", s.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (s == "--count") a.count = std::strtoull(next(), nullptr, 10);
+        else if (s == "--seed") a.seed = std::strtoull(next(), nullptr, 10);
+        else if (s == "--max-ops") a.max_ops = std::atoi(next());
+        else if (s == "--print") a.print = std::atoll(next());
+        else if (s == "--shrink") a.shrink = true;
+        else if (s == "--grad") a.grad = true;
+        else if (s == "--linear") a.linear = true;
+        else if (s == "--rejections") a.rejections = true;
+        else {
+            std::fprintf(stderr,
+                         "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] "
+                         "[--linear] [--max-ops K] [--rejections] [--print SEED]\n");
+            std::exit(2);
+        }
+    }
+    return a;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_gradients(const Args& args) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::map<std::string, int> tally;
+    int failures = 0;
+    for (std::uint64_t k = 0; k < args.count; ++k) {
+        std::uint64_t seed = args.seed + k;
+        GradResult r = args.linear ? check_linear_program(seed) : check_gradient_program(seed);
+        ++tally[grad_status_name(r.status)];
+        if (r.status == GradStatus::Fail || r.status == GradStatus::Error) {
+            ++failures;
+            std::printf("seed %llu: %s: %s\n", static_cast<unsigned long long>(seed),
+                        grad_status_name(r.status), r.message.c_str());
+            if (args.shrink) std::printf("%s\n", r.reproducer.c_str());
+        }
+        if ((k + 1) % 100 == 0)
+            std::printf("[%llu programs, %.0f s]\n", static_cast<unsigned long long>(k + 1),
+                        seconds_since(t0));
+        std::fflush(stdout);
+    }
+    std::printf("%s gradient fuzzing: %llu programs in %.1f s:", args.linear ? "linear" : "",
+                static_cast<unsigned long long>(args.count), seconds_since(t0));
+    for (const auto& [name, n] : tally)
+        std::printf(" %s %d", name.c_str(), n);
+    std::printf("\n");
+    return failures == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Args args = parse(argc, argv);
+    if (args.grad || args.linear) return run_gradients(args);
+    GeneratorOptions gen;
+    gen.max_ops = args.max_ops;
+    if (args.print >= 0) {
+        Generated g = generate(static_cast<std::uint64_t>(args.print), gen);
+        std::printf("%s", to_cpp(g.program, "seed " + std::to_string(args.print)).c_str());
+        for (const std::string& r : g.rejections)
+            std::printf("// rejected: %s\n", r.c_str());
+        for (const std::string& r : g.dropped)
+            std::printf("// dropped: %s\n", r.c_str());
+        return 0;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::map<std::string, int> tally;
+    std::map<std::string, int> rejections, dropped, kinds;
+    int failures = 0;
+    std::uint64_t ops = 0;
+    for (std::uint64_t k = 0; k < args.count; ++k) {
+        std::uint64_t seed = args.seed + k;
+        Generated g = generate(seed, gen);
+        ops += g.program.ops.size();
+        for (const std::string& r : g.rejections)
+            ++rejections[r.substr(0, 160)];
+        for (const std::string& r : g.dropped)
+            ++dropped[r];
+        for (const Op& op : g.program.ops)
+            ++kinds[op_kind_name(op.kind)];
+        std::vector<RunConfig> configs = configs_for(seed);
+        RunResult r = run_differential(g.program, configs);
+        ++tally[outcome_name(r.outcome)];
+        if (r.outcome != Outcome::Pass) {
+            ++failures;
+            std::printf("seed %llu: %s [%s]: %s\n", static_cast<unsigned long long>(seed),
+                        outcome_name(r.outcome), r.config.to_string().c_str(), r.message.c_str());
+            if (args.shrink) {
+                Outcome kind = r.outcome;
+                std::vector<RunConfig> failing = {r.config};
+                ShrinkStats stats;
+                FuzzProgram small = shrink(
+                    g.program,
+                    [&](const FuzzProgram& p) {
+                        return run_differential(p, failing, {false, false}).outcome == kind;
+                    },
+                    300, &stats);
+                RunResult again = run_differential(small, failing, {false, false});
+                std::printf("shrunk in %d attempts (%d edits) from %zu to %zu ops: %s\n%s\n",
+                            stats.attempts, stats.accepted, g.program.ops.size(), small.ops.size(),
+                            again.message.c_str(),
+                            to_cpp(small, "fuzz seed " + std::to_string(seed)).c_str());
+            }
+        }
+        if ((k + 1) % 100 == 0)
+            std::printf("[%llu programs, %.0f s, %d failures]\n",
+                        static_cast<unsigned long long>(k + 1), seconds_since(t0), failures);
+        std::fflush(stdout);
+    }
+    std::printf("differential fuzzing: %llu programs (%llu ops) in %.1f s:",
+                static_cast<unsigned long long>(args.count), static_cast<unsigned long long>(ops),
+                seconds_since(t0));
+    for (const auto& [name, n] : tally)
+        std::printf(" %s %d", name.c_str(), n);
+    std::printf("\n");
+    int total_rejections = 0;
+    for (const auto& [msg, n] : rejections)
+        total_rejections += n;
+    std::printf("ops rejected by hedra while generating: %d (%zu distinct)\n", total_rejections,
+                rejections.size());
+    if (args.rejections) {
+        for (const auto& [msg, n] : rejections)
+            std::printf("  %5d  %s\n", n, msg.c_str());
+        std::printf("dropped while generating:");
+        for (const auto& [msg, n] : dropped)
+            std::printf(" [%s] %d", msg.c_str(), n);
+        std::printf("\nops by kind:");
+        for (const auto& [name, n] : kinds)
+            std::printf(" %s %d", name.c_str(), n);
+        std::printf("\n");
+    }
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,173 @@
+// Malformed graph files: each error names the file, the line and column, the entry and what
+// is wrong, and nothing malformed reaches a backend.
+#include <doctest/doctest.h>
+
+#include "core/expect_error.hpp"
+#include "core/graph_file.hpp"
+
+using namespace hedra;
+
+namespace {
+
+// A valid file: x (2,3) f32, y = x * 2 viewed transposed, summed over axis 0.
+std::string file(const std::string& exprs, const std::string& nodes,
+                 const std::string& tail = "\"inputs\": [0], \"outputs\": [3]") {
+    return "{\"format\": \"hedra-graph\", \"version\": 1,\n\"exprs\": [" + exprs +
+           "],\n\"nodes\": [\n" + nodes + "],\n" + tail + "}";
+}
+
+const std::string kExprs = "{\"op\": \"input\", \"dtype\": \"f32\", \"index\": 0}, "
+                           "{\"op\": \"const\", \"dtype\": \"f32\", \"value\": 2}, "
+                           "{\"op\": \"mul\", \"dtype\": \"f32\", \"args\": [0, 1]}";
+const std::string kX =
+    "{\"kind\": \"placeholder\", \"dtype\": \"f32\", \"shape\": [[0,1,2],[0,1,3]], \"id\": 9}";
+const std::string kMap = "{\"kind\": \"map\", \"dtype\": \"f32\", \"shape\": [[0,1,2],[0,1,3]], "
+                         "\"inputs\": [0], \"expr\": 2}";
+const std::string kView =
+    "{\"kind\": \"view\", \"dtype\": \"f32\", \"shape\": [[0,1,3],[0,1,2]], \"inputs\": [1], "
+    "\"access\": {\"matrix\": [[0,1],[1,0]], \"offset\": [0,0]}}";
+const std::string kSum =
+    "{\"kind\": \"reduce\", \"dtype\": \"f32\", \"shape\": [[0,1,2]], \"inputs\": [2], "
+    "\"op\": \"sum\", \"axes\": [0], \"keepdims\": false}";
+
+std::string nodes(const std::string& x, const std::string& map, const std::string& view,
+                  const std::string& sum) {
+    return x + ",\n" + map + ",\n" + view + ",\n" + sum + "\n";
+}
+
+std::string valid() {
+    return file(kExprs, nodes(kX, kMap, kView, kSum));
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+    auto at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+}
+
+} // namespace
+
+TEST_CASE("graph file errors: the valid base file loads") {
+    GraphFile f = load_graph(valid(), "g.json");
+    REQUIRE(f.outputs.size() == 1);
+    CHECK(f.outputs[0]->shape == Shape::of({2}));
+    CHECK(f.placeholders.size() == 1);
+}
+
+TEST_CASE("graph file errors: not JSON, not a graph file, wrong version") {
+    CHECK_ERROR(load_graph("{\"format\": \"hedra-graph\",\n \"version\" 1}", "m.json"),
+                "m.json:2:12:", "expected ':'");
+    CHECK_ERROR(load_graph("[1, 2]", "m.json"), "m.json:1:1:", "a graph file is a JSON object");
+    CHECK_ERROR(load_graph("{\"format\": \"onnx\"}", "m.json"),
+                "m.json:1:12:", "not a hedra graph file");
+    CHECK_ERROR(load_graph(replace(valid(), "\"version\": 1", "\"version\": 2"), "m.json"),
+                "m.json:1:38:", "unsupported graph file version 2");
+    CHECK_ERROR(load_graph(replace(valid(), "\"outputs\": [3]", "\"outputs\": []"), "m.json"),
+                "m.json:", "'outputs' is empty");
+    CHECK_ERROR(load_graph_file("/nonexistent/graph.json"),
+                "cannot open '/nonexistent/graph.json'");
+}
+
+TEST_CASE("graph file errors: references, kinds and fields") {
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(kX, replace(kMap, "[0]", "[3]"), kView, kSum)), "r.json"),
+        "r.json:5:", "node 1 (map)", "refers to node 3, which is not defined before it");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(kX, "placeholder", "tensor"), kMap, kView, kSum)),
+                   "r.json"),
+        "r.json:4:10:", "node 0", "unknown node kind 'tensor'");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(kX, "\"f32\"", "\"f16\""), kMap, kView, kSum)),
+                   "r.json"),
+        "r.json:4:", "node 0 (placeholder)", "f16");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(kX, "[0,1,2]", "[0,0,2]"), kMap, kView, kSum)),
+                   "r.json"),
+        "r.json:4:", "'step' is 0");
+    CHECK_ERROR(load_graph(file(kExprs, nodes(replace(kX, "[0,1,2]", "[0,1]"), kMap, kView, kSum)),
+                           "r.json"),
+                "a range is [start, step, size]");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(kX, kMap, kView, replace(kSum, "\"axes\": [0], ", ""))),
+                   "r.json"),
+        "node 3 (reduce)", "missing member 'axes'");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(kX, kMap, kView, replace(kSum, "\"sum\"", "\"avg\""))),
+                   "r.json"),
+        "unknown reduction 'avg'");
+    CHECK_ERROR(
+        load_graph(replace(valid(), "\"inputs\": [0], \"outputs\"", "\"inputs\": [1], \"outputs\""),
+                   "r.json"),
+        "input refers to node 1, a map node, not a placeholder");
+}
+
+TEST_CASE("graph file errors: semantic checks") {
+    // The map reads in0 as f32 but its input is f64.
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(kX, "\"f32\"", "\"f64\""), kMap, kView, kSum)),
+                   "s.json"),
+        "node 1 (map)", "reads in0 as f32 but that input has dtype f64");
+    // A view reading past its input.
+    CHECK_ERROR(
+        load_graph(
+            file(kExprs,
+                 nodes(kX, kMap, replace(kView, "\"offset\": [0,0]", "\"offset\": [0,1]"), kSum)),
+            "s.json"),
+        "node 2 (view)", "of input axis 1, which has 3");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(kX, kMap, replace(kView, "[[0,1],[1,0]]", "[[0,1]]"), kSum)),
+                   "s.json"),
+        "'matrix' has 1 rows but the input has rank 2");
+    // A reduction whose shape is not its input's minus the axes.
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(kX, kMap, kView, replace(kSum, "[[0,1,2]]", "[[0,1,3]]"))),
+                   "s.json"),
+        "node 3 (reduce)", "gives shape (2), not (3)");
+    // A map of the wrong shape.
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(kX, replace(kMap, "[[0,1,2],[0,1,3]]", "[[0,1,3],[0,1,2]]"),
+                                      kView, kSum)),
+                   "s.json"),
+        "input 0 has shape (2,3) but the map has shape (3,2)");
+    // Expressions: unknown op, arity, a cast the constructor would insert, declared dtype.
+    CHECK_ERROR(
+        load_graph(file(replace(kExprs, "\"mul\"", "\"fma\""), nodes(kX, kMap, kView, kSum)),
+                   "e.json"),
+        "e.json:2:", "expr 2", "unknown scalar operation 'fma'");
+    CHECK_ERROR(
+        load_graph(file(replace(kExprs, "[0, 1]", "[0]"), nodes(kX, kMap, kView, kSum)), "e.json"),
+        "expr 2", "'mul' takes 2 arguments, found 1");
+    CHECK_ERROR(load_graph(file(replace(kExprs, "\"value\": 2}",
+                                        "\"value\": 2}, {\"op\": \"lt\", "
+                                        "\"dtype\": \"f32\", \"args\": [0, 1]}"),
+                                nodes(kX, kMap, kView, kSum)),
+                           "e.json"),
+                "expr 2", "declared dtype f32 but 'lt' of these arguments has dtype bool");
+    CHECK_ERROR(load_graph(file(replace(kExprs, "\"dtype\": \"f32\", \"value\": 2",
+                                        "\"dtype\": \"i32\", \"value\": 2"),
+                                nodes(kX, kMap, kView, kSum)),
+                           "e.json"),
+                "need an explicit cast");
+    CHECK_ERROR(load_graph(file(replace(kExprs, "\"value\": 2", "\"value\": \"two\""),
+                                nodes(kX, kMap, kView, kSum)),
+                           "e.json"),
+                "'value' must be a number");
+}
+
+TEST_CASE("graph file errors: host data") {
+    std::string data =
+        "{\"kind\": \"data\", \"dtype\": \"f32\", \"shape\": [[0,1,2],[0,1,3]], \"id\": 4, "
+        "\"data\": \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}";
+    CHECK(load_graph(file(kExprs, nodes(data, kMap, kView, kSum), "\"outputs\": [3]"), "d.json")
+              .placeholders.empty());
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(data, "AAAAAAAA\"", "AAAA\""), kMap, kView, kSum),
+                        "\"outputs\": [3]"),
+                   "d.json"),
+        "d.json:4:", "'data' holds 21 bytes but f32 (2,3) needs 24");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(data, "AAAAAAAA\"", "AAA*AAAA\""), kMap, kView, kSum),
+                        "\"outputs\": [3]"),
+                   "d.json"),
+        "'data' is not valid base64");
+}

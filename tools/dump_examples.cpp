@@ -1,0 +1,87 @@
+// The built-in example programs (see dump_examples.hpp). Each is written as a user would write
+// it, with the library's own functions (matmul, nn::conv2d, nn::softmax, grad).
+#include "tools/dump_examples.hpp"
+
+#include "hedra.hpp"
+#include "nn/layers.hpp"
+
+namespace hedra::tools {
+namespace {
+
+ExampleGraph matmul_example() {
+    Array a = placeholder(Shape::of({64, 48}), DType::F32, "A");
+    Array b = placeholder(Shape::of({48, 32}), DType::F32, "B");
+    return {{matmul(a, b)}, {a, b}};
+}
+
+ExampleGraph conv2d_example() {
+    Array x = placeholder(Shape::of({2, 3, 12, 12}), DType::F32, "x");
+    Array w = placeholder(Shape::of({4, 3, 3, 3}), DType::F32, "w");
+    Array b = placeholder(Shape::of({4}), DType::F32, "b");
+    return {{relu(nn::conv2d(x, w, b, 1, 1))}, {x, w, b}};
+}
+
+ExampleGraph jacobi_example() {
+    const std::int64_t n = 32;
+    Array u = placeholder(Shape::of({n, n}), DType::F32, "u");
+    auto neighbour = [&](std::int64_t di, std::int64_t dj) {
+        Shape source{range(1 + di, n - 1 + di), range(1 + dj, n - 1 + dj)};
+        return reshape(reshape(u, source), Transform::shift({-di, -dj}));
+    };
+    Array interior =
+        (neighbour(-1, 0) + neighbour(1, 0) + neighbour(0, -1) + neighbour(0, 1)) * 0.25;
+    return {{overwrite({u, interior})}, {u}};
+}
+
+ExampleGraph softmax_example() {
+    Array x = placeholder(Shape::of({16, 10}), DType::F32, "x");
+    return {{nn::softmax(x, -1)}, {x}};
+}
+
+// One SGD step of a two-layer MLP: loss, and every parameter moved against its gradient.
+ExampleGraph mlp_step_example() {
+    Array x = placeholder(Shape::of({8, 20}), DType::F32, "x");
+    Array labels = placeholder(Shape::of({8}), DType::I64, "labels");
+    Array w1 = placeholder(Shape::of({16, 20}), DType::F32, "w1");
+    Array b1 = placeholder(Shape::of({16}), DType::F32, "b1");
+    Array w2 = placeholder(Shape::of({10, 16}), DType::F32, "w2");
+    Array b2 = placeholder(Shape::of({10}), DType::F32, "b2");
+    Array logits = nn::linear(relu(nn::linear(x, w1, b1)), w2, b2);
+    Array loss = nn::softmax_cross_entropy(logits, labels);
+    std::vector<Array> params{w1, b1, w2, b2};
+    std::vector<Array> grads = grad(loss, params);
+    std::vector<Array> outputs{loss};
+    for (std::size_t i = 0; i < params.size(); ++i)
+        outputs.push_back(params[i] - grads[i] * 0.1);
+    return {outputs, {x, labels, w1, b1, w2, b2}};
+}
+
+} // namespace
+
+const std::vector<Example>& examples() {
+    static const std::vector<Example> all{
+        {"matmul", "C = A B, A (64,48), B (48,32), f32", matmul_example},
+        {"conv2d", "relu(conv2d(x, w) + b), x (2,3,12,12), w (4,3,3,3), padding 1", conv2d_example},
+        {"jacobi", "one 2-D Jacobi sweep on a 32x32 grid (overwrite of the interior)",
+         jacobi_example},
+        {"softmax", "softmax over the last axis of x (16,10)", softmax_example},
+        {"mlp_step", "one SGD step of a 20-16-10 MLP with cross-entropy, batch 8",
+         mlp_step_example},
+    };
+    return all;
+}
+
+const Example* find_example(const std::string& name) {
+    for (const Example& e : examples())
+        if (name == e.name) return &e;
+    return nullptr;
+}
+
+std::string example_names() {
+    std::string s;
+    for (const Example& e : examples())
+        s += (s.empty() ? "" : ", ") + std::string(e.name);
+    return s;
+}
+
+} // namespace hedra::tools

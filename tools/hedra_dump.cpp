@@ -1,0 +1,300 @@
+// hedra-dump: shows what hedra's compiler does to a program, stage by stage, following PPCG's
+// conventions. The input is a graph file (core/graph_file.hpp) or a built-in example; the
+// stages come from the backend's own pass list through a CompileObserver, so what is printed is
+// what a compile does. Output is deterministic: the same input gives the same bytes.
+// Exit status: 0 ok, 1 bad input, 2 usage, 3 illegal schedule (--load-schedule), 4 internal.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "backends/openmp/lower.hpp"
+#include "core/dump.hpp"
+#include "core/error.hpp"
+#include "core/graph_dot.hpp"
+#include "core/graph_file.hpp"
+#include "scheduler/partition.hpp"
+#include "tools/dump_examples.hpp"
+#include "tools/dump_report.hpp"
+
+#ifndef HEDRA_VERSION_STRING
+#define HEDRA_VERSION_STRING "unknown"
+#endif
+
+namespace hedra::tools {
+namespace {
+
+struct Options {
+    std::string input;
+    std::vector<Stage> stages; // empty: every stage the format and target allow
+    Format format = Format::Text;
+    std::string target = "openmp";
+    std::vector<std::int64_t> tile_sizes;
+    std::string save_schedule, load_schedule, output;
+};
+
+ToolError usage(const std::string& what) {
+    return ToolError(2, what + " (see hedra-dump --help)");
+}
+
+std::string stage_list() {
+    std::string s;
+    for (const auto& [stage, name] : stage_names())
+        s += (s.empty() ? "" : ",") + std::string(name);
+    return s;
+}
+
+std::string help_text() {
+    return "usage: hedra-dump [options] INPUT\n"
+           "\n"
+           "Shows each stage of compiling a hedra program. INPUT is a graph file (JSON, see\n"
+           "docs/graph_files.md) or a built-in example: " +
+           example_names() +
+           ".\n"
+           "\n"
+           "options:\n"
+           "  --dump=STAGES         comma-separated, in any order (default: all that apply):\n"
+           "                        " +
+           stage_list() +
+           "\n"
+           "  --format=FORMAT       text (default), yaml (constraints and schedules), json (all),\n"
+           "                        dot (graph), jscop (domains, accesses, schedules; Polly's)\n"
+           "  --target=TARGET       openmp (default), reference (graph only), cuda\n"
+           "  --tile-sizes=N,N,...  tile sizes per band member, outermost first (last repeats)\n"
+           "  --save-schedule=FILE  write each kernel's computed schedule (isl YAML in JSON)\n"
+           "  --load-schedule=FILE  use these schedules instead of computing them; a schedule\n"
+           "                        that violates a dependence is rejected (exit status 3)\n"
+           "  -o FILE               write the output to FILE instead of standard output\n"
+           "  --help                this text\n"
+           "  --version             hedra's version\n"
+           "\n"
+           "exit status: 0 ok, 1 bad input, 2 usage, 3 illegal schedule\n"
+           "environment: HEDRA_DUMP=DIR and HEDRA_TIME_PASSES=1 work here too (docs/env_vars.md)\n";
+}
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::string item;
+    for (char c : s + ",") {
+        if (c != ',') {
+            item += c;
+            continue;
+        }
+        out.push_back(item);
+        item.clear();
+    }
+    return out;
+}
+
+void set_stages(Options& o, const std::string& value) {
+    for (const std::string& name : split(value)) {
+        if (name == "all") {
+            for (const auto& [stage, n] : stage_names())
+                o.stages.push_back(stage);
+            continue;
+        }
+        bool found = false;
+        for (const auto& [stage, n] : stage_names())
+            if (name == n) {
+                o.stages.push_back(stage);
+                found = true;
+            }
+        if (!found)
+            throw usage("unknown stage '" + name + "' in --dump; stages are " + stage_list());
+    }
+}
+
+void set_format(Options& o, const std::string& value) {
+    for (Format f : {Format::Text, Format::Yaml, Format::Json, Format::Dot, Format::Jscop})
+        if (value == format_name(f)) {
+            o.format = f;
+            return;
+        }
+    throw usage("unknown format '" + value + "'; formats are text, yaml, json, dot, jscop");
+}
+
+void set_tile_sizes(Options& o, const std::string& value) {
+    for (const std::string& item : split(value)) {
+        char* end = nullptr;
+        long long v = std::strtoll(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v < 1 || v > (1LL << 30))
+            throw usage("--tile-sizes takes positive integers separated by commas, not '" + value +
+                        "'");
+        o.tile_sizes.push_back(v);
+    }
+}
+
+// Returns nothing when --help or --version was handled.
+std::optional<Options> parse_arguments(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            std::cout << help_text();
+            return std::nullopt;
+        }
+        if (arg == "--version") {
+            std::cout << "hedra-dump (hedra) " HEDRA_VERSION_STRING "\n";
+            return std::nullopt;
+        }
+        if (arg.size() > 1 && arg[0] == '-') {
+            std::string name = arg, value;
+            bool has_value = false;
+            if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+                name = arg.substr(0, arg.find('='));
+                value = arg.substr(arg.find('=') + 1);
+                has_value = true;
+            } else if (arg.rfind("-o", 0) == 0 && arg.size() > 2 && arg[2] != '-') {
+                name = "-o";
+                value = arg.substr(2);
+                has_value = true;
+            }
+            static const char* known[] = {"--dump",       "--format",        "--target",
+                                          "--tile-sizes", "--save-schedule", "--load-schedule",
+                                          "-o",           "--output"};
+            bool ok = false;
+            for (const char* k : known)
+                ok = ok || name == k;
+            if (!ok) throw usage("unknown option '" + arg + "'");
+            if (!has_value) {
+                if (i + 1 >= argc) throw usage("option '" + name + "' needs a value");
+                value = argv[++i];
+            }
+            if (value.empty()) throw usage("option '" + name + "' needs a value");
+            if (name == "--dump") set_stages(o, value);
+            if (name == "--format") set_format(o, value);
+            if (name == "--target") o.target = value;
+            if (name == "--tile-sizes") set_tile_sizes(o, value);
+            if (name == "--save-schedule") o.save_schedule = value;
+            if (name == "--load-schedule") o.load_schedule = value;
+            if (name == "-o" || name == "--output") o.output = value;
+            continue;
+        }
+        if (!o.input.empty())
+            throw usage("more than one input ('" + o.input + "' and '" + arg + "')");
+        o.input = arg;
+    }
+    if (o.input.empty())
+        throw usage("no input: give a graph file or an example (" + example_names() + ")");
+    if (o.target == "cuda")
+        throw usage("target 'cuda' is not built into this hedra-dump; targets are openmp, "
+                    "reference");
+    if (o.target != "openmp" && o.target != "reference")
+        throw usage("unknown target '" + o.target + "'; targets are openmp, reference, cuda");
+    bool compiles = o.target != "reference";
+    if (!compiles && (!o.save_schedule.empty() || !o.load_schedule.empty()))
+        throw usage("the reference target interprets the graph: it has no schedules to save "
+                    "or load");
+    if (o.stages.empty()) {
+        for (const auto& [stage, name] : stage_names())
+            if (format_applies(o.format, stage) && (compiles || stage == Stage::Graph))
+                o.stages.push_back(stage);
+        if (o.stages.empty())
+            throw usage("the reference target has only the graph stage, which --format=" +
+                        std::string(format_name(o.format)) + " does not apply to");
+    }
+    for (Stage s : o.stages) {
+        std::string name;
+        for (const auto& [stage, n] : stage_names())
+            if (stage == s) name = n;
+        if (!format_applies(o.format, s))
+            throw usage("--format=" + std::string(format_name(o.format)) +
+                        " does not apply to stage '" + name + "'");
+        if (!compiles && s != Stage::Graph)
+            throw usage("the reference target interprets the graph: stage '" + name +
+                        "' does not exist there (use --target=openmp)");
+    }
+    return o;
+}
+
+struct Program {
+    std::vector<NodePtr> outputs, placeholders;
+};
+
+Program load_input(const std::string& input) {
+    Program p;
+    if (const Example* e = find_example(input)) {
+        ExampleGraph g = e->build();
+        for (const Array& a : g.outputs)
+            p.outputs.push_back(a.node());
+        for (const Array& a : g.placeholders)
+            p.placeholders.push_back(a.node());
+        return p;
+    }
+    if (input.find('/') == std::string::npos && input.find('.') == std::string::npos &&
+        !std::ifstream(input))
+        throw ToolError(1, "'" + input + "' is neither a file nor a built-in example (" +
+                               example_names() + ")");
+    GraphFile f = load_graph_file(input);
+    return {f.outputs, f.placeholders};
+}
+
+void write_file(const std::string& path, const std::string& text, const char* what) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out) throw ToolError(1, std::string("cannot write the ") + what + " '" + path + "'");
+}
+
+int run(int argc, char** argv) {
+    std::optional<Options> parsed = parse_arguments(argc, argv);
+    if (!parsed) return 0;
+    const Options& o = *parsed;
+    Program program = load_input(o.input);
+    GraphViews graph;
+    graph.text = to_string(program.outputs);
+    graph.dot = to_dot(program.outputs);
+    graph.json = graph_to_json(program.outputs, program.placeholders);
+    Report report;
+    dump::CompileScope dump_scope; // HEDRA_DUMP works here as in a compile
+    dump::write_graph(program.outputs);
+    if (o.target == "openmp") {
+        std::optional<ScheduleFile> load;
+        if (!o.load_schedule.empty()) load = read_schedule_file(o.load_schedule);
+        poly::ProgramIR ir = [&] {
+            dump::PassTimer timer("partition");
+            return sched::partition(program.outputs, program.placeholders);
+        }();
+        ReportObserver observer(report, load ? &*load : nullptr, o.load_schedule);
+        backend::LowerOptions lo;
+        lo.tile_sizes = o.tile_sizes;
+        lo.observer = &observer;
+        backend::lower(ir, lo);
+        if (load)
+            for (const auto& [name, text] : *load) {
+                bool used = false;
+                for (const KernelReport& k : report.kernels)
+                    used = used || k.name == name;
+                if (!used)
+                    throw ToolError(1, "the schedule file '" + o.load_schedule +
+                                           "' has a schedule for kernel " + name +
+                                           ", which the program does not have");
+            }
+        if (!o.save_schedule.empty())
+            write_file(o.save_schedule, schedule_file_text(report, o.input), "schedule file");
+    }
+    std::string text = render(graph, report, o.stages, o.format, o.input, o.target);
+    if (o.output.empty())
+        std::cout << text << std::flush;
+    else
+        write_file(o.output, text, "output file");
+    return 0;
+}
+
+} // namespace
+} // namespace hedra::tools
+
+int main(int argc, char** argv) {
+    try {
+        return hedra::tools::run(argc, argv);
+    } catch (const hedra::tools::ToolError& e) {
+        std::cerr << "hedra-dump: " << e.what() << "\n";
+        return e.status;
+    } catch (const hedra::Error& e) {
+        std::string what = e.what();
+        std::cerr << "hedra-dump: " << what << "\n";
+        return what.rfind("internal error", 0) == 0 ? 4 : 1;
+    } catch (const std::exception& e) {
+        std::cerr << "hedra-dump: internal error: " << e.what() << "\n";
+        return 4;
+    }
+}
