@@ -60,9 +60,22 @@ void check_results(const std::string& backend, const std::vector<NodePtr>& nodes
                 std::string(dtype_name(nodes[i]->dtype)) + " " + nodes[i]->shape.to_string());
 }
 
+// Options every backend relies on; a backend could not report them in the user's words.
+void check_options(const CompileOptions& o, const char* op) {
+    for (std::size_t i = 0; i < o.tile_sizes.size(); ++i)
+        if (o.tile_sizes[i] < 1)
+            throw Error(std::string(op) + ": tile size " + std::to_string(o.tile_sizes[i]) +
+                        " (entry " + std::to_string(i) + " of tile_sizes " +
+                        detail::list_string(o.tile_sizes) + ") must be at least 1");
+    if (o.num_threads < 0)
+        throw Error(std::string(op) + ": num_threads " + std::to_string(o.num_threads) +
+                    " must be 0 (the default) or positive");
+}
+
 } // namespace
 
 std::vector<HostArray> compute(const std::vector<Array>& arrays, const ComputeOptions& options) {
+    check_options(options, "compute");
     std::vector<NodePtr> nodes = nodes_of(arrays);
     // Evaluate each node without a memo once.
     std::vector<NodePtr> todo;
@@ -120,6 +133,7 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
 
 CompiledProgram compile(const std::vector<Array>& outputs, const std::vector<Array>& placeholders,
                         const ComputeOptions& options) {
+    check_options(options, "compile");
     std::vector<NodePtr> outs = nodes_of(outputs), ins = nodes_of(placeholders);
     if (outs.empty()) throw Error("compile: no outputs given");
     for (std::size_t i = 0; i < ins.size(); ++i) {

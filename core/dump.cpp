@@ -96,7 +96,8 @@ void write_stage(std::string_view stage, std::string_view extension, std::string
     std::string name = padded(active.number, 4) + "-" + padded(++active.step, 3) + "-" +
                        (kernel.empty() ? "" : std::string(kernel) + "-") + std::string(stage) +
                        "." + std::string(extension);
-    std::string dir = std::getenv("HEDRA_DUMP");
+    const char* env = std::getenv("HEDRA_DUMP");
+    std::string dir = env ? env : "-";
     if (dir == "-") {
         std::cerr << "== hedra dump: " << name << " ==\n" << text;
         if (!text.empty() && text.back() != '\n') std::cerr << '\n';

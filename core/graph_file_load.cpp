@@ -50,6 +50,7 @@ Shape GraphReader::shape_member(const Value& obj) const {
         fail(s, "rank " + std::to_string(s.items().size()) + " is above the maximum rank " +
                     std::to_string(kMaxRank));
     std::vector<Range> ranges;
+    std::int64_t elements = 1;
     for (const Value& r : s.items()) {
         typed(r, Value::Kind::Array, "shape");
         if (r.items().size() != 3) fail(r, "a range is [start, step, size]");
@@ -58,6 +59,8 @@ Shape GraphReader::shape_member(const Value& obj) const {
         std::int64_t size = integer(r.items()[2], "size", 0, 1LL << 40);
         if (size <= 1 && step != 1) fail(r, "a range of size <= 1 has step 1");
         ranges.emplace_back(start, step, size);
+        elements *= size;
+        if (elements > (1LL << 48)) fail(r, "the shape has more than 2^48 elements");
     }
     return Shape(std::move(ranges));
 }
@@ -112,6 +115,10 @@ void GraphReader::read_expr(const Value& e) {
             const Value& v = member(e, "value");
             if (dtype == DType::Bool) {
                 out = scalar_const_int(typed(v, Value::Kind::Bool, "value").as_bool(), dtype);
+            } else if (dtype == DType::I32) {
+                out = scalar_const_int(integer(v, "value", std::numeric_limits<std::int32_t>::min(),
+                                               std::numeric_limits<std::int32_t>::max()),
+                                       dtype);
             } else if (is_integer(dtype)) {
                 out = scalar_const_int(integer(v, "value", std::numeric_limits<std::int64_t>::min(),
                                                std::numeric_limits<std::int64_t>::max()),

@@ -75,15 +75,16 @@ void GraphReader::check_view(const Value& n, const Node& node) const {
     if (node.shape.empty()) return;
     const AffineMap& m = node.access;
     for (int o = 0; o < m.out_rank(); ++o) {
-        std::int64_t lo = m.offset(o), hi = m.offset(o);
+        __int128 lo = m.offset(o), hi = m.offset(o); // |coeff|, size < 2^41: no overflow
         for (int i = 0; i < m.in_rank(); ++i) {
-            std::int64_t c = m.coeff(o, i) * (node.shape[i].size - 1);
+            __int128 c = static_cast<__int128>(m.coeff(o, i)) * (node.shape[i].size - 1);
             (c < 0 ? lo : hi) += c;
         }
         if (lo < 0 || hi >= in.shape[o].size)
-            fail(n, "the access " + m.to_string() + " reads counters [" + std::to_string(lo) +
-                        ", " + std::to_string(hi) + "] of input axis " + std::to_string(o) +
-                        ", which has " + std::to_string(in.shape[o].size));
+            fail(n, "the access " + m.to_string() + " reads counters [" +
+                        std::to_string(static_cast<long long>(lo)) + ", " +
+                        std::to_string(static_cast<long long>(hi)) + "] of input axis " +
+                        std::to_string(o) + ", which has " + std::to_string(in.shape[o].size));
     }
 }
 
@@ -203,11 +204,12 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         } catch (const Error& e) {
             fail(*data, e.what());
         }
-        HostArray values(shape.sizes(), dtype);
-        if (bytes.size() != values.bytes())
+        std::size_t need = static_cast<std::size_t>(shape.size()) * dtype_size(dtype);
+        if (bytes.size() != need)
             fail(*data, "'data' holds " + std::to_string(bytes.size()) + " bytes but " +
                             dname(dtype) + " " + shape.to_string() + " needs " +
-                            std::to_string(values.bytes()));
+                            std::to_string(need));
+        HostArray values(shape.sizes(), dtype);
         if (dtype == DType::Bool &&
             std::any_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b > 1; }))
             fail(*data, "'data' of a bool array holds a byte other than 0 and 1");

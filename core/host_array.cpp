@@ -21,12 +21,16 @@ std::string sizes_string(const std::vector<std::int64_t>& sizes) {
 
 std::int64_t checked_size(const std::vector<std::int64_t>& sizes) {
     std::int64_t n = 1;
+    bool overflow = false;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i] < 0)
             throw Error("host array of sizes " + sizes_string(sizes) + ": axis " +
                         std::to_string(i) + " has negative size " + std::to_string(sizes[i]));
-        n *= sizes[i];
+        overflow = overflow || __builtin_mul_overflow(n, sizes[i], &n);
     }
+    if (overflow && n != 0)
+        throw Error("host array of sizes " + sizes_string(sizes) +
+                    " has too many elements: their count overflows 64 bits");
     return n;
 }
 
@@ -51,7 +55,10 @@ void check_element(std::int64_t i, std::int64_t size, const void* data) {
 
 HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype)
     : sizes_(std::move(sizes)), dtype_(dtype) {
-    std::size_t bytes = static_cast<std::size_t>(checked_size(sizes_)) * dtype_size(dtype_);
+    std::size_t count = static_cast<std::size_t>(checked_size(sizes_));
+    if (count > (SIZE_MAX - 64) / dtype_size(dtype_))
+        throw Error("host array " + sizes_string(sizes_) + ": out of memory");
+    std::size_t bytes = count * dtype_size(dtype_);
     std::size_t padded = (bytes + 63) / 64 * 64;
     if (padded == 0) padded = 64; // a valid pointer even for an empty array
     void* p = std::aligned_alloc(64, padded);
@@ -88,6 +95,9 @@ std::int64_t HostArray::size() const {
 }
 
 void HostArray::check_type(DType requested) const {
+    if (data_ == nullptr && size() > 0)
+        throw Error("host array " + sizes_string(sizes_) +
+                    " has no data (a default-constructed HostArray)");
     if (requested != dtype_)
         throw Error("host array " + sizes_string(sizes_) + " of dtype " +
                     std::string(dtype_name(dtype_)) + " accessed as " +

@@ -11,11 +11,28 @@ void check_rank(std::size_t rank) {
                     std::to_string(kMaxRank) + "; merge axes with flatten or reshape");
 }
 
+// The element count must fit in 64 bits: every size computation relies on it.
+void check_elements(const Shape& s) {
+    std::int64_t n = 1;
+    bool overflow = false;
+    for (const Range& r : s.ranges()) {
+        if (r.size == 0) return;
+        overflow = overflow || __builtin_mul_overflow(n, r.size, &n);
+    }
+    if (overflow)
+        throw Error("shape " + s.to_string() +
+                    " has too many elements: their count overflows 64 bits");
+}
+
 } // namespace
 
-Shape::Shape(std::initializer_list<Range> ranges) : ranges_(ranges) { check_rank(ranges_.size()); }
+Shape::Shape(std::initializer_list<Range> ranges) : ranges_(ranges) {
+    check_rank(ranges_.size());
+    check_elements(*this);
+}
 Shape::Shape(std::vector<Range> ranges) : ranges_(std::move(ranges)) {
     check_rank(ranges_.size());
+    check_elements(*this);
 }
 
 Shape Shape::of(const std::vector<std::int64_t>& sizes) {

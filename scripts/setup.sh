@@ -7,3 +7,5 @@ bash scripts/install_deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 ./build/examples/quickstart
+# The main example: an MLP trained for one epoch on Fashion-MNIST (Debian's dataset-fashion-mnist).
+./build/examples/mnist_mlp --epochs 1

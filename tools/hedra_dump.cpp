@@ -16,6 +16,9 @@
 #include "scheduler/partition.hpp"
 #include "tools/dump_examples.hpp"
 #include "tools/dump_report.hpp"
+#ifdef HEDRA_DUMP_HAVE_CUDA
+#include "backends/cuda/cuda_lower.hpp"
+#endif
 
 #ifndef HEDRA_VERSION_STRING
 #define HEDRA_VERSION_STRING "unknown"
@@ -59,7 +62,8 @@ std::string help_text() {
            "\n"
            "  --format=FORMAT       text (default), yaml (constraints and schedules), json (all),\n"
            "                        dot (graph), jscop (domains, accesses, schedules; Polly's)\n"
-           "  --target=TARGET       openmp (default), reference (graph only), cuda\n"
+           "  --target=TARGET       openmp (default), reference (graph only), cuda (graph,\n"
+           "                        partition, code; where the CUDA toolkit was found)\n"
            "  --tile-sizes=N,N,...  tile sizes per band member, outermost first (last repeats)\n"
            "  --save-schedule=FILE  write each kernel's computed schedule (isl YAML in JSON)\n"
            "  --load-schedule=FILE  use these schedules instead of computing them; a schedule\n"
@@ -70,6 +74,14 @@ std::string help_text() {
            "\n"
            "exit status: 0 ok, 1 bad input, 2 usage, 3 illegal schedule\n"
            "environment: HEDRA_DUMP=DIR and HEDRA_TIME_PASSES=1 work here too (docs/env_vars.md)\n";
+}
+
+// The stages a target has: the reference backend interprets the graph; the cuda backend maps the
+// kernel IR in closed form (docs/cuda.md) and prints CUDA C++.
+bool target_has(const std::string& target, Stage s) {
+    if (target == "reference") return s == Stage::Graph;
+    if (target == "cuda") return s == Stage::Graph || s == Stage::Partition || s == Stage::Code;
+    return true;
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -176,22 +188,24 @@ std::optional<Options> parse_arguments(int argc, char** argv) {
     }
     if (o.input.empty())
         throw usage("no input: give a graph file or an example (" + example_names() + ")");
+#ifndef HEDRA_DUMP_HAVE_CUDA
     if (o.target == "cuda")
-        throw usage("target 'cuda' is not built into this hedra-dump; targets are openmp, "
-                    "reference");
-    if (o.target != "openmp" && o.target != "reference")
+        throw usage("target 'cuda' is not built into this hedra-dump (no CUDA toolkit at "
+                    "configure time); targets are openmp, reference");
+#endif
+    if (o.target != "openmp" && o.target != "reference" && o.target != "cuda")
         throw usage("unknown target '" + o.target + "'; targets are openmp, reference, cuda");
-    bool compiles = o.target != "reference";
-    if (!compiles && (!o.save_schedule.empty() || !o.load_schedule.empty()))
-        throw usage("the reference target interprets the graph: it has no schedules to save "
-                    "or load");
+    if (o.target != "openmp" && (!o.save_schedule.empty() || !o.load_schedule.empty()))
+        throw usage("the " + o.target +
+                    " target has no isl schedules to save or load "
+                    "(use --target=openmp)");
     if (o.stages.empty()) {
         for (const auto& [stage, name] : stage_names())
-            if (format_applies(o.format, stage) && (compiles || stage == Stage::Graph))
+            if (format_applies(o.format, stage) && target_has(o.target, stage))
                 o.stages.push_back(stage);
         if (o.stages.empty())
-            throw usage("the reference target has only the graph stage, which --format=" +
-                        std::string(format_name(o.format)) + " does not apply to");
+            throw usage("--format=" + std::string(format_name(o.format)) +
+                        " applies to no stage of the " + o.target + " target");
     }
     for (Stage s : o.stages) {
         std::string name;
@@ -200,9 +214,11 @@ std::optional<Options> parse_arguments(int argc, char** argv) {
         if (!format_applies(o.format, s))
             throw usage("--format=" + std::string(format_name(o.format)) +
                         " does not apply to stage '" + name + "'");
-        if (!compiles && s != Stage::Graph)
-            throw usage("the reference target interprets the graph: stage '" + name +
-                        "' does not exist there (use --target=openmp)");
+        if (!target_has(o.target, s))
+            throw usage("stage '" + name + "' does not exist for the " + o.target + " target (" +
+                        (o.target == "reference" ? "it interprets the graph"
+                                                 : "it maps kernels without isl schedules") +
+                        "; use --target=openmp)");
     }
     return o;
 }
@@ -272,6 +288,17 @@ int run(int argc, char** argv) {
         if (!o.save_schedule.empty())
             write_file(o.save_schedule, schedule_file_text(report, o.input), "schedule file");
     }
+#ifdef HEDRA_DUMP_HAVE_CUDA
+    if (o.target == "cuda") {
+        poly::ProgramIR ir = sched::partition(program.outputs, program.placeholders);
+        report.partition = poly::to_string(ir);
+        backend::CudaLowerOptions lo;
+        lo.tile_sizes = o.tile_sizes;
+        report.code = backend::lower_cuda(ir, lo).source;
+        if (!report.code.empty() && report.code.back() != '\n') report.code += '\n';
+        report.code_extension = "cu";
+    }
+#endif
     std::string text = render(graph, report, o.stages, o.format, o.input, o.target);
     if (o.output.empty())
         std::cout << text << std::flush;

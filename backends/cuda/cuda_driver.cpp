@@ -36,7 +36,12 @@ namespace {
     X(cuModuleUnload, "cuModuleUnload")                                                            \
     X(cuModuleGetFunction, "cuModuleGetFunction")                                                  \
     X(cuLaunchKernel, "cuLaunchKernel")                                                            \
-    X(cuGetErrorName, "cuGetErrorName")
+    X(cuGetErrorName, "cuGetErrorName")                                                            \
+    X(cuEventCreate, "cuEventCreate")                                                              \
+    X(cuEventDestroy, "cuEventDestroy_v2")                                                         \
+    X(cuEventRecord, "cuEventRecord")                                                              \
+    X(cuEventSynchronize, "cuEventSynchronize")                                                    \
+    X(cuEventElapsedTime, "cuEventElapsedTime")
 
 struct Api {
 #define HEDRA_DECLARE(fn, symbol) decltype(&::fn) fn = nullptr;
@@ -63,14 +68,16 @@ void check(CUresult r, const char* what) {
 
 // Loads libcuda and initialises device `ordinal`; returns why not, or "" on success.
 std::string initialise(Device& d) {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    const char* env = std::getenv("HEDRA_CUDA_DRIVER"); // another driver library (tests)
+    std::string path = env && *env ? env : "libcuda.so.1";
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!lib) {
         const char* e = dlerror();
-        return "libcuda.so.1 cannot be loaded (" + std::string(e ? e : "unknown") + ")";
+        return path + " cannot be loaded (" + std::string(e ? e : "unknown") + ")";
     }
 #define HEDRA_LOAD(fn, symbol)                                                                     \
     g_api.fn = reinterpret_cast<decltype(g_api.fn)>(dlsym(lib, symbol));                           \
-    if (!g_api.fn) return std::string("libcuda.so.1 lacks ") + symbol;
+    if (!g_api.fn) return path + " lacks " + symbol;
     HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_LOAD)
 #undef HEDRA_LOAD
     if (CUresult r = g_api.cuInit(0); r != CUDA_SUCCESS) return "cuInit failed: " + error_name(r);
@@ -219,6 +226,30 @@ void* Module::function(const std::string& name) const {
     check(g_api.cuModuleGetFunction(&f, static_cast<CUmodule>(module_), name.c_str()),
           ("cuModuleGetFunction(" + name + ")").c_str());
     return f;
+}
+
+Event::Event() {
+    CUevent e = nullptr;
+    check(g_api.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    event_ = e;
+}
+
+Event::~Event() {
+    if (event_ && driver_alive()) g_api.cuEventDestroy(static_cast<CUevent>(event_));
+}
+
+void Event::record(const Stream& stream) {
+    check(g_api.cuEventRecord(static_cast<CUevent>(event_), static_cast<CUstream>(stream.get())),
+          "cuEventRecord");
+}
+
+float Event::milliseconds_since(const Event& start) const {
+    check(g_api.cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
+    float ms = 0;
+    check(g_api.cuEventElapsedTime(&ms, static_cast<CUevent>(start.event_),
+                                   static_cast<CUevent>(event_)),
+          "cuEventElapsedTime");
+    return ms;
 }
 
 void launch(void* function, const std::array<unsigned, 3>& grid,

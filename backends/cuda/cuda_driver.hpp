@@ -82,6 +82,21 @@ private:
     void* module_ = nullptr; // CUmodule
 };
 
+// A timing event on a stream (benchmarks).
+class Event {
+public:
+    Event();
+    ~Event();
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    void record(const Stream& stream);
+    // Waits for this event; the time between `start` and it.
+    float milliseconds_since(const Event& start) const;
+
+private:
+    void* event_ = nullptr; // CUevent
+};
+
 // cuLaunchKernel with one DevicePtr argument per kernel parameter.
 void launch(void* function, const std::array<unsigned, 3>& grid,
             const std::array<unsigned, 3>& block, const Stream& stream, DevicePtr* args,

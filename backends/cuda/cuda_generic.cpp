@@ -15,6 +15,7 @@
 #include "polyhedral/isl_context.hpp"
 #include "polyhedral/scop.hpp"
 #include "scheduler/ast_build.hpp"
+#include "scheduler/compile_observer.hpp"
 #include "scheduler/compute_schedule.hpp"
 
 namespace hedra::backend::cuda {
@@ -137,7 +138,8 @@ private:
     const poly::Kernel& k_;
 };
 
-sched::AstNode kernel_ast(const poly::ProgramIR& program, const poly::Kernel& kernel) {
+sched::AstNode kernel_ast(const poly::ProgramIR& program, const poly::Kernel& kernel,
+                          sched::CompileObserver& observer) {
     poly::IslContext ctx;
     poly::Scop scop = poly::build_scop(ctx, program, kernel);
     poly::Dependences deps = poly::compute_dependences(scop);
@@ -145,8 +147,15 @@ sched::AstNode kernel_ast(const poly::ProgramIR& program, const poly::Kernel& ke
         scop = std::move(*live);
         deps = poly::compute_dependences(scop);
     }
-    sched::KernelSchedule ks = sched::compute_schedule(ctx, scop, deps);
-    return sched::build_loop_ast(scop, deps, ks.schedule);
+    observer.analyzed(scop, deps);
+    sched::KernelSchedule ks;
+    ks.schedule = observer.replacement_schedule(ctx, scop, deps);
+    if (!ks.schedule) ks = sched::compute_schedule(ctx, scop, deps);
+    observer.scheduled(scop, ks);
+    observer.finalized(scop, ks.schedule);
+    sched::AstNode ast = sched::build_loop_ast(scop, deps, ks.schedule);
+    observer.ast_built(scop, ast);
+    return ast;
 }
 
 // A mark (e.g. "permutable") around a single node is transparent to the mapping.
@@ -208,7 +217,7 @@ void emit_nest(SourceBuilder& b, int kernel, const AstNode& top) {
 void emit_generic(SourceBuilder& b, int kernel) {
     const poly::Kernel& k = b.program.kernels.at(kernel);
     if (k.statements.empty()) return;
-    AstNode root = kernel_ast(b.program, k);
+    AstNode root = kernel_ast(b.program, k, b.observer);
     if (root.kind == AstNode::Kind::Block) {
         for (const AstNode& top : root.body)
             emit_nest(b, kernel, top);

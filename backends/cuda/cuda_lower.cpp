@@ -2,19 +2,13 @@
 // its form, emit its launches with the matching template, then assemble one translation unit.
 #include "backends/cuda/cuda_lower.hpp"
 
-#include <cstdlib>
-#include <iostream>
-
 #include "backends/cuda/cuda_kernels.hpp"
+#include "core/dump.hpp"
+#include "scheduler/compile_observer.hpp"
 
 namespace hedra::backend {
 
 namespace {
-
-bool dump_requested(const CudaLowerOptions& options) {
-    const char* env = std::getenv("HEDRA_DUMP");
-    return options.dump || (env && *env && std::string(env) != "0");
-}
 
 bool all_assigns(const poly::Kernel& kernel) {
     for (const poly::Statement& st : kernel.statements) {
@@ -42,20 +36,23 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
 } // namespace
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options) {
-    cuda::SourceBuilder b{program, options, {}, {}, {}};
+    dump::CompileScope dump_scope; // joins the backend's, if it opened one
+    std::unique_ptr<sched::CompileObserver> dumper;
+    sched::CompileObserver quiet;
+    sched::CompileObserver* observer = options.observer;
+    if (!observer) dumper = sched::dump_observer();
+    if (!observer) observer = dumper ? dumper.get() : &quiet;
+    observer->partitioned(program);
+    cuda::SourceBuilder b{program, options, *observer, {}, {}, {}};
     for (std::size_t k = 0; k < program.kernels.size(); ++k)
         lower_kernel(b, static_cast<int>(k));
     CudaLoweredProgram out;
-    out.source = cuda::cuda_prelude() + "\n" + b.functions;
+    out.source = cuda::cuda_prelude() + "\n" + b.functions + "// launches, in order:\n";
+    for (const CudaLaunch& l : b.launches)
+        out.source += "//   " + to_string(l, program) + "\n";
     out.launches = std::move(b.launches);
     out.scratch = std::move(b.scratch);
-    if (dump_requested(options)) {
-        std::cerr << "== hedra: kernel IR ==\n" << poly::to_string(program) << "\n";
-        std::cerr << "== hedra: cuda launches ==\n";
-        for (const CudaLaunch& l : out.launches)
-            std::cerr << to_string(l, program) << "\n";
-        std::cerr << "== hedra: cuda source ==\n" << out.source << "\n";
-    }
+    observer->emitted(out.source, "cu");
     return out;
 }
 

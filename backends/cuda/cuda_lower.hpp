@@ -16,7 +16,9 @@
 //   reduction) when very few outputs have very long reductions;
 // - anything else: isl's schedule (compute_schedule) and loop AST, outer parallel loops with
 //   constant bounds mapped to threads, the rest sequential in each thread.
-// With HEDRA_DUMP=1 the launches and the source are written to stderr.
+// The source ends with the list of launches as comments. Every stage is shown to a
+// CompileObserver (scheduler/compile_observer.hpp): the partition, the isl stages of kernels on
+// the generic path, and the emitted source (extension "cu"); by default HEDRA_DUMP's observer.
 #pragma once
 
 #include <array>
@@ -26,6 +28,10 @@
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
+
+namespace hedra::sched {
+class CompileObserver;
+}
 
 namespace hedra::backend {
 
@@ -57,7 +63,8 @@ struct CudaLowerOptions {
     // Contraction tile (BM, BN, reduction chunk); empty: chosen from the problem size.
     std::vector<std::int64_t> tile_sizes;
     bool generic_only = false; // every kernel through the isl path (tests)
-    bool dump = false;         // also on with HEDRA_DUMP=1
+    // Sees every stage; null: the HEDRA_DUMP observer, if HEDRA_DUMP is set.
+    sched::CompileObserver* observer = nullptr;
     std::size_t shared_memory_limit = 48 * 1024;
     int multiprocessors = 132; // to size grids (the device's count when one is present)
 };

@@ -22,6 +22,7 @@ namespace hedra::backend::cuda {
 struct SourceBuilder {
     const poly::ProgramIR& program;
     const CudaLowerOptions& options;
+    sched::CompileObserver& observer;
     std::string functions;
     std::vector<CudaLaunch> launches;
     std::vector<ScratchBuffer> scratch;

@@ -74,8 +74,9 @@ std::filesystem::path work_directory() {
     return dir;
 }
 
-// Compiles (or finds) the emulation library of `source`; returns its dlopen handle.
-void* load_emulation(const std::string& source) {
+} // namespace
+
+void* emulation_library(const std::string& source) {
     static std::mutex mutex;
     std::lock_guard<std::mutex> lock(mutex);
     std::string text = std::string(kEmulationHeader) + source;
@@ -101,6 +102,8 @@ void* load_emulation(const std::string& source) {
     return handle;
 }
 
+namespace {
+
 const HostArray& input_of(const poly::Buffer& b) {
     if (auto memo = b.node->memo()) return *memo;
     HEDRA_INTERNAL_CHECK(b.node->kind == NodeKind::Data, "emulation: an input without data");
@@ -124,7 +127,7 @@ std::string emulation_compiler() {
 
 std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
                                     const backend::CudaLoweredProgram& lowered) {
-    void* handle = load_emulation(lowered.source);
+    void* handle = emulation_library(lowered.source);
     auto launch = reinterpret_cast<Launcher>(dlsym(handle, "hd_emu_launch"));
     HEDRA_INTERNAL_CHECK(launch != nullptr, "emulation: no hd_emu_launch");
     std::vector<std::vector<unsigned char>> memory;

@@ -19,6 +19,10 @@ namespace hedra::test {
 // The host compiler used for emulation ($CXX, else c++, else g++), or "" when none runs.
 std::string emulation_compiler();
 
+// The dlopen handle of the emulation of `source` (compiled on first use), which exports
+// hd_emu_launch and one <function>_emu trampoline per kernel.
+void* emulation_library(const std::string& source);
+
 // Runs `lowered` (the CUDA lowering of `program`) on the CPU; inputs come from the buffers'
 // nodes (host data). Returns one HostArray per program output.
 std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,

@@ -4,6 +4,7 @@
 
 #include "core/expect_error.hpp"
 #include "core/graph_file.hpp"
+#include "tools/dump_examples.hpp"
 
 using namespace hedra;
 
@@ -170,4 +171,55 @@ TEST_CASE("graph file errors: host data") {
                         "\"outputs\": [3]"),
                    "d.json"),
         "'data' is not valid base64");
+}
+
+namespace {
+
+// Damages `text` at random `trials` times (1-3 edits each): every load must either succeed or
+// throw hedra::Error naming the file, never crash or report an internal error.
+void check_random_damage(const std::string& text, int trials) {
+    std::uint64_t state = 12345;
+    auto next = [&] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<std::size_t>(state >> 33);
+    };
+    const std::string alphabet = "{}[],:\"0123456789-.eatrufnl xyz";
+    int rejected = 0;
+    for (int trial = 0; trial < trials; ++trial) {
+        std::string damaged = text;
+        int edits = 1 + static_cast<int>(next() % 3);
+        for (int e = 0; e < edits; ++e) {
+            std::size_t at = next() % damaged.size();
+            switch (next() % 3) {
+            case 0:
+                damaged[at] = alphabet[next() % alphabet.size()];
+                break;
+            case 1:
+                damaged.erase(at, 1 + next() % 4);
+                break;
+            default:
+                damaged.insert(at, 1, alphabet[next() % alphabet.size()]);
+            }
+        }
+        try {
+            load_graph(damaged, "damaged.json");
+        } catch (const Error& e) {
+            ++rejected;
+            std::string message = e.what();
+            CHECK(message.rfind("damaged.json", 0) == 0);
+            CHECK(message.find("internal error") == std::string::npos);
+        }
+    }
+    CHECK(rejected > trials / 2);
+}
+
+} // namespace
+
+TEST_CASE("graph file errors: random damage never crashes, only throws hedra::Error") {
+    check_random_damage(valid(), 2000);
+    for (const char* name : {"conv2d", "mlp_step"}) {
+        INFO(name);
+        tools::ExampleGraph g = tools::find_example(name)->build();
+        check_random_damage(save_graph(g.outputs, g.placeholders), 300);
+    }
 }

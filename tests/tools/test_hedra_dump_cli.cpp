@@ -77,7 +77,7 @@ TEST_CASE("hedra-dump: usage errors exit 2") {
           Case{"matmul --dump", "option '--dump' needs a value"},
           Case{"matmul --target=tpu", "unknown target 'tpu'"},
           Case{"matmul --target=reference --dump=code", "stage 'code' does not exist"},
-          Case{"matmul --target=reference --save-schedule=x", "no schedules"}}) {
+          Case{"matmul --target=reference --save-schedule=x", "no isl schedules"}}) {
         INFO(c.args);
         auto r = run_tool(c.args);
         CHECK(r.status == 2);
@@ -151,6 +151,13 @@ TEST_CASE("hedra-dump: formats") {
     auto yaml = run_tool("jacobi --format=yaml --dump=final-schedule");
     REQUIRE(yaml.status == 0);
     CHECK(yaml.out.rfind("domain: \"{ S0[", 0) == 0);
+
+    // The cuda target, where the toolkit was found at configure time: graph, partition, code.
+    auto cuda = run_tool("matmul --target=cuda --dump=code");
+    if (cuda.status == 0)
+        CHECK(contains(cuda.out, "__global__"));
+    else
+        CHECK(contains(cuda.err, "target 'cuda' is not built into this hedra-dump"));
 
     auto reference = run_tool("mlp_step --target=reference");
     CHECK(reference.status == 0);

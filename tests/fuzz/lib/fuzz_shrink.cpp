@@ -42,6 +42,13 @@ FuzzProgram forward(const FuzzProgram& p, int from, int to) {
 
 std::vector<FuzzProgram> output_edits(const FuzzProgram& p) {
     std::vector<FuzzProgram> out;
+    for (std::size_t i = 0; i < p.ops.size(); ++i) { // a sub-program: one op as the only output
+        if (p.ops[i].kind == OpKind::Data || p.outputs == std::vector<int>{static_cast<int>(i)})
+            continue;
+        FuzzProgram q = p;
+        q.outputs = {static_cast<int>(i)};
+        out.push_back(q);
+    }
     for (std::size_t k = 0; p.outputs.size() > 1 && k < p.outputs.size(); ++k) {
         FuzzProgram q = p;
         q.outputs.erase(q.outputs.begin() + static_cast<std::ptrdiff_t>(k));

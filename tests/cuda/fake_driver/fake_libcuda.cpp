@@ -1,0 +1,199 @@
+// A fake CUDA driver (libcuda's entry points that hedra calls) for testing the cuda backend's
+// run-time path on machines without a GPU: "device memory" is host memory, copies are memcpy,
+// and a launch runs the kernel through the CPU emulation of its CUDA source (tests/cuda/
+// emulator.hpp), which the test registers for the PTX image it expects the backend to load.
+// It checks what a real driver would reject: pointers that are not live allocations, copies
+// out of bounds, launches of functions the module lacks, more than 1024 threads per block.
+// Loaded by the backend through $HEDRA_CUDA_DRIVER (see tests/cuda/test_fake_driver.cpp).
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Module {
+    std::string ptx;
+    void* emulation = nullptr; // dlopen handle of the emulated kernels
+};
+struct Function {
+    Module* module;
+    std::string name;
+    int params;
+};
+
+std::mutex g_mutex;
+std::map<std::uintptr_t, std::size_t> g_allocations; // address -> bytes
+std::map<std::string, void*> g_emulations;            // PTX -> emulation library
+std::uint64_t g_launches = 0, g_h2d = 0, g_d2h = 0;
+int g_context = 0, g_stream = 0;
+
+bool in_allocation(std::uintptr_t p, std::size_t bytes) {
+    auto it = g_allocations.upper_bound(p);
+    if (it == g_allocations.begin()) return false;
+    --it;
+    return p >= it->first && p + bytes <= it->first + it->second;
+}
+
+} // namespace
+
+extern "C" {
+
+// Test hooks (not driver API).
+void hedra_fake_cuda_register(const char* ptx, void* emulation) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_emulations[ptx] = emulation;
+}
+void hedra_fake_cuda_counters(std::uint64_t* launches, std::uint64_t* h2d, std::uint64_t* d2h,
+                              std::uint64_t* live_allocations) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    *launches = g_launches;
+    *h2d = g_h2d;
+    *d2h = g_d2h;
+    *live_allocations = g_allocations.size();
+}
+
+CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGet(CUdevice* d, int ordinal) { *d = ordinal; return CUDA_SUCCESS; }
+CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+    std::strncpy(name, "hedra fake device", static_cast<std::size_t>(len));
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    default: *v = 0;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
+    *c = reinterpret_cast<CUcontext>(&g_context);
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext c) {
+    return c == reinterpret_cast<CUcontext>(&g_context) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+CUresult cuMemAlloc(CUdeviceptr* p, std::size_t bytes) {
+    if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    void* m = std::malloc(bytes);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    std::memset(m, 0xcd, bytes);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_allocations[reinterpret_cast<std::uintptr_t>(m)] = bytes;
+    *p = reinterpret_cast<CUdeviceptr>(m);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemFree(CUdeviceptr p) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_allocations.erase(static_cast<std::uintptr_t>(p))) return CUDA_ERROR_INVALID_VALUE;
+    std::free(reinterpret_cast<void*>(p));
+    return CUDA_SUCCESS;
+}
+CUresult cuMemGetInfo(std::size_t* free, std::size_t* total) {
+    *free = *total = std::size_t(1) << 34;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t n, CUstream) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!in_allocation(static_cast<std::uintptr_t>(dst), n)) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(reinterpret_cast<void*>(dst), src, n);
+    ++g_h2d;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t n, CUstream) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!in_allocation(static_cast<std::uintptr_t>(src), n)) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(dst, reinterpret_cast<void*>(src), n);
+    ++g_d2h;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamCreate(CUstream* s, unsigned) {
+    *s = reinterpret_cast<CUstream>(&g_stream);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned, CUjit_option*, void**) {
+    std::string ptx(static_cast<const char*>(image));
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_emulations.find(ptx);
+    if (it == g_emulations.end()) return CUDA_ERROR_INVALID_IMAGE; // not registered by the test
+    *m = reinterpret_cast<CUmodule>(new Module{ptx, it->second});
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule m) {
+    delete reinterpret_cast<Module*>(m);
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
+    auto* mod = reinterpret_cast<Module*>(m);
+    std::string entry = std::string(".entry ") + name + "(";
+    if (mod->ptx.find(entry) == std::string::npos) return CUDA_ERROR_NOT_FOUND;
+    int params = 0;
+    std::string tag = std::string(name) + "_param_";
+    for (std::size_t at = mod->ptx.find(tag); at != std::string::npos; at = mod->ptx.find(tag, at + 1))
+        params = std::max(params, std::atoi(mod->ptx.c_str() + at + tag.size()) + 1);
+    *f = reinterpret_cast<CUfunction>(new Function{mod, name, params});
+    return CUDA_SUCCESS;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, CUstream, void** params,
+                        void** extra) {
+    auto* fn = reinterpret_cast<Function*>(f);
+    if (gx == 0 || gy == 0 || gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024 || gy > 65535 ||
+        gz > 65535 || shared != 0 || extra)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::vector<void*> args;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        for (int i = 0; i < fn->params; ++i) {
+            auto p = *static_cast<CUdeviceptr*>(params[i]);
+            if (p != 0 && !in_allocation(static_cast<std::uintptr_t>(p), 1))
+                return CUDA_ERROR_ILLEGAL_ADDRESS;
+            args.push_back(reinterpret_cast<void*>(p));
+        }
+        ++g_launches;
+    }
+    using Launcher = void (*)(void (*)(void**), void**, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned);
+    auto launch = reinterpret_cast<Launcher>(dlsym(fn->module->emulation, "hd_emu_launch"));
+    auto kernel = reinterpret_cast<void (*)(void**)>(
+        dlsym(fn->module->emulation, (fn->name + "_emu").c_str()));
+    if (!launch || !kernel) return CUDA_ERROR_NOT_FOUND;
+    launch(kernel, args.data(), gx, gy, gz, bx, by, bz);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(CUevent* e, unsigned) {
+    *e = reinterpret_cast<CUevent>(new int(0));
+    return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy(CUevent e) {
+    delete reinterpret_cast<int*>(e);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
+CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime(float* ms, CUevent, CUevent) {
+    *ms = 0;
+    return CUDA_SUCCESS;
+}
+CUresult cuGetErrorName(CUresult r, const char** name) {
+    static thread_local std::string s;
+    s = "CUDA_ERROR_" + std::to_string(static_cast<int>(r));
+    *name = s.c_str();
+    return CUDA_SUCCESS;
+}
+
+} // extern "C"

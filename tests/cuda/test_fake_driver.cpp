@@ -1,0 +1,166 @@
+// The cuda backend's run-time path without a GPU: a child process loads the fake driver
+// (fake_driver/fake_libcuda.cpp) through $HEDRA_CUDA_DRIVER, whose launches run the CPU
+// emulation of the generated kernels. So compile/compute on "cuda" go through the real
+// backend: program cache, NVRTC, module loading, buffer bindings, the temporaries' arena,
+// scratch buffers, the caching allocator, uploads, downloads and device residency, with results
+// checked against the reference backend.
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "cuda/cuda_programs.hpp"
+#include "cuda/cuda_testing.hpp"
+#include "cuda/emulator.hpp"
+
+using namespace hedra;
+
+namespace {
+
+bool in_child() {
+    return std::getenv("HEDRA_FAKE_CUDA_CHILD") != nullptr;
+}
+
+// Runs the test case `name` in a child process with the fake driver.
+void run_child(const std::string& name) {
+    if (test::skip_without_nvrtc()) return;
+    if (test::skip_because(test::emulation_compiler().empty() ? "no host C++ compiler" : "")) return;
+    char self[4096] = {0};
+    REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+    std::string log = std::filesystem::temp_directory_path() /
+                      ("hedra_fake_cuda_" + std::to_string(getpid()) + ".log");
+    std::string cmd = std::string("HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=") +
+                      HEDRA_FAKE_CUDA_LIBRARY + " HEDRA_CUDA_ARCH=compute_90 " + self +
+                      " --test-case='" + name + "' > " + log + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::stringstream out;
+    out << std::ifstream(log).rdbuf();
+    INFO(out.str());
+    CHECK(rc == 0);
+    CHECK(out.str().find("Status: SUCCESS") != std::string::npos);
+}
+
+using Register = void (*)(const char*, void*);
+using Counters = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*, std::uint64_t*);
+
+void* fake() {
+    static void* handle = dlopen(HEDRA_FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
+    REQUIRE(handle != nullptr);
+    return handle;
+}
+
+// Lowers and compiles `outputs` as the backend will on the fake device (132 multiprocessors,
+// 48 KiB of shared memory, PTX for compute_90), and registers the emulation for that PTX.
+void prepare(const std::vector<Array>& outputs, const std::vector<Array>& placeholders = {}) {
+    backend::CudaLowerOptions o;
+    o.multiprocessors = 132;
+    test::LoweredArrays l = test::lower_arrays(outputs, o, placeholders);
+    std::string ptx = backend::cuda::Nvrtc::instance().compile(l.cuda.source, "compute_90").image;
+    auto reg = reinterpret_cast<Register>(dlsym(fake(), "hedra_fake_cuda_register"));
+    reg(ptx.c_str(), test::emulation_library(l.cuda.source));
+}
+
+std::array<std::uint64_t, 4> counters() {
+    std::array<std::uint64_t, 4> c{};
+    reinterpret_cast<Counters>(dlsym(fake(), "hedra_fake_cuda_counters"))(&c[0], &c[1], &c[2], &c[3]);
+    return c; // launches, uploads, downloads, live allocations
+}
+
+std::shared_ptr<backend::CudaBackend> cuda() {
+    return std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
+}
+
+} // namespace
+
+TEST_CASE("cuda fake driver: test programs through the backend") {
+    if (!in_child()) return run_child("cuda fake driver: test programs through the backend");
+    REQUIRE(backend::cuda_unavailable_reason() == "");
+    for (const char* name : {"maps", "reductions over axis 1", "integer, bool and custom reductions",
+                             "long reduction (split)", "matmul", "conv2d", "jacobi", "softmax",
+                             "fuse, stack, pad", "iota and masks"}) {
+        CAPTURE(name);
+        test::CudaTestProgram p = test::cuda_test_program(name);
+        std::vector<Array> outputs = p.build();
+        prepare(outputs);
+        std::vector<NodePtr> nodes;
+        for (const Array& a : outputs)
+            nodes.push_back(a.node());
+        std::vector<HostArray> want = get_backend("reference")->evaluate(nodes, {});
+        std::vector<HostArray> got = cuda()->evaluate(nodes, {});
+        REQUIRE(got.size() == want.size());
+        for (std::size_t k = 0; k < got.size(); ++k) {
+            CAPTURE(k);
+            test::check_same(got[k], want[k], p.exact);
+        }
+        // Run again: the program, the temporaries and the scratch buffers are reused.
+        auto before = cuda()->stats();
+        std::vector<HostArray> again = cuda()->evaluate(nodes, {});
+        CHECK(cuda()->stats().program_cache_hits == before.program_cache_hits + 1);
+        for (std::size_t k = 0; k < got.size(); ++k)
+            test::check_same(again[k], got[k], true);
+    }
+}
+
+TEST_CASE("cuda fake driver: results fed back stay on the device") {
+    if (!in_child()) return run_child("cuda fake driver: results fed back stay on the device");
+    Array p = placeholder(Shape::of({40, 40})), q = placeholder(Shape::of({40, 40}));
+    std::vector<Array> outs{matmul(p, q) * 0.5f, p + 1.0f};
+    prepare(outs, {p, q});
+    ComputeOptions o;
+    o.backend = "cuda";
+    CompiledProgram step = compile(outs, {p, q}, o);
+    std::vector<float> v(1600);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = static_cast<float>(i % 13) / 13.0f - 0.5f;
+    HostArray x = HostArray::from(v, {40, 40}), y = HostArray::from(v, {40, 40});
+    auto c0 = counters();
+    std::vector<HostArray> r1 = step({x, y});
+    auto c1 = counters();
+    CHECK(c1[1] - c0[1] == 2); // both inputs uploaded
+    CHECK(c1[2] - c0[2] == 2); // both outputs downloaded
+    std::vector<HostArray> r2 = step({r1[1], y});
+    auto c2 = counters();
+    CHECK(c2[1] - c1[1] == 1); // only y: r1[1] is resident
+    CHECK(cuda()->stats().resident_inputs >= 1);
+    auto ref = get_backend("reference")->compile({outs[0].node(), outs[1].node()},
+                                                 {p.node(), q.node()}, {});
+    std::vector<HostArray> want = ref->run({r1[1], y});
+    test::check_same(r2[0], want[0], false);
+    test::check_same(r2[1], want[1], true);
+    // A leaf computed earlier is resident too: its memo is a result of the backend.
+    Array a = array(v, Shape::of({40, 40}));
+    Array twice = a * 2.0f;
+    prepare({twice});
+    compute(twice, o);
+    Array after = twice + 1.0f;
+    prepare({after});
+    auto c3 = counters();
+    HostArray h = compute(after, o);
+    CHECK(counters()[1] == c3[1]); // nothing uploaded
+    CHECK(h.values<float>()[5] == doctest::Approx(2 * v[5] + 1));
+    // Dropping results frees their device copies at the next run.
+    std::uint64_t live = counters()[3];
+    r1.clear();
+    r2.clear();
+    step({x, y});
+    CHECK(counters()[3] <= live + 1);
+}
+
+TEST_CASE("cuda fake driver: empty arrays, and a module the driver rejects") {
+    if (!in_child()) return run_child("cuda fake driver: empty arrays, and a module the driver rejects");
+    Array e = array(std::vector<float>{}, Shape::of({0, 4}));
+    Array y = test::cuda_random(Shape::of({3, 4}), 35);
+    std::vector<Array> outs{sum(e, {0}), e * 2.0f, max(sum(e, {0}) + y, {0})};
+    prepare(outs);
+    std::vector<NodePtr> nodes;
+    for (const Array& a : outs)
+        nodes.push_back(a.node());
+    auto want = get_backend("reference")->evaluate(nodes, {});
+    auto got = cuda()->evaluate(nodes, {});
+    for (std::size_t k = 0; k < got.size(); ++k)
+        test::check_same(got[k], want[k], false);
+    Array unregistered = test::cuda_random(Shape::of({5}), 99) * 3.0f;
+    CHECK_THROWS_WITH_AS(cuda()->evaluate({unregistered.node()}, {}),
+                         doctest::Contains("cannot load the compiled kernels"), Error);
+}
