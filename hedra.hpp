@@ -6,6 +6,7 @@
 #include "core/array.hpp"
 #include "core/backend.hpp"
 #include "core/compute.hpp"
+#include "core/graph_file.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
 #include "core/sym.hpp"

@@ -98,7 +98,7 @@ void write_stage(std::string_view stage, std::string_view extension, std::string
                        "." + std::string(extension);
     const char* env = std::getenv("HEDRA_DUMP");
     std::string dir = env ? env : "-";
-    if (dir == "-") {
+    if (dir == "-" || dir == "1") {
         std::cerr << "== hedra dump: " << name << " ==\n" << text;
         if (!text.empty() && text.back() != '\n') std::cerr << '\n';
         return;

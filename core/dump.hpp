@@ -3,7 +3,7 @@
 //   HEDRA_DUMP=DIR        every compile writes numbered files into DIR (created if missing):
 //                         DIR/0001-003-partition.txt, DIR/0001-004-k0-domains.txt, ...
 //                         (compile number, step within the compile, [kernel-]stage, format);
-//                         HEDRA_DUMP=- writes the same sections to standard error.
+//                         HEDRA_DUMP=- (or 1) writes the same sections to standard error.
 //   HEDRA_TIME_PASSES=1   a table of time per pass is printed to standard error at exit.
 // docs/dumps.md walks through the files of one compile.
 #pragma once

@@ -370,9 +370,10 @@ std::string render(const GraphViews& graph, const Report& report, const std::vec
     for (Section& s : sections(graph, report, format))
         if (selected(stages, s.stage)) chosen.push_back(std::move(s));
     if (chosen.size() == 1) return with_newline(chosen[0].text);
-    std::string out;
+    std::string out; // YAML: a stream of documents, each opened by "---"
     for (const Section& s : chosen)
-        out += "# hedra-dump: " + std::string(name_of(s.stage)) +
+        out += std::string(format == Format::Yaml ? "--- " : "") +
+               "# hedra-dump: " + std::string(name_of(s.stage)) +
                (s.kernel.empty() ? "" : " " + s.kernel) + "\n" + with_newline(s.text);
     return out;
 }

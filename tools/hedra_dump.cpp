@@ -50,10 +50,10 @@ std::string stage_list() {
 std::string help_text() {
     return "usage: hedra-dump [options] INPUT\n"
            "\n"
-           "Shows each stage of compiling a hedra program. INPUT is a graph file (JSON, see\n"
-           "docs/graph_files.md) or a built-in example: " +
+           "Shows each stage of compiling a hedra program. INPUT is a built-in example (" +
            example_names() +
-           ".\n"
+           ")\nor a graph file (JSON, docs/graph_files.md; write ./matmul for a file of an "
+           "example's name).\n"
            "\n"
            "options:\n"
            "  --dump=STAGES         comma-separated, in any order (default: all that apply):\n"

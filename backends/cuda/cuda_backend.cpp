@@ -97,8 +97,8 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     CudaLowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
     lo.multiprocessors = state.device.multiprocessors;
-    lo.shared_memory_limit = std::min<std::size_t>(lo.shared_memory_limit,
-                                                   state.device.shared_memory_per_block);
+    lo.shared_memory_limit =
+        std::min<std::size_t>(lo.shared_memory_limit, state.device.shared_memory_per_block);
     code->lowered = lower_cuda(ir, lo);
     std::string arch = cuda::default_architecture(state.device.architecture());
     cuda::NvrtcImage image = cuda::Nvrtc::instance().compile(code->lowered.source, arch);
@@ -117,8 +117,7 @@ const HostArray& leaf_array(const NodePtr& leaf) {
 
 class Run {
 public:
-    Run(DeviceState& s, const CudaProgramCode& c, CudaStats& stats)
-        : s_(s), c_(c), stats_(stats) {}
+    Run(DeviceState& s, const CudaProgramCode& c, CudaStats& stats) : s_(s), c_(c), stats_(stats) {}
 
     std::vector<HostArray> operator()(const std::vector<HostArray>& inputs,
                                       const std::vector<NodePtr>& leaves) {
@@ -206,9 +205,11 @@ private:
             auto ub = static_cast<std::size_t>(b);
             if (!storage[ub]) {
                 storage[ub] = std::make_shared<AlignedStorage>(c_.bytes[ub]);
-                by_buffer[ub] = HostArray(c_.sizes[ub], c_.dtypes[ub], storage[ub], storage[ub]->data);
+                by_buffer[ub] =
+                    HostArray(c_.sizes[ub], c_.dtypes[ub], storage[ub], storage[ub]->data);
                 if (c_.bytes[ub] > 0) {
-                    HEDRA_INTERNAL_CHECK(dev[ub] != nullptr, "cuda: an output without device memory");
+                    HEDRA_INTERNAL_CHECK(dev[ub] != nullptr,
+                                         "cuda: an output without device memory");
                     s_.stream.copy_to_host(storage[ub]->data, dev[ub]->get(), c_.bytes[ub]);
                     ++stats_.downloads;
                 }
@@ -267,9 +268,8 @@ std::string cuda_unavailable_reason() {
 }
 
 std::shared_ptr<const CudaProgramCode>
-CudaBackend::code_for(const std::vector<NodePtr>& outputs,
-                      const std::vector<NodePtr>& placeholders, const CompileOptions& options,
-                      std::vector<NodePtr>& leaves) {
+CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders,
+                      const CompileOptions& options, std::vector<NodePtr>& leaves) {
     DeviceState& state = device_state(); // first: "no CUDA device" before any other work
     GraphKey key = graph_key(outputs, placeholders);
     leaves = std::move(key.leaves);

@@ -158,8 +158,12 @@ private:
 
     // The tile's lowest counter value of c for a coefficient of sign `negative`.
     std::string base(int c, bool negative) const {
-        std::string lo = c == m_ ? "hd_m0" : c == n_ ? "hd_n0" : is_z(c) ? counter(c) : "hd_k" + std::to_string(c);
-        return negative && tile_[c] > 1 ? "(" + lo + " + " + std::to_string(tile_[c] - 1) + "L)" : lo;
+        std::string lo = c == m_   ? "hd_m0"
+                         : c == n_ ? "hd_n0"
+                         : is_z(c) ? counter(c)
+                                   : "hd_k" + std::to_string(c);
+        return negative && tile_[c] > 1 ? "(" + lo + " + " + std::to_string(tile_[c] - 1) + "L)"
+                                        : lo;
     }
     bool is_z(int c) const { return std::find(z_.begin(), z_.end(), c) != z_.end(); }
 
@@ -202,8 +206,8 @@ private:
             cond += std::string(cond.empty() ? "" : " && ") + p + " >= 0L && " + p + " < " +
                     int_text(sizes[row]);
             global += std::string(global.empty() ? "" : " + ") + p + " * " + int_text(stride);
-            place += std::string(place.empty() ? "" : " + ") + h + " * " +
-                     std::to_string(s.pitch[row]);
+            place +=
+                std::string(place.empty() ? "" : " + ") + h + " * " + std::to_string(s.pitch[row]);
             stride *= sizes[row];
         }
         std::string st = c_storage_type(b_.buffer_dtype(r.buffer));
@@ -240,16 +244,16 @@ private:
         DType t = b_.buffer_dtype(u_.write_buffer);
         std::string vt = c_value_type(t), out;
         for (const Staged& s : staged_)
-            out += "    __shared__ " + std::string(c_storage_type(b_.buffer_dtype(
-                                           u_.reads[s.read].buffer))) +
-                   " " + s.name + "[" + std::to_string(s.stored) + "];\n";
+            out += "    __shared__ " +
+                   std::string(c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer))) + " " +
+                   s.name + "[" + std::to_string(s.stored) + "];\n";
         out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
         out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
         out += "    const long hd_m0 = (long)blockIdx.y * " + int_text(t_.bm) +
                ", hd_n0 = (long)blockIdx.x * " + int_text(t_.bn) + ";\n";
         out += "    (void)hd_tid;\n";
-        out += "    for (long hd_z = blockIdx.z; hd_z < " + int_text(zt) +
-               "; hd_z += gridDim.z) {\n";
+        out +=
+            "    for (long hd_z = blockIdx.z; hd_z < " + int_text(zt) + "; hd_z += gridDim.z) {\n";
         std::string in = "        ";
         std::vector<std::string> zn;
         std::vector<std::int64_t> ze;
@@ -319,9 +323,9 @@ private:
     const poly::Statement& u_;
     int m_, n_;
     Tile t_;
-    std::vector<std::int64_t> tile_;  // per counter: its extent in the block tile
-    std::vector<std::string> local_;  // per counter: its offset within the tile (C)
-    std::vector<int> z_;              // output members over blockIdx.z
+    std::vector<std::int64_t> tile_; // per counter: its extent in the block tile
+    std::vector<std::string> local_; // per counter: its offset within the tile (C)
+    std::vector<int> z_;             // output members over blockIdx.z
     std::vector<Staged> staged_;
     std::size_t shared_bytes_ = 0;
 };
@@ -338,7 +342,8 @@ bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
     for (int c : f.outputs) {
         if (c == n || f.extents[c] <= 1) continue;
         int score = gemm_score(f, c, n);
-        if (score > best || (score == best && m >= 0 && score > 0 && f.extents[c] >= f.extents[m])) {
+        if (score > best ||
+            (score == best && m >= 0 && score > 0 && f.extents[c] >= f.extents[m])) {
             best = score;
             m = c;
         }

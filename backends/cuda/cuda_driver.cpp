@@ -14,37 +14,38 @@ namespace hedra::backend::cuda {
 
 namespace {
 
-// The driver entry points hedra calls, with the versioned symbol names libcuda exports.
-#define HEDRA_CUDA_DRIVER_FUNCTIONS(X)                                                            \
-    X(cuInit, "cuInit")                                                                            \
-    X(cuDriverGetVersion, "cuDriverGetVersion")                                                    \
-    X(cuDeviceGetCount, "cuDeviceGetCount")                                                        \
-    X(cuDeviceGet, "cuDeviceGet")                                                                  \
-    X(cuDeviceGetName, "cuDeviceGetName")                                                          \
-    X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                                                \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                                        \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent")                                                          \
-    X(cuMemAlloc, "cuMemAlloc_v2")                                                                 \
-    X(cuMemFree, "cuMemFree_v2")                                                                   \
-    X(cuMemGetInfo, "cuMemGetInfo_v2")                                                             \
-    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                                                   \
-    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                                   \
-    X(cuStreamCreate, "cuStreamCreate")                                                            \
-    X(cuStreamDestroy, "cuStreamDestroy_v2")                                                       \
-    X(cuStreamSynchronize, "cuStreamSynchronize")                                                  \
-    X(cuModuleLoadDataEx, "cuModuleLoadDataEx")                                                    \
-    X(cuModuleUnload, "cuModuleUnload")                                                            \
-    X(cuModuleGetFunction, "cuModuleGetFunction")                                                  \
-    X(cuLaunchKernel, "cuLaunchKernel")                                                            \
-    X(cuGetErrorName, "cuGetErrorName")                                                            \
-    X(cuEventCreate, "cuEventCreate")                                                              \
-    X(cuEventDestroy, "cuEventDestroy_v2")                                                         \
-    X(cuEventRecord, "cuEventRecord")                                                              \
-    X(cuEventSynchronize, "cuEventSynchronize")                                                    \
-    X(cuEventElapsedTime, "cuEventElapsedTime")
+// The driver entry points hedra calls, with the versioned symbol names libcuda exports and,
+// where newer headers name a newer version, the older name that older drivers export.
+#define HEDRA_CUDA_DRIVER_FUNCTIONS(X)                                                             \
+    X(cuInit, "cuInit", nullptr)                                                                   \
+    X(cuDriverGetVersion, "cuDriverGetVersion", nullptr)                                           \
+    X(cuDeviceGetCount, "cuDeviceGetCount", nullptr)                                               \
+    X(cuDeviceGet, "cuDeviceGet", nullptr)                                                         \
+    X(cuDeviceGetName, "cuDeviceGetName", nullptr)                                                 \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", nullptr)                                       \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", nullptr)                               \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", nullptr)                                                 \
+    X(cuMemAlloc, "cuMemAlloc_v2", nullptr)                                                        \
+    X(cuMemFree, "cuMemFree_v2", nullptr)                                                          \
+    X(cuMemGetInfo, "cuMemGetInfo_v2", nullptr)                                                    \
+    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", nullptr)                                          \
+    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", nullptr)                                          \
+    X(cuStreamCreate, "cuStreamCreate", nullptr)                                                   \
+    X(cuStreamDestroy, "cuStreamDestroy_v2", nullptr)                                              \
+    X(cuStreamSynchronize, "cuStreamSynchronize", nullptr)                                         \
+    X(cuModuleLoadDataEx, "cuModuleLoadDataEx", nullptr)                                           \
+    X(cuModuleUnload, "cuModuleUnload", nullptr)                                                   \
+    X(cuModuleGetFunction, "cuModuleGetFunction", nullptr)                                         \
+    X(cuLaunchKernel, "cuLaunchKernel", nullptr)                                                   \
+    X(cuGetErrorName, "cuGetErrorName", nullptr)                                                   \
+    X(cuEventCreate, "cuEventCreate", nullptr)                                                     \
+    X(cuEventDestroy, "cuEventDestroy_v2", nullptr)                                                \
+    X(cuEventRecord, "cuEventRecord", nullptr)                                                     \
+    X(cuEventSynchronize, "cuEventSynchronize", nullptr)                                           \
+    X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")
 
 struct Api {
-#define HEDRA_DECLARE(fn, symbol) decltype(&::fn) fn = nullptr;
+#define HEDRA_DECLARE(fn, symbol, older) decltype(&::fn) fn = nullptr;
     HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_DECLARE)
 #undef HEDRA_DECLARE
 };
@@ -57,8 +58,7 @@ std::once_flag g_once;
 
 std::string error_name(CUresult r) {
     const char* name = nullptr;
-    if (g_api.cuGetErrorName && g_api.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
-        return name;
+    if (g_api.cuGetErrorName && g_api.cuGetErrorName(r, &name) == CUDA_SUCCESS && name) return name;
     return "CUDA error " + std::to_string(static_cast<int>(r));
 }
 
@@ -75,8 +75,10 @@ std::string initialise(Device& d) {
         const char* e = dlerror();
         return path + " cannot be loaded (" + std::string(e ? e : "unknown") + ")";
     }
-#define HEDRA_LOAD(fn, symbol)                                                                     \
+#define HEDRA_LOAD(fn, symbol, older)                                                              \
     g_api.fn = reinterpret_cast<decltype(g_api.fn)>(dlsym(lib, symbol));                           \
+    if (const char* alt = older; !g_api.fn && alt)                                                 \
+        g_api.fn = reinterpret_cast<decltype(g_api.fn)>(dlsym(lib, alt));                          \
     if (!g_api.fn) return path + " lacks " + symbol;
     HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_LOAD)
 #undef HEDRA_LOAD
@@ -151,9 +153,8 @@ DevicePtr raw_allocate(std::size_t bytes) {
     DevicePtr p = 0;
     if (!try_raw_allocate(bytes, p)) {
         auto [free, total] = memory_info();
-        throw Error("cuda: out of device memory allocating " + std::to_string(bytes) +
-                    " bytes (" + std::to_string(free) + " of " + std::to_string(total) +
-                    " bytes free)");
+        throw Error("cuda: out of device memory allocating " + std::to_string(bytes) + " bytes (" +
+                    std::to_string(free) + " of " + std::to_string(total) + " bytes free)");
     }
     return p;
 }
@@ -212,8 +213,8 @@ Module::Module(const std::string& image) {
     CUmodule m = nullptr;
     CUresult r = g_api.cuModuleLoadDataEx(&m, image.c_str(), 2, opts, values);
     if (r != CUDA_SUCCESS)
-        throw Error("cuda: cannot load the compiled kernels (" + error_name(r) + "): " +
-                    std::string(log.data()));
+        throw Error("cuda: cannot load the compiled kernels (" + error_name(r) +
+                    "): " + std::string(log.data()));
     module_ = m;
 }
 

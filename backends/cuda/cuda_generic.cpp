@@ -44,13 +44,19 @@ std::optional<std::int64_t> constant(const AstExpr& e) {
         v.push_back(*x);
     }
     switch (e.op) {
-    case AstExpr::Op::Add: return v[0] + v[1];
-    case AstExpr::Op::Sub: return v[0] - v[1];
-    case AstExpr::Op::Mul: return v[0] * v[1];
-    case AstExpr::Op::Neg: return -v[0];
+    case AstExpr::Op::Add:
+        return v[0] + v[1];
+    case AstExpr::Op::Sub:
+        return v[0] - v[1];
+    case AstExpr::Op::Mul:
+        return v[0] * v[1];
+    case AstExpr::Op::Neg:
+        return -v[0];
     case AstExpr::Op::Div:
-    case AstExpr::Op::PDivQ: return v[1] ? std::optional(v[0] / v[1]) : std::nullopt;
-    case AstExpr::Op::FloorDiv: return v[1] > 0 ? std::optional(floor_div(v[0], v[1])) : std::nullopt;
+    case AstExpr::Op::PDivQ:
+        return v[1] ? std::optional(v[0] / v[1]) : std::nullopt;
+    case AstExpr::Op::FloorDiv:
+        return v[1] > 0 ? std::optional(floor_div(v[0], v[1])) : std::nullopt;
     case AstExpr::Op::Min:
     case AstExpr::Op::Max: {
         std::int64_t r = v[0];
@@ -58,7 +64,8 @@ std::optional<std::int64_t> constant(const AstExpr& e) {
             r = e.op == AstExpr::Op::Min ? std::min(r, x) : std::max(r, x);
         return r;
     }
-    default: return std::nullopt;
+    default:
+        return std::nullopt;
     }
 }
 
@@ -203,7 +210,8 @@ void emit_nest(SourceBuilder& b, int kernel, const AstNode& top) {
     l.function = b.next_name(kernel);
     l.strategy = mapped.empty() ? "generic_serial" : "generic";
     l.kernel = kernel;
-    std::int64_t threads = mapped.empty() ? 1 : std::min<std::int64_t>(256, ceil_div(total, 32) * 32);
+    std::int64_t threads =
+        mapped.empty() ? 1 : std::min<std::int64_t>(256, ceil_div(total, 32) * 32);
     l.block = {static_cast<unsigned>(threads), 1, 1};
     l.grid = {static_cast<unsigned>(std::min<std::int64_t>(ceil_div(total, threads), 1 << 20)), 1,
               1};

@@ -36,10 +36,10 @@ class CompileObserver;
 namespace hedra::backend {
 
 struct CudaLaunch {
-    std::string function;  // the __global__ function (extern "C")
-    std::string strategy;  // "map", "contraction", "serial_reduction", "block_reduction",
-                           // "split_partial", "split_final", "generic", "generic_serial"
-    int kernel = -1;       // index in ProgramIR::kernels
+    std::string function; // the __global__ function (extern "C")
+    std::string strategy; // "map", "contraction", "serial_reduction", "block_reduction",
+                          // "split_partial", "split_final", "generic", "generic_serial"
+    int kernel = -1;      // index in ProgramIR::kernels
     std::array<unsigned, 3> grid{1, 1, 1};
     std::array<unsigned, 3> block{1, 1, 1};
     // Kernel arguments in order: program buffer indices, then scratch buffers numbered

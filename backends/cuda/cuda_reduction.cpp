@@ -105,8 +105,8 @@ void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f) {
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
     std::string inner = in;
     for (int c : f.reductions) {
-        body += inner + "for (long i" + std::to_string(c) + " = 0; i" + std::to_string(c) +
-                " < " + int_text(f.extents[c]) + "; ++i" + std::to_string(c) + ") {\n";
+        body += inner + "for (long i" + std::to_string(c) + " = 0; i" + std::to_string(c) + " < " +
+                int_text(f.extents[c]) + "; ++i" + std::to_string(c) + ") {\n";
         inner += "    ";
     }
     body += inner + "{\n";
@@ -131,8 +131,8 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
                       std::string& body) {
     DType t = b.buffer_dtype(f.update->write_buffer);
     body += in + c_value_type(t) + " hd_acc = " + identity_literal(f.update->reduce_op, t) + ";\n";
-    body += in + "for (long hd_r = " + begin + " + threadIdx.x; hd_r < " + end + "; hd_r += " +
-            std::to_string(threads) + "L) {\n";
+    body += in + "for (long hd_r = " + begin + " + threadIdx.x; hd_r < " + end +
+            "; hd_r += " + std::to_string(threads) + "L) {\n";
     print_unflatten("hd_r", extents_of(f, f.reductions), names(f.reductions), in + "    ", body);
     print_fold(b, *f.update, "hd_acc", in + "    ", "t", body);
     body += in + "}\n";

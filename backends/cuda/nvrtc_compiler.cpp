@@ -159,8 +159,8 @@ NvrtcImage Nvrtc::compile(const std::string& source, const std::string& architec
         return out;
     }
     Program prog;
-    nvrtcResult r = g_api.nvrtcCreateProgram(&prog.p, source.c_str(), "hedra_kernels.cu", 0,
-                                             nullptr, nullptr);
+    nvrtcResult r =
+        g_api.nvrtcCreateProgram(&prog.p, source.c_str(), "hedra_kernels.cu", 0, nullptr, nullptr);
     if (r != NVRTC_SUCCESS) throw Error("nvrtc: cannot create a program: " + result_text(r));
     std::vector<const char*> argv;
     for (const std::string& o : opts)

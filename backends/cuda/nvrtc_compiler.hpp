@@ -14,10 +14,10 @@
 namespace hedra::backend::cuda {
 
 struct NvrtcImage {
-    std::string image;  // PTX text or cubin bytes
+    std::string image; // PTX text or cubin bytes
     bool cubin = false;
-    std::string log;    // NVRTC's warnings, if any
-    std::string key;    // the cache key
+    std::string log; // NVRTC's warnings, if any
+    std::string key; // the cache key
     bool from_cache = false;
 };
 

@@ -1,6 +1,8 @@
 // Lifetime-based sharing of temporary buffers (see buffer_plan.hpp).
 #include "backends/openmp/buffer_plan.hpp"
 
+#include "core/error.hpp"
+
 #include <cstdlib>
 #include <new>
 
@@ -57,7 +59,9 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
 AlignedStorage::AlignedStorage(std::size_t n) : bytes(n) {
     std::size_t rounded = (n + 63) / 64 * 64;
     data = std::aligned_alloc(64, rounded > 0 ? rounded : 64);
-    if (!data) throw std::bad_alloc();
+    if (!data)
+        throw Error("out of memory: cannot allocate " + std::to_string(n) +
+                    " bytes for a buffer of a compiled program");
 }
 
 AlignedStorage::~AlignedStorage() {

@@ -78,8 +78,8 @@ std::optional<std::string> decode_cache_entry(const std::string& key, std::strin
     return std::string(entry);
 }
 
-KernelCache::KernelCache(std::optional<std::filesystem::path> directory)
-    : directory_(std::move(directory)) {}
+KernelCache::KernelCache(std::optional<std::filesystem::path> directory, std::string extension)
+    : directory_(std::move(directory)), extension_(std::move(extension)) {}
 
 std::optional<std::filesystem::path> KernelCache::default_directory() {
     if (auto dir = env_path("HEDRA_CACHE_DIR")) return dir;
@@ -90,7 +90,7 @@ std::optional<std::filesystem::path> KernelCache::default_directory() {
 
 std::filesystem::path KernelCache::entry_path(const std::string& key) const {
     if (!directory_) return {};
-    return *directory_ / (key + ".o");
+    return *directory_ / (key + extension_);
 }
 
 std::filesystem::path KernelCache::scratch_directory() const {

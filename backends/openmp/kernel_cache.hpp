@@ -26,8 +26,9 @@ struct CacheStats {
 
 class KernelCache {
 public:
-    // No directory: memory only.
-    explicit KernelCache(std::optional<std::filesystem::path> directory);
+    // No directory: memory only. Entries are files <key><extension> in the directory.
+    explicit KernelCache(std::optional<std::filesystem::path> directory,
+                         std::string extension = ".o");
 
     // $HEDRA_CACHE_DIR, else $XDG_CACHE_HOME/hedra, else $HOME/.cache/hedra, else none.
     static std::optional<std::filesystem::path> default_directory();
@@ -54,6 +55,7 @@ private:
     bool store_to_disk(const std::string& key, std::string_view object);
 
     std::optional<std::filesystem::path> directory_;
+    std::string extension_;
     std::atomic<bool> disk_failed_{false};
     std::atomic<std::uint64_t> hits_{0}, misses_{0}, corrupt_{0}, store_failures_{0};
     mutable std::mutex memory_mutex_;

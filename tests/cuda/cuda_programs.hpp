@@ -35,14 +35,12 @@ inline Array cuda_conv2d(const Array& x, const Array& w, std::int64_t stride) {
     std::int64_t f = w.shape()[0].size, kh = w.shape()[2].size, kw = w.shape()[3].size;
     std::int64_t oh = (h - kh) / stride + 1, ow = (wd - kw) / stride + 1;
     Shape space = Shape::of({n, f, oh, ow, c, kh, kw});
-    AffineMap window(7, 4,
-                     {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
-                      0, 0, stride, 0, 0, 1, 0, 0, 0, 0, stride, 0, 0, 1},
+    AffineMap window(7, 4, {1, 0, 0,      0, 0, 0, 0, 0, 0, 0, 0,      1, 0, 0,
+                            0, 0, stride, 0, 0, 1, 0, 0, 0, 0, stride, 0, 0, 1},
                      {0, 0, 0, 0});
-    AffineMap weights(7, 4,
-                      {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
-                       0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1},
-                      {0, 0, 0, 0});
+    AffineMap weights(
+        7, 4, {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1},
+        {0, 0, 0, 0});
     return sum(view(x, space, window) * view(w, space, weights), {4, 5, 6});
 }
 
@@ -52,28 +50,36 @@ inline Array cuda_jacobi_sweep(const Array& u) {
     auto shifted = [&](std::int64_t di, std::int64_t dj) {
         return view(u, interior, AffineMap(2, 2, {1, 0, 0, 1}, {di, dj}));
     };
-    return overwrite({u, (shifted(-1, 0) + shifted(1, 0) + shifted(0, -1) + shifted(0, 1)) * 0.25f});
+    return overwrite(
+        {u, (shifted(-1, 0) + shifted(1, 0) + shifted(0, -1) + shifted(0, 1)) * 0.25f});
 }
 
 inline std::vector<CudaTestProgram> cuda_test_programs() {
     std::vector<CudaTestProgram> p;
-    p.push_back({"maps", [] {
-                     Array a = cuda_random(Shape::of({7, 1}), 1), b = cuda_random(Shape::of({1, 33}), 2);
-                     Array c = cuda_random(Shape::of({33}), 3);
-                     return std::vector<Array>{a * b + c, exp(a - b) / (1.0f + abs(c)),
-                                               sigmoid(a * c) - tanh(b), pow(abs(a), b),
-                                               where(a < b, a, b * 2.0f), cast(a * 100.0f, DType::I32)};
-                 }, true});
-    p.push_back({"integer maps", [] {
+    p.push_back(
+        {"maps",
+         [] {
+             Array a = cuda_random(Shape::of({7, 1}), 1), b = cuda_random(Shape::of({1, 33}), 2);
+             Array c = cuda_random(Shape::of({33}), 3);
+             return std::vector<Array>{
+                 a * b + c,      exp(a - b) / (1.0f + abs(c)), sigmoid(a * c) - tanh(b),
+                 pow(abs(a), b), where(a < b, a, b * 2.0f),    cast(a * 100.0f, DType::I32)};
+         },
+         true});
+    p.push_back({"integer maps",
+                 [] {
                      std::vector<std::int32_t> av, bv;
                      for (int i = 0; i < 64; ++i) {
                          av.push_back(i * 97 - 3000 + (i % 7) * 2147480000);
                          bv.push_back(i % 7 - 3);
                      }
                      Array a = array(av, Shape::of({8, 8})), b = array(bv, Shape::of({8, 8}));
-                     return std::vector<Array>{a + b * a, a / b, minimum(a, b), pow(b, b + 2), -a,
-                                               cast(a, DType::I64) * cast(b, DType::I64), a > b};
-                 }, true});
+                     return std::vector<Array>{
+                         a + b * a,     a / b, minimum(a, b),
+                         pow(b, b + 2), -a,    cast(a, DType::I64) * cast(b, DType::I64),
+                         a > b};
+                 },
+                 true});
     for (int axis : {0, 1, 2})
         p.push_back({"reductions over axis " + std::to_string(axis), [axis] {
                          Array x = cuda_random(Shape::of({5, 7, 40}), 11);
@@ -92,51 +98,84 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      Array a = array(v, Shape::of({7, 300}));
                      Array x = cuda_random(Shape{range(2, 29, 3), range(-1, 3)}, 13);
                      Array sq = reduce([](auto acc, auto e) { return acc + e * e; }, 0.0, x, {0});
-                     return std::vector<Array>{sum(a, {1}), sum(a, {0}), max(a, {0}), min(a),
+                     return std::vector<Array>{sum(a, {1}),
+                                               sum(a, {0}),
+                                               max(a, {0}),
+                                               min(a),
                                                reduce(ReduceOp::And, a > -900, {1}),
-                                               reduce(ReduceOp::Or, a > 990, {0}), sq};
+                                               reduce(ReduceOp::Or, a > 990, {0}),
+                                               sq};
                  }});
     p.push_back({"long reduction (split)", [] {
                      Array x = cuda_random(Shape::of({2, 40000}), 14);
                      return std::vector<Array>{sum(x, {1}), max(x)};
                  }});
     p.push_back({"matmul", [] {
-                     Array a = cuda_random(Shape::of({70, 33}), 21), b = cuda_random(Shape::of({33, 45}), 22);
+                     Array a = cuda_random(Shape::of({70, 33}), 21),
+                           b = cuda_random(Shape::of({33, 45}), 22);
                      Array bias = cuda_random(Shape::of({45}), 23);
                      return std::vector<Array>{matmul(a, b), relu(matmul(a, b) + bias)};
                  }});
-    p.push_back({"odd matmul", [] {
-                     Array a = cuda_random(Shape::of({7, 33}), 24), b = cuda_random(Shape::of({33, 5}), 25);
-                     Array c = cuda_random(Shape::of({1, 100}), 26), d = cuda_random(Shape::of({100, 3}), 27);
-                     return std::vector<Array>{matmul(a, b), matmul(c, d)};
-                 }});
+    p.push_back(
+        {"odd matmul", [] {
+             Array a = cuda_random(Shape::of({7, 33}), 24), b = cuda_random(Shape::of({33, 5}), 25);
+             Array c = cuda_random(Shape::of({1, 100}), 26),
+                   d = cuda_random(Shape::of({100, 3}), 27);
+             return std::vector<Array>{matmul(a, b), matmul(c, d)};
+         }});
     p.push_back({"batched matmul", [] {
-                     Array a = cuda_random(Shape::of({3, 20, 17}), 28), b = cuda_random(Shape::of({3, 17, 36}), 29);
+                     Array a = cuda_random(Shape::of({3, 20, 17}), 28),
+                           b = cuda_random(Shape::of({3, 17, 36}), 29);
                      return std::vector<Array>{matmul(a, b)};
                  }});
+    p.push_back(
+        {"flipped matmul", [] {
+             Array a = cuda_random(Shape::of({40, 24}), 36);
+             Array b = cuda_random(Shape::of({24, 36}), 37);
+             Array flip = view(a, Shape::of({40, 24}), AffineMap(2, 2, {-1, 0, 0, -1}, {39, 23}));
+             return std::vector<Array>{matmul(flip, b)};
+         }});
+    p.push_back({"gradients", [] {
+                     Array x = cuda_random(Shape::of({2, 3, 9, 8}), 38);
+                     Array w = cuda_random(Shape::of({4, 3, 3, 2}), 39);
+                     Array loss = sum(tanh(cuda_conv2d(x, w, 2)));
+                     Array m = cuda_random(Shape::of({16, 20}), 40),
+                           v = cuda_random(Shape::of({20, 12}), 41);
+                     Array l2 = sum(relu(matmul(m, v)) * 0.5f);
+                     std::vector<Array> g = grad(loss, {x, w});
+                     std::vector<Array> h = grad(l2, {m, v});
+                     return std::vector<Array>{g[0], g[1], h[0], h[1]};
+                 }});
     p.push_back({"conv2d", [] {
-                     Array x = cuda_random(Shape::of({2, 3, 12, 11}), 30), w = cuda_random(Shape::of({9, 3, 3, 2}), 31);
+                     Array x = cuda_random(Shape::of({2, 3, 12, 11}), 30),
+                           w = cuda_random(Shape::of({9, 3, 3, 2}), 31);
                      return std::vector<Array>{cuda_conv2d(x, w, 1), cuda_conv2d(x, w, 2)};
                  }});
-    p.push_back({"jacobi", [] {
+    p.push_back({"jacobi",
+                 [] {
                      Array u = cuda_random(Shape::of({17, 19}), 32);
                      for (int sweep = 0; sweep < 3; ++sweep)
                          u = cuda_jacobi_sweep(u);
                      return std::vector<Array>{u};
-                 }, true});
+                 },
+                 true});
     p.push_back({"softmax", [] {
                      Array x = cuda_random(Shape::of({7, 300}), 33) * 5.0f;
                      Array e = exp(x - max(x, {1}, true));
                      return std::vector<Array>{e / sum(e, {1}, true)};
                  }});
-    p.push_back({"fuse, stack, pad", [] {
+    p.push_back({"fuse, stack, pad",
+                 [] {
                      Array x = cuda_random(Shape::of({8, 5}), 34);
                      Array even = reshape(x, Shape{range(0, 8, 2), range(5)});
                      Array odd = reshape(x, Shape{range(1, 8, 2), range(5)});
-                     return std::vector<Array>{fuse({odd * 2.0f, even + 1.0f}), stack(0, {x, x * 3.0f}),
-                                               stack(1, {x, -x, x + 1.0f}), pad(x, {{1, 2}, {0, 3}})};
-                 }, true});
-    p.push_back({"iota and masks", [] {
+                     return std::vector<Array>{fuse({odd * 2.0f, even + 1.0f}),
+                                               stack(0, {x, x * 3.0f}), stack(1, {x, -x, x + 1.0f}),
+                                               pad(x, {{1, 2}, {0, 3}})};
+                 },
+                 true});
+    p.push_back({"iota and masks",
+                 [] {
                      Shape s{range(1, 20, 3), range(-2, 3)};
                      Array i0 = index_components(s, 0), i1 = index_components(s, 1);
                      Shape sq = Shape::of({9, 9});
@@ -144,7 +183,8 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      Array scores = cuda_random(sq, 35);
                      return std::vector<Array>{i0 * 10 + i1, where(j <= i, scores, -1e9f),
                                                sum(cast(j <= i, DType::I32), {1})};
-                 }, true});
+                 },
+                 true});
     return p;
 }
 

@@ -55,8 +55,8 @@ inline bool skip_without_device() {
 }
 
 // Bit-for-bit for integers, bools and `exact` floats; otherwise |g - w| <= atol + rtol |w|.
-inline void check_same(const HostArray& got, const HostArray& want, bool exact,
-                       double rtol = 1e-4, double atol = 1e-5) {
+inline void check_same(const HostArray& got, const HostArray& want, bool exact, double rtol = 1e-4,
+                       double atol = 1e-5) {
     REQUIRE(got.sizes() == want.sizes());
     REQUIRE(got.dtype() == want.dtype());
     int bad = 0;

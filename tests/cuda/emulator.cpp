@@ -18,7 +18,8 @@ namespace hedra::test {
 
 namespace {
 
-const char* kEmulationHeader = R"(// CUDA built-ins for the CPU emulation of hedra's generated kernels.
+const char* kEmulationHeader =
+    R"(// CUDA built-ins for the CPU emulation of hedra's generated kernels.
 #include <barrier>
 #include <thread>
 #include <vector>
@@ -98,7 +99,8 @@ void* emulation_library(const std::string& source) {
         std::filesystem::rename(tmp, so);
     }
     void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) throw Error(std::string("emulation: cannot load ") + so.string() + ": " + dlerror());
+    if (!handle)
+        throw Error(std::string("emulation: cannot load ") + so.string() + ": " + dlerror());
     return handle;
 }
 
@@ -154,7 +156,8 @@ std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
     for (int b : program.outputs) {
         const poly::Buffer& buf = program.buffers.at(static_cast<std::size_t>(b));
         HostArray h(buf.sizes, buf.dtype);
-        if (h.bytes() > 0) std::memcpy(h.raw_mutable(), memory[static_cast<std::size_t>(b)].data(), h.bytes());
+        if (h.bytes() > 0)
+            std::memcpy(h.raw_mutable(), memory[static_cast<std::size_t>(b)].data(), h.bytes());
         out.push_back(h);
     }
     return out;

@@ -69,6 +69,7 @@ TEST_CASE("cuda: real-architecture cubins for a few GPU generations") {
         backend::cuda::NvrtcImage image =
             backend::cuda::Nvrtc::instance().compile(l.cuda.source, "sm_" + std::to_string(a));
         CHECK(image.cubin);
-        CHECK(image.image.substr(0, 4) == "\x7f" "ELF");
+        CHECK(image.image.substr(0, 4) == "\x7f"
+                                          "ELF");
     }
 }

@@ -11,7 +11,8 @@ using namespace hedra;
 namespace {
 
 bool skip_without_compiler() {
-    return test::skip_because(test::emulation_compiler().empty() ? "no host C++ compiler to emulate CUDA kernels" : "");
+    return test::skip_because(
+        test::emulation_compiler().empty() ? "no host C++ compiler to emulate CUDA kernels" : "");
 }
 
 void check_emulated(const test::CudaTestProgram& p, const backend::CudaLowerOptions& options) {

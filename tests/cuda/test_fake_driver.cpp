@@ -6,6 +6,7 @@
 // checked against the reference backend.
 #include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -18,6 +19,17 @@ using namespace hedra;
 
 namespace {
 
+// The fake driver: where the build put it, else next to this executable (a build folder that
+// was moved to another machine).
+std::string fake_library() {
+    if (std::filesystem::exists(HEDRA_FAKE_CUDA_LIBRARY)) return HEDRA_FAKE_CUDA_LIBRARY;
+    char self[4096] = {0};
+    if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return HEDRA_FAKE_CUDA_LIBRARY;
+    return (std::filesystem::path(self).parent_path() /
+            std::filesystem::path(HEDRA_FAKE_CUDA_LIBRARY).filename())
+        .string();
+}
+
 bool in_child() {
     return std::getenv("HEDRA_FAKE_CUDA_CHILD") != nullptr;
 }
@@ -25,14 +37,15 @@ bool in_child() {
 // Runs the test case `name` in a child process with the fake driver.
 void run_child(const std::string& name) {
     if (test::skip_without_nvrtc()) return;
-    if (test::skip_because(test::emulation_compiler().empty() ? "no host C++ compiler" : "")) return;
+    if (test::skip_because(test::emulation_compiler().empty() ? "no host C++ compiler" : ""))
+        return;
     char self[4096] = {0};
     REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
     std::string log = std::filesystem::temp_directory_path() /
                       ("hedra_fake_cuda_" + std::to_string(getpid()) + ".log");
-    std::string cmd = std::string("HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=") +
-                      HEDRA_FAKE_CUDA_LIBRARY + " HEDRA_CUDA_ARCH=compute_90 " + self +
-                      " --test-case='" + name + "' > " + log + " 2>&1";
+    std::string cmd = "HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=" + fake_library() +
+                      " HEDRA_CUDA_ARCH=compute_90 " + self + " --test-case='" + name + "' > " +
+                      log + " 2>&1";
     int rc = std::system(cmd.c_str());
     std::stringstream out;
     out << std::ifstream(log).rdbuf();
@@ -45,7 +58,7 @@ using Register = void (*)(const char*, void*);
 using Counters = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*, std::uint64_t*);
 
 void* fake() {
-    static void* handle = dlopen(HEDRA_FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
+    static void* handle = dlopen(fake_library().c_str(), RTLD_NOW | RTLD_GLOBAL);
     REQUIRE(handle != nullptr);
     return handle;
 }
@@ -63,7 +76,8 @@ void prepare(const std::vector<Array>& outputs, const std::vector<Array>& placeh
 
 std::array<std::uint64_t, 4> counters() {
     std::array<std::uint64_t, 4> c{};
-    reinterpret_cast<Counters>(dlsym(fake(), "hedra_fake_cuda_counters"))(&c[0], &c[1], &c[2], &c[3]);
+    reinterpret_cast<Counters>(dlsym(fake(), "hedra_fake_cuda_counters"))(&c[0], &c[1], &c[2],
+                                                                          &c[3]);
     return c; // launches, uploads, downloads, live allocations
 }
 
@@ -76,9 +90,10 @@ std::shared_ptr<backend::CudaBackend> cuda() {
 TEST_CASE("cuda fake driver: test programs through the backend") {
     if (!in_child()) return run_child("cuda fake driver: test programs through the backend");
     REQUIRE(backend::cuda_unavailable_reason() == "");
-    for (const char* name : {"maps", "reductions over axis 1", "integer, bool and custom reductions",
-                             "long reduction (split)", "matmul", "conv2d", "jacobi", "softmax",
-                             "fuse, stack, pad", "iota and masks"}) {
+    for (const char* name :
+         {"maps", "reductions over axis 1", "integer, bool and custom reductions",
+          "long reduction (split)", "matmul", "conv2d", "jacobi", "softmax", "fuse, stack, pad",
+          "iota and masks"}) {
         CAPTURE(name);
         test::CudaTestProgram p = test::cuda_test_program(name);
         std::vector<Array> outputs = p.build();
@@ -123,8 +138,8 @@ TEST_CASE("cuda fake driver: results fed back stay on the device") {
     auto c2 = counters();
     CHECK(c2[1] - c1[1] == 1); // only y: r1[1] is resident
     CHECK(cuda()->stats().resident_inputs >= 1);
-    auto ref = get_backend("reference")->compile({outs[0].node(), outs[1].node()},
-                                                 {p.node(), q.node()}, {});
+    auto ref = get_backend("reference")
+                   ->compile({outs[0].node(), outs[1].node()}, {p.node(), q.node()}, {});
     std::vector<HostArray> want = ref->run({r1[1], y});
     test::check_same(r2[0], want[0], false);
     test::check_same(r2[1], want[1], true);
@@ -148,7 +163,8 @@ TEST_CASE("cuda fake driver: results fed back stay on the device") {
 }
 
 TEST_CASE("cuda fake driver: empty arrays, and a module the driver rejects") {
-    if (!in_child()) return run_child("cuda fake driver: empty arrays, and a module the driver rejects");
+    if (!in_child())
+        return run_child("cuda fake driver: empty arrays, and a module the driver rejects");
     Array e = array(std::vector<float>{}, Shape::of({0, 4}));
     Array y = test::cuda_random(Shape::of({3, 4}), 35);
     std::vector<Array> outs{sum(e, {0}), e * 2.0f, max(sum(e, {0}) + y, {0})};

@@ -42,11 +42,13 @@ TEST_CASE("cuda device: every test program against the reference") {
 
 TEST_CASE("cuda device: larger contractions and reductions") {
     if (test::skip_without_device()) return;
-    Array a = test::cuda_random(Shape::of({300, 257}), 41), b = test::cuda_random(Shape::of({257, 515}), 42);
+    Array a = test::cuda_random(Shape::of({300, 257}), 41),
+          b = test::cuda_random(Shape::of({257, 515}), 42);
     check_on_device({matmul(a, b)}, false);
     Array big = test::cuda_random(Shape::of({1000, 1000}), 43);
     check_on_device({sum(big), sum(big, {0}), max(big, {1}), matmul(big, big)}, false);
-    Array x = test::cuda_random(Shape::of({8, 16, 28, 28}), 44), w = test::cuda_random(Shape::of({32, 16, 5, 5}), 45);
+    Array x = test::cuda_random(Shape::of({8, 16, 28, 28}), 44),
+          w = test::cuda_random(Shape::of({32, 16, 5, 5}), 45);
     check_on_device({test::cuda_conv2d(x, w, 1)}, false);
 }
 
@@ -69,7 +71,10 @@ TEST_CASE("cuda device: a compiled program reruns with new inputs; results stay 
     auto after = cuda_backend()->stats();
     CHECK(after.uploads - before.uploads == 3);
     CHECK(after.resident_inputs - before.resident_inputs == 1);
-    std::vector<HostArray> want = get_backend("reference")->compile({(matmul(p, q) * 0.5f).node(), (p + 1.0f).node()}, {p.node(), q.node()}, {})->run({r1[1], y});
+    std::vector<HostArray> want =
+        get_backend("reference")
+            ->compile({(matmul(p, q) * 0.5f).node(), (p + 1.0f).node()}, {p.node(), q.node()}, {})
+            ->run({r1[1], y});
     test::check_same(r2[0], want[0], false);
     test::check_same(r2[1], want[1], true);
 }

@@ -17,7 +17,8 @@ TEST_CASE("cuda: without a device, compile and compute give a clear error") {
     ComputeOptions options;
     options.backend = "cuda";
     if (!why.empty()) {
-        CHECK_THROWS_WITH_AS(compute(x * 2.0f, options), doctest::Contains("no CUDA device"), Error);
+        CHECK_THROWS_WITH_AS(compute(x * 2.0f, options), doctest::Contains("no CUDA device"),
+                             Error);
         Array p = placeholder(Shape::of({3}));
         CHECK_THROWS_WITH_AS(compile({p + 1.0f}, {p}, options), doctest::Contains("no CUDA device"),
                              Error);

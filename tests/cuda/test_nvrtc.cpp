@@ -42,7 +42,8 @@ TEST_CASE("cuda: nvrtc compiles a kernel to PTX and caches it") {
 
 TEST_CASE("cuda: nvrtc errors carry the log and the saved source") {
     if (test::skip_without_nvrtc()) return;
-    std::string source = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n";
+    std::string source =
+        "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n";
     try {
         Nvrtc::instance().compile(source, "compute_90");
         FAIL("no error");

@@ -95,10 +95,8 @@ TEST_CASE("catalogue: allocation failure from a huge shape") {
     // 2^45 f32 elements (128 TiB): a valid shape whose result cannot be allocated.
     Array big = full(Shape::of({std::int64_t{1} << 15, std::int64_t{1} << 15, std::int64_t{1} << 15}),
                      1.0);
-    for (const char* name : {"reference", "openmp"}) {
-        CAPTURE(name);
-        CHECK_ERROR(compute(big + 1.0f, on(name)), "out of memory", "(32768,32768,32768)");
-    }
+    CHECK_ERROR(compute(big + 1.0f, on("reference")), "out of memory", "(32768,32768,32768)");
+    CHECK_ERROR(compute(big + 1.0f, on("openmp")), "out of memory", "140737488355328 bytes");
     CHECK_ERROR(HostArray({std::int64_t{1} << 40, std::int64_t{1} << 20}, DType::F64),
                 "host array", "out of memory");
 }

@@ -15,25 +15,35 @@ namespace {
 constexpr std::uint64_t kFirstSeed = 1;
 constexpr std::uint64_t kPrograms = 120;
 
-void run_batch(std::uint64_t first, std::uint64_t count) {
-    for (std::uint64_t seed = first; seed < first + count; ++seed) {
-        Generated g = generate(seed);
-        RunResult r = run_differential(g.program, configs_for(seed));
-        if (r.outcome == Outcome::Pass) continue;
-        std::vector<RunConfig> failing = {r.config};
-        Outcome kind = r.outcome;
-        FuzzProgram small = shrink(
-            g.program,
-            [&](const FuzzProgram& p) { return run_differential(p, failing, {false, false}).outcome == kind; },
-            80);
-        FAIL_CHECK("fuzz seed " << seed << ": " << outcome_name(r.outcome) << " ["
-                                << r.config.to_string() << "]: " << r.message << "\n"
-                                << to_cpp(small, "fuzz seed " + std::to_string(seed)));
+void run_batch(std::uint64_t first, std::uint64_t count, std::uint64_t batch) {
+    for (std::uint64_t k = first; k < first + count; k += batch) {
+        std::vector<FuzzProgram> programs;
+        for (std::uint64_t seed = k; seed < k + batch; ++seed)
+            programs.push_back(generate(seed).program);
+        std::vector<RunResult> results = run_differential_batch(programs, configs_for(k));
+        for (std::size_t j = 0; j < programs.size(); ++j) {
+            const RunResult& r = results[j];
+            if (r.outcome == Outcome::Pass) continue;
+            std::vector<RunConfig> failing = {r.config};
+            Outcome kind = run_differential(programs[j], failing, {false, false}).outcome;
+            FuzzProgram small =
+                kind == Outcome::Pass
+                    ? programs[j]
+                    : shrink(programs[j],
+                             [&](const FuzzProgram& p) {
+                                 return run_differential(p, failing, {false, false}).outcome ==
+                                        kind;
+                             },
+                             80);
+            FAIL_CHECK("fuzz seed " << k + j << ": " << outcome_name(r.outcome) << " ["
+                                    << r.config.to_string() << "]: " << r.message << "\n"
+                                    << to_cpp(small, "fuzz seed " + std::to_string(k + j)));
+        }
     }
 }
 
 } // namespace
 
 TEST_CASE("fuzz: fixed-seed differential batch, reference vs openmp") {
-    run_batch(kFirstSeed, kPrograms);
+    run_batch(kFirstSeed, kPrograms, 8);
 }

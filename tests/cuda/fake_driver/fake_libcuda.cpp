@@ -31,7 +31,7 @@ struct Function {
 
 std::mutex g_mutex;
 std::map<std::uintptr_t, std::size_t> g_allocations; // address -> bytes
-std::map<std::string, void*> g_emulations;            // PTX -> emulation library
+std::map<std::string, void*> g_emulations;           // PTX -> emulation library
 std::uint64_t g_launches = 0, g_h2d = 0, g_d2h = 0;
 int g_context = 0, g_stream = 0;
 
@@ -60,21 +60,41 @@ void hedra_fake_cuda_counters(std::uint64_t* launches, std::uint64_t* h2d, std::
     *live_allocations = g_allocations.size();
 }
 
-CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
-CUresult cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
-CUresult cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
-CUresult cuDeviceGet(CUdevice* d, int ordinal) { *d = ordinal; return CUDA_SUCCESS; }
+CUresult cuInit(unsigned) {
+    return CUDA_SUCCESS;
+}
+CUresult cuDriverGetVersion(int* v) {
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetCount(int* n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
 CUresult cuDeviceGetName(char* name, int len, CUdevice) {
     std::strncpy(name, "hedra fake device", static_cast<std::size_t>(len));
     return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
     switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
-    default: *v = 0;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *v = 9;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *v = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *v = 132;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+        *v = 49152;
+        break;
+    default:
+        *v = 0;
     }
     return CUDA_SUCCESS;
 }
@@ -123,8 +143,12 @@ CUresult cuStreamCreate(CUstream* s, unsigned) {
     *s = reinterpret_cast<CUstream>(&g_stream);
     return CUDA_SUCCESS;
 }
-CUresult cuStreamDestroy(CUstream) { return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamDestroy(CUstream) {
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream) {
+    return CUDA_SUCCESS;
+}
 CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned, CUjit_option*, void**) {
     std::string ptx(static_cast<const char*>(image));
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -143,7 +167,8 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
     if (mod->ptx.find(entry) == std::string::npos) return CUDA_ERROR_NOT_FOUND;
     int params = 0;
     std::string tag = std::string(name) + "_param_";
-    for (std::size_t at = mod->ptx.find(tag); at != std::string::npos; at = mod->ptx.find(tag, at + 1))
+    for (std::size_t at = mod->ptx.find(tag); at != std::string::npos;
+         at = mod->ptx.find(tag, at + 1))
         params = std::max(params, std::atoi(mod->ptx.c_str() + at + tag.size()) + 1);
     *f = reinterpret_cast<CUfunction>(new Function{mod, name, params});
     return CUDA_SUCCESS;
@@ -183,8 +208,12 @@ CUresult cuEventDestroy(CUevent e) {
     delete reinterpret_cast<int*>(e);
     return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
-CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent, CUstream) {
+    return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent) {
+    return CUDA_SUCCESS;
+}
 CUresult cuEventElapsedTime(float* ms, CUevent, CUevent) {
     *ms = 0;
     return CUDA_SUCCESS;

@@ -218,4 +218,100 @@ RunResult run_differential(const FuzzProgram& p, const std::vector<RunConfig>& c
     return {};
 }
 
+std::vector<RunResult> run_differential_batch(const std::vector<FuzzProgram>& programs,
+                                              const std::vector<RunConfig>& configs,
+                                              const RunnerOptions& options) {
+    openmp_backend();
+    std::vector<RunResult> results(programs.size());
+    struct Member {
+        std::size_t index;
+        BuiltProgram built;
+        std::vector<Meta> metas;
+        std::vector<HostArray> want;
+        std::size_t first_output; // in the batch's node list
+    };
+    std::vector<Member> members;
+    std::vector<NodePtr> nodes;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        const FuzzProgram& p = programs[i];
+        bool alone = false;
+        for (const Op& op : p.ops)
+            alone = alone || op.placeholder;
+        Member m{i, {}, {}, {}, nodes.size()};
+        try {
+            m.built = build(p);
+            auto metas = analyze(p, m.built.values);
+            alone = alone || !metas;
+            if (metas) m.metas = *metas;
+            if (!alone) m.want = evaluate_on("reference", m.built, {});
+        } catch (const Error&) {
+            alone = true;
+        }
+        if (alone) {
+            results[i] = run_differential(p, configs, options);
+            continue;
+        }
+        for (const Array& a : m.built.outputs)
+            nodes.push_back(a.node());
+        members.push_back(std::move(m));
+    }
+    if (members.empty()) return results;
+    auto alone = [&] { // attribute a failure of the shared evaluation
+        bool any = false;
+        for (const Member& m : members) {
+            results[m.index] = run_differential(programs[m.index], configs, options);
+            any = any || results[m.index].outcome != Outcome::Pass;
+        }
+        return any;
+    };
+    auto check = [&](const RunConfig& c, const std::string& what) -> bool {
+        CompileOptions o;
+        o.num_threads = c.threads;
+        o.tile_sizes = c.tiles;
+        std::vector<HostArray> got;
+        try {
+            got = get_backend(options.backend)->evaluate(nodes, o);
+        } catch (const Error& e) {
+            if (!alone())
+                for (const Member& m : members)
+                    results[m.index] = {Outcome::BackendError,
+                                        "only in a batch of " + std::to_string(members.size()) +
+                                            " programs: " + what + e.what(),
+                                        c};
+            return false;
+        }
+        bool ok = true;
+        for (const Member& m : members) {
+            const FuzzProgram& p = programs[m.index];
+            for (std::size_t k = 0; k < m.want.size(); ++k) {
+                std::string diff = compare(got.at(m.first_output + k), m.want[k],
+                                           m.metas[static_cast<std::size_t>(p.outputs[k])]);
+                if (diff.empty()) continue;
+                results[m.index] = {Outcome::Mismatch,
+                                    "in a batch of " + std::to_string(members.size()) + ": " +
+                                        what + "output " + std::to_string(k) + " (v" +
+                                        std::to_string(p.outputs[k]) + "): " + diff,
+                                    c};
+                ok = false;
+                break;
+            }
+        }
+        return ok;
+    };
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        if (!check(configs[i], "")) return results;
+        if (i == 0 && options.rerun && !check(configs[i], "second run: ")) return results;
+    }
+    if (options.memo_check && !configs.empty()) {
+        ComputeOptions ref;
+        ref.backend = "reference";
+        for (const Member& m : members) {
+            int c = memo_candidate(programs[m.index], programs[m.index].seed);
+            if (c >= 0) compute(m.built.values[static_cast<std::size_t>(c)], ref);
+        }
+        check(configs.back(), "after memoizing intermediates: ");
+    }
+    return results;
+}
+
 } // namespace hedra::fuzz

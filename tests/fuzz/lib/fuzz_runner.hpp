@@ -48,6 +48,15 @@ struct RunnerOptions {
 RunResult run_differential(const FuzzProgram& p, const std::vector<RunConfig>& configs,
                            const RunnerOptions& options = {});
 
+// Several programs evaluated together (one openmp compile per configuration for all of them;
+// the scheduler may also fuse across them). Programs with placeholders, or that fail to build,
+// run alone. A failure of the shared evaluation is attributed by running the programs alone;
+// one that only fails together is reported on every program of the batch. One result per
+// program.
+std::vector<RunResult> run_differential_batch(const std::vector<FuzzProgram>& programs,
+                                              const std::vector<RunConfig>& configs,
+                                              const RunnerOptions& options = {});
+
 // The openmp backend, registered under "openmp" if it is not already (and
 // HEDRA_MIN_PARALLEL_WORK=0 so that 2 threads really run 2).
 std::shared_ptr<Backend> openmp_backend();

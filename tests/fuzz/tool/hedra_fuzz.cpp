@@ -3,12 +3,15 @@
 // message and (with --shrink) a shrunk C++ reproducer. With --grad it runs gradient fuzzing.
 //
 //   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--max-ops 12]
-//              [--rejections] [--print SEED]
+//              [--batch 8] [--rejections] [--print SEED]
+// Programs run in batches of --batch (one compile per configuration for the whole batch); a
+// failing program is run again alone, shrunk and printed.
 // Exit status: 0 when every program passed, 1 otherwise.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -26,6 +29,7 @@ struct Args {
     std::uint64_t count = 100, seed = 1;
     bool shrink = false, grad = false, linear = false, rejections = false;
     int max_ops = 12;
+    int batch = 8;
     long long print = -1;
 };
 
@@ -43,6 +47,7 @@ Args parse(int argc, char** argv) {
         if (s == "--count") a.count = std::strtoull(next(), nullptr, 10);
         else if (s == "--seed") a.seed = std::strtoull(next(), nullptr, 10);
         else if (s == "--max-ops") a.max_ops = std::atoi(next());
+        else if (s == "--batch") a.batch = std::max(1, std::atoi(next()));
         else if (s == "--print") a.print = std::atoll(next());
         else if (s == "--shrink") a.shrink = true;
         else if (s == "--grad") a.grad = true;
@@ -51,7 +56,7 @@ Args parse(int argc, char** argv) {
         else {
             std::fprintf(stderr,
                          "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] "
-                         "[--linear] [--max-ops K] [--rejections] [--print SEED]\n");
+                         "[--linear] [--max-ops K] [--batch B] [--rejections] [--print SEED]\n");
             std::exit(2);
         }
     }
@@ -110,43 +115,58 @@ int main(int argc, char** argv) {
     std::map<std::string, int> rejections, dropped, kinds;
     int failures = 0;
     std::uint64_t ops = 0;
-    for (std::uint64_t k = 0; k < args.count; ++k) {
-        std::uint64_t seed = args.seed + k;
-        Generated g = generate(seed, gen);
-        ops += g.program.ops.size();
-        for (const std::string& r : g.rejections)
-            ++rejections[r.substr(0, 160)];
-        for (const std::string& r : g.dropped)
-            ++dropped[r];
-        for (const Op& op : g.program.ops)
-            ++kinds[op_kind_name(op.kind)];
-        std::vector<RunConfig> configs = configs_for(seed);
-        RunResult r = run_differential(g.program, configs);
-        ++tally[outcome_name(r.outcome)];
-        if (r.outcome != Outcome::Pass) {
+    for (std::uint64_t k = 0; k < args.count; k += static_cast<std::uint64_t>(args.batch)) {
+        std::uint64_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(args.batch),
+                                                  args.count - k);
+        std::vector<FuzzProgram> programs;
+        for (std::uint64_t j = 0; j < n; ++j) {
+            Generated g = generate(args.seed + k + j, gen);
+            ops += g.program.ops.size();
+            for (const std::string& r : g.rejections)
+                ++rejections[r.substr(0, 160)];
+            for (const std::string& r : g.dropped)
+                ++dropped[r];
+            for (const Op& op : g.program.ops)
+                ++kinds[op_kind_name(op.kind)];
+            programs.push_back(std::move(g.program));
+        }
+        RunnerOptions options; // memoization checks (one more compile) on every other batch
+        options.memo_check = (k / static_cast<std::uint64_t>(args.batch)) % 2 == 0;
+        std::vector<RunResult> results =
+            run_differential_batch(programs, configs_for(args.seed + k), options);
+        for (std::uint64_t j = 0; j < n; ++j) {
+            const RunResult& r = results[j];
+            std::uint64_t seed = args.seed + k + j;
+            ++tally[outcome_name(r.outcome)];
+            if (r.outcome == Outcome::Pass) continue;
             ++failures;
             std::printf("seed %llu: %s [%s]: %s\n", static_cast<unsigned long long>(seed),
                         outcome_name(r.outcome), r.config.to_string().c_str(), r.message.c_str());
-            if (args.shrink) {
-                Outcome kind = r.outcome;
-                std::vector<RunConfig> failing = {r.config};
-                ShrinkStats stats;
-                FuzzProgram small = shrink(
-                    g.program,
-                    [&](const FuzzProgram& p) {
-                        return run_differential(p, failing, {false, false}).outcome == kind;
-                    },
-                    300, &stats);
-                RunResult again = run_differential(small, failing, {false, false});
-                std::printf("shrunk in %d attempts (%d edits) from %zu to %zu ops: %s\n%s\n",
-                            stats.attempts, stats.accepted, g.program.ops.size(), small.ops.size(),
-                            again.message.c_str(),
-                            to_cpp(small, "fuzz seed " + std::to_string(seed)).c_str());
+            std::vector<RunConfig> failing = {r.config};
+            RunResult alone = run_differential(programs[j], failing, {false, false});
+            if (alone.outcome == Outcome::Pass) {
+                std::printf("  (passes alone: fails only within its batch)\n");
+                continue;
             }
+            if (!args.shrink) continue;
+            Outcome kind = alone.outcome;
+            ShrinkStats stats;
+            FuzzProgram small = shrink(
+                programs[j],
+                [&](const FuzzProgram& p) {
+                    return run_differential(p, failing, {false, false}).outcome == kind;
+                },
+                300, &stats);
+            RunResult again = run_differential(small, failing, {false, false});
+            std::printf("shrunk in %d attempts (%d edits) from %zu to %zu ops: %s\n%s\n",
+                        stats.attempts, stats.accepted, programs[j].ops.size(), small.ops.size(),
+                        again.message.c_str(),
+                        to_cpp(small, "fuzz seed " + std::to_string(seed)).c_str());
         }
-        if ((k + 1) % 100 == 0)
+        std::uint64_t done = k + n;
+        if (done / 100 != k / 100 || done == args.count)
             std::printf("[%llu programs, %.0f s, %d failures]\n",
-                        static_cast<unsigned long long>(k + 1), seconds_since(t0), failures);
+                        static_cast<unsigned long long>(done), seconds_since(t0), failures);
         std::fflush(stdout);
     }
     std::printf("differential fuzzing: %llu programs (%llu ops) in %.1f s:",

@@ -1,0 +1,262 @@
+// hedra_cuda_bench: the cuda backend against its peers, on a GPU (bench/gpu_check.sh runs it).
+// - matmul: the generated kernel of matmul(A, B) (f32, N×N) against cuBLAS's sgemm (FP32, no
+//   tensor cores: CUBLAS_DEFAULT_MATH), both launched in this process on the same device buffers
+//   and timed with CUDA events; the results are compared with each other. cuBLAS is a
+//   benchmark-only peer, opened with dlopen (libcublas.so[.13|.12], or the toolkit's directory).
+// - train_step: steady-state MLP training steps (nn::TrainStep, SGD with momentum) on the cuda
+//   backend, timed per step on the wall clock, with the number of kernel launches per step. The
+//   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
+// Prints one line per measurement, key=value, e.g.
+//   matmul n=4096 hedra_ms=3.1 peer=cublas peer_ms=2.6 speedup=0.84 hedra_tflops=44.3
+//   max_rel_diff=2e-6
+// where speedup = peer_ms / hedra_ms, as in hedra's other benchmarks.
+// Usage: hedra_cuda_bench [matmul [N...]] [train_step] [--quick]
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_backend.hpp"
+#include "backends/cuda/cuda_driver.hpp"
+#include "backends/cuda/cuda_lower.hpp"
+#include "backends/cuda/device_allocator.hpp"
+#include "backends/cuda/nvrtc_compiler.hpp"
+#include "hedra.hpp"
+#include "nn/model.hpp"
+#include "nn/optim.hpp"
+#include "nn/train_step.hpp"
+#include "scheduler/partition.hpp"
+
+#ifndef HEDRA_CUDA_LIBRARY_DIR
+#define HEDRA_CUDA_LIBRARY_DIR ""
+#endif
+
+using namespace hedra;
+namespace cu = hedra::backend::cuda;
+
+namespace {
+
+// The few cuBLAS entry points the peer needs (cublas_v2.h's signatures, opaque types).
+struct Cublas {
+    using Create = int (*)(void**);
+    using SetStream = int (*)(void*, void*);
+    using Sgemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int,
+                          const float*, int, const float*, float*, int);
+    Create create = nullptr;
+    SetStream set_stream = nullptr;
+    Sgemm sgemm = nullptr;
+    void* handle = nullptr;
+    std::string library;
+
+    bool load() {
+        std::vector<std::string> names = {"libcublas.so", "libcublas.so.13", "libcublas.so.12"};
+        std::string dir = HEDRA_CUDA_LIBRARY_DIR;
+        if (!dir.empty())
+            for (const char* n : {"libcublas.so", "libcublas.so.13", "libcublas.so.12"})
+                names.push_back(dir + "/" + n);
+        for (const std::string& n : names) {
+            void* lib = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
+            if (!lib) continue;
+            create = reinterpret_cast<Create>(dlsym(lib, "cublasCreate_v2"));
+            set_stream = reinterpret_cast<SetStream>(dlsym(lib, "cublasSetStream_v2"));
+            sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "cublasSgemm_v2"));
+            if (create && set_stream && sgemm && create(&handle) == 0) {
+                library = n;
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v)
+        x = dist(gen);
+    return v;
+}
+
+// Milliseconds per call of `fn` (enqueued on `stream`), over enough calls to take ~0.3 s.
+template <class F>
+double time_ms(const cu::Stream& stream, F fn) {
+    fn();
+    fn();
+    cu::Event start, stop;
+    start.record(stream);
+    fn();
+    stop.record(stream);
+    double once = std::max<double>(stop.milliseconds_since(start), 1e-3);
+    int reps = static_cast<int>(std::clamp(300.0 / once, 3.0, 1000.0));
+    start.record(stream);
+    for (int i = 0; i < reps; ++i)
+        fn();
+    stop.record(stream);
+    return stop.milliseconds_since(start) / reps;
+}
+
+void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas) {
+    cu::Device& dev = cu::Device::instance();
+    dev.make_current();
+    Array a = placeholder(Shape::of({n, n})), b = placeholder(Shape::of({n, n}));
+    poly::ProgramIR ir = sched::partition({matmul(a, b).node()}, {a.node(), b.node()});
+    backend::CudaLowerOptions lo;
+    lo.multiprocessors = dev.multiprocessors;
+    lo.shared_memory_limit =
+        std::min<std::size_t>(lo.shared_memory_limit, dev.shared_memory_per_block);
+    backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
+    cu::NvrtcImage image =
+        cu::Nvrtc::instance().compile(lowered.source, cu::default_architecture(dev.architecture()));
+    cu::Module module(image.image);
+    std::vector<void*> functions;
+    for (const backend::CudaLaunch& l : lowered.launches)
+        functions.push_back(module.function(l.function));
+    cu::DeviceAllocator allocator;
+    std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(float);
+    std::vector<std::unique_ptr<cu::DeviceBuffer>> buffers;
+    for (std::size_t i = 0; i < ir.buffers.size(); ++i)
+        buffers.push_back(std::make_unique<cu::DeviceBuffer>(allocator, bytes));
+    for (const backend::ScratchBuffer& s : lowered.scratch)
+        buffers.push_back(std::make_unique<cu::DeviceBuffer>(
+            allocator, static_cast<std::size_t>(s.elements) * dtype_size(s.dtype)));
+    cu::Stream stream;
+    std::vector<float> ha = random_floats(static_cast<std::size_t>(n * n), 1),
+                       hb = random_floats(static_cast<std::size_t>(n * n), 2);
+    int ia = ir.inputs.at(0), ib = ir.inputs.at(1), ic = ir.outputs.at(0);
+    stream.copy_to_device(buffers[ia]->get(), ha.data(), bytes);
+    stream.copy_to_device(buffers[ib]->get(), hb.data(), bytes);
+    auto run_hedra = [&] {
+        for (std::size_t i = 0; i < lowered.launches.size(); ++i) {
+            std::vector<cu::DevicePtr> args;
+            for (int buffer : lowered.launches[i].buffers)
+                args.push_back(buffers.at(static_cast<std::size_t>(buffer))->get());
+            cu::launch(functions[i], lowered.launches[i].grid, lowered.launches[i].block, stream,
+                       args.data(), args.size());
+        }
+    };
+    double hedra_ms = time_ms(stream, run_hedra);
+    double tflops = 2.0 * double(n) * double(n) * double(n) / (hedra_ms * 1e9);
+    std::printf("matmul n=%lld hedra_ms=%.4f hedra_tflops=%.2f launches=%zu", (long long)n,
+                hedra_ms, tflops, lowered.launches.size());
+    for (const backend::CudaLaunch& l : lowered.launches)
+        std::printf(" %s:grid(%u,%u,%u)block(%u,%u,%u)smem=%zu", l.strategy.c_str(), l.grid[0],
+                    l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes);
+    if (have_cublas) {
+        cu::DeviceBuffer peer_c(allocator, bytes);
+        cublas.set_stream(cublas.handle, stream.get());
+        const float one = 1.0f, zero = 0.0f;
+        int ni = static_cast<int>(n);
+        // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
+        auto run_cublas = [&] {
+            cublas.sgemm(cublas.handle, 0, 0, ni, ni, ni, &one,
+                         reinterpret_cast<const float*>(buffers[ib]->get()), ni,
+                         reinterpret_cast<const float*>(buffers[ia]->get()), ni, &zero,
+                         reinterpret_cast<float*>(peer_c.get()), ni);
+        };
+        double peer_ms = time_ms(stream, run_cublas);
+        std::vector<float> mine(static_cast<std::size_t>(n * n)), theirs(mine.size());
+        stream.copy_to_host(mine.data(), buffers[ic]->get(), bytes);
+        stream.copy_to_host(theirs.data(), peer_c.get(), bytes);
+        stream.synchronize();
+        double diff = 0, scale = 1e-30;
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+            diff = std::max(diff, double(std::fabs(mine[i] - theirs[i])));
+            scale = std::max(scale, double(std::fabs(theirs[i])));
+        }
+        std::printf(" peer=cublas peer_ms=%.4f speedup=%.3f max_rel_diff=%.2e", peer_ms,
+                    peer_ms / hedra_ms, diff / scale);
+    } else {
+        std::printf(" peer=none");
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, std::int64_t batch,
+                      int steps) {
+    ComputeOptions on_cuda;
+    on_cuda.backend = "cuda";
+    nn::TrainStep ts(nn::mlp(sizes, 0), std::make_shared<nn::Sgd>(nn::SgdOptions{0.01, 0.9}),
+                     on_cuda);
+    std::vector<float> x = random_floats(static_cast<std::size_t>(batch * sizes.front()), 3);
+    std::vector<std::int32_t> y(static_cast<std::size_t>(batch));
+    for (std::size_t i = 0; i < y.size(); ++i)
+        y[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(sizes.back()));
+    HostArray images = HostArray::from(x, {batch, sizes.front()}),
+              labels = HostArray::from(y, {batch});
+    for (int i = 0; i < 3; ++i)
+        ts.step(images, labels);
+    auto backend = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
+    backend::CudaStats before = backend->stats();
+    auto start = std::chrono::steady_clock::now();
+    double loss = 0;
+    for (int i = 0; i < steps; ++i)
+        loss = ts.step(images, labels);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                steps;
+    backend::CudaStats after = backend->stats();
+    std::printf("train_step model=%s batch=%lld hedra_ms=%.4f kernels_per_step=%.1f "
+                "uploads_per_step=%.1f resident_inputs_per_step=%.1f compile_s=%.2f loss=%.4f\n",
+                name, (long long)batch, ms, double(after.launches - before.launches) / steps,
+                double(after.uploads - before.uploads) / steps,
+                double(after.resident_inputs - before.resident_inputs) / steps,
+                ts.compile_seconds(), loss);
+    std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false, matmul_only = false, train_only = false;
+    std::vector<std::int64_t> sizes;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--quick")
+            quick = true;
+        else if (a == "matmul")
+            matmul_only = true;
+        else if (a == "train_step")
+            train_only = true;
+        else if (std::isdigit(static_cast<unsigned char>(a[0])))
+            sizes.push_back(std::stoll(a));
+        else {
+            std::fprintf(stderr,
+                         "usage: hedra_cuda_bench [matmul [N...]] [train_step] [--quick]\n");
+            return 2;
+        }
+    }
+    bool run_matmul = matmul_only || !train_only, run_train = train_only || !matmul_only;
+    try {
+        cu::Device& dev = cu::Device::instance();
+        std::printf("device name=\"%s\" arch=%s multiprocessors=%d driver=%d nvrtc=%d.%d\n",
+                    dev.name.c_str(), dev.architecture().c_str(), dev.multiprocessors,
+                    dev.driver_version, cu::Nvrtc::instance().major, cu::Nvrtc::instance().minor);
+        if (run_matmul) {
+            Cublas cublas;
+            bool have = cublas.load();
+            if (!have) std::printf("note: cuBLAS not found; matmul runs without a peer\n");
+            if (sizes.empty())
+                sizes = quick ? std::vector<std::int64_t>{1024}
+                              : std::vector<std::int64_t>{1024, 2048, 4096};
+            for (std::int64_t n : sizes)
+                bench_matmul(n, cublas, have);
+        }
+        if (run_train) {
+            int steps = quick ? 10 : 50;
+            bench_train_step("mlp-small", {784, 300, 100, 10}, 64, steps);
+            bench_train_step("mlp-large", {784, 1024, 1024, 10}, 256, steps);
+        }
+    } catch (const std::exception& e) {
+        std::printf("error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# bench/gpu_check.sh: the device check of the cuda backend (issue 8, docs/cuda.md).
+#
+# The GPU machine has the CUDA driver and toolkit (NVRTC), CMake and PyTorch, but neither isl,
+# LLVM nor clang, so hedra is built elsewhere, in a CUDA-only configuration
+# (backends/cuda/standalone: isl, GMP, zlib, libstdc++ linked statically), and the build folder
+# is carried to the GPU machine. Two steps:
+#
+#   bench/gpu_check.sh build   on a development machine (isl, the CUDA toolkit's headers, a C++20
+#                              compiler): configure and build into $HEDRA_GPU_BUILD (default
+#                              build-gpu, ~15 MB), then run the tests that need no GPU.
+#   bench/gpu_check.sh [run]   on the GPU machine, from the repository root with the build folder
+#                              in place: the CUDA tests that need a device, the generated matmul
+#                              against cuBLAS (N = 1024, 2048, 4096), steady-state MLP training
+#                              steps, the same measured with PyTorch CUDA, and one summary.
+#                              About 3-5 minutes; every stage has its own timeout (8 min in all).
+#
+# Environment: HEDRA_GPU_BUILD (build folder), HEDRA_NVRTC_LIBRARY (libnvrtc to use, else found
+# on the loader path, under /usr/local/cuda*, or in PyTorch's nvidia-* wheels), JOBS (build
+# parallelism, default 2), PYTHON (default python3), QUICK=1 (one matmul size, fewer steps),
+# FULL=1 (run every CUDA test on the GPU machine, not only those that need a device).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${HEDRA_GPU_BUILD:-$ROOT/build-gpu}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+PYTHON=${PYTHON:-python3}
+MODE=${1:-run}
+LOGS=$BUILD/gpu_check_logs
+
+die() { echo "gpu_check: $*" >&2; exit 1; }
+
+build() {
+    command -v cmake > /dev/null || die "cmake not found"
+    cmake -S "$ROOT/backends/cuda/standalone" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release ||
+        die "configure failed (needs isl and GMP static libraries, zlib, doctest, the CUDA toolkit)"
+    cmake --build "$BUILD" -j"${JOBS:-2}" || die "build failed"
+    strip --strip-unneeded "$BUILD/hedra_cuda_tests" "$BUILD/hedra_cuda_bench" 2> /dev/null || true
+    du -sh "$BUILD" | sed 's/^/gpu_check: build folder size /'
+    echo "gpu_check: tests that need no GPU (NVRTC, code generation, CPU emulation, fake driver):"
+    "$BUILD/hedra_cuda_tests" --test-case-exclude='cuda device:*' | tail -4
+}
+
+# Makes sure NVRTC can be opened: the loader path, the usual toolkit folders, PyTorch's wheels.
+find_nvrtc() {
+    [ -n "${HEDRA_NVRTC_LIBRARY:-}" ] && return
+    if ldconfig -p 2> /dev/null | grep -q 'libnvrtc\.so'; then return; fi
+    local candidate
+    for candidate in /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda/lib/libnvrtc.so* \
+                     /usr/local/cuda-*/lib64/libnvrtc.so* /usr/lib/x86_64-linux-gnu/libnvrtc.so*; do
+        if [ -e "$candidate" ]; then export HEDRA_NVRTC_LIBRARY=$candidate; return; fi
+    done
+    candidate=$("$PYTHON" - 2> /dev/null << 'EOF'
+import glob, os, site
+dirs = site.getsitepackages() + [site.getusersitepackages()]
+for d in dirs:
+    for pattern in ("nvidia/cuda_nvrtc/lib/libnvrtc.so*", "nvidia/cu*/lib/libnvrtc.so*", "torch/lib/libnvrtc*.so*"):
+        hits = sorted(glob.glob(os.path.join(d, pattern)))
+        hits = [h for h in hits if "builtins" not in h]
+        if hits:
+            print(hits[0]); raise SystemExit
+EOF
+)
+    [ -n "$candidate" ] && export HEDRA_NVRTC_LIBRARY=$candidate
+}
+
+# Writes the PyTorch peer to $LOGS/torch_peer.py.
+write_torch_peer() {
+    cat > "$LOGS/torch_peer.py" << 'EOF'
+# PyTorch CUDA peer: the same matmuls (FP32, TF32 off, as cuBLAS above) and MLP training steps
+# (SGD lr 0.01, momentum 0.9, the batch already on the GPU), timed as hedra_cuda_bench does.
+import sys, time
+try:
+    import torch
+except Exception as e:
+    print(f"note: no PyTorch ({e})"); sys.exit(0)
+if not torch.cuda.is_available():
+    print("note: PyTorch sees no CUDA device"); sys.exit(0)
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+quick = "--quick" in sys.argv
+def cuda_ms(fn):
+    fn(); fn(); torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); fn(); e.record(); e.synchronize()
+    reps = int(min(max(300.0 / max(s.elapsed_time(e), 1e-3), 3), 1000))
+    s.record()
+    for _ in range(reps): fn()
+    e.record(); e.synchronize()
+    return s.elapsed_time(e) / reps
+for n in ([1024] if quick else [1024, 2048, 4096]):
+    a = torch.rand(n, n, device="cuda") * 2 - 1
+    b = torch.rand(n, n, device="cuda") * 2 - 1
+    ms = cuda_ms(lambda: torch.mm(a, b))
+    print(f"matmul n={n} peer=torch torch_ms={ms:.4f}")
+for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large", [784, 1024, 1024, 10], 256)):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes): layers.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*layers).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x = torch.rand(batch, sizes[0], device="cuda") * 2 - 1
+    y = torch.arange(batch, device="cuda") % sizes[-1]
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    for _ in range(3): step()
+    torch.cuda.synchronize()
+    steps = 10 if quick else 50
+    t = time.perf_counter()
+    for _ in range(steps): loss = step()
+    loss.item()  # hedra's step returns the loss to the host too
+    ms = (time.perf_counter() - t) * 1000 / steps
+    print(f"train_step model={name} batch={batch} peer=torch torch_ms={ms:.4f}")
+EOF
+}
+
+# value KEY LINE: the value of key=value in LINE.
+value() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<< "$2"; }
+
+run() {
+    if [ ! -x "$BUILD/hedra_cuda_tests" ] || [ ! -x "$BUILD/hedra_cuda_bench" ]; then
+        die "no build in $BUILD: run 'bench/gpu_check.sh build' on a machine with isl first"
+    fi
+    mkdir -p "$LOGS"
+    find_nvrtc
+    local start=$SECONDS quick=() filter=(--test-case='cuda device:*,cuda: without a device*,cuda: the backend is registered')
+    [ "${QUICK:-0}" = 1 ] && quick=(--quick)
+    [ "${FULL:-0}" = 1 ] && filter=()
+    echo "gpu_check: $(nvidia-smi -L 2> /dev/null | head -1 || echo 'nvidia-smi unavailable')"
+    echo "gpu_check: NVRTC ${HEDRA_NVRTC_LIBRARY:-from the loader path}"
+
+    timeout 240 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
+    local tests_rc=$?
+    timeout 200 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
+    local bench_rc=$?
+    write_torch_peer
+    timeout 120 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
+    local torch_rc=$?
+
+    echo "================ hedra cuda device check ================"
+    grep -m1 '^device ' "$LOGS/bench.log" || true
+    local summary line
+    summary=$(grep -E '^\[doctest\] (test cases|assertions|Status)' "$LOGS/tests.log" | tr -s ' ')
+    echo "tests (rc=$tests_rc):"
+    while read -r line; do echo "  $line"; done <<< "${summary:-no summary: see $LOGS/tests.log}"
+    local skipped
+    skipped=$(grep -c '^skipped: ' "$LOGS/tests.log")
+    [ "$skipped" -gt 0 ] && echo "  $skipped skipped: $(grep -m1 '^skipped: ' "$LOGS/tests.log")"
+    grep -E 'ERROR|FATAL' "$LOGS/tests.log" | head -5 | sed 's/^/  /'
+    echo "matmul (f32; speedup = peer_ms / hedra_ms; goal at N=4096: >= 0.8 x cuBLAS):"
+    local n t
+    while read -r line; do
+        n=$(value n "$line")
+        t=$(grep -E "^matmul n=$n " "$LOGS/torch.log" | head -1)
+        printf '  N=%-5s hedra %8s ms (%s TFLOP/s)  cuBLAS %8s ms  speedup %-6s  torch %8s ms  max_rel_diff %s\n' \
+            "$n" "$(value hedra_ms "$line")" "$(value hedra_tflops "$line")" \
+            "$(value peer_ms "$line")" "$(value speedup "$line")" "$(value torch_ms "$t")" \
+            "$(value max_rel_diff "$line")"
+    done < <(grep -E '^matmul ' "$LOGS/bench.log")
+    echo "train step (ms per step, wall clock; goal: speedup = torch_ms / hedra_ms >= 1):"
+    local model h p
+    while read -r line; do
+        model=$(value model "$line")
+        h=$(value hedra_ms "$line")
+        p=$(value torch_ms "$(grep -E "^train_step model=$model " "$LOGS/torch.log" | head -1)")
+        printf '  %-10s hedra %8s ms  torch %8s ms  speedup %s  kernels/step %s  uploads/step %s  compile %s s\n' \
+            "$model" "$h" "${p:-n/a}" \
+            "$( [ -n "$p" ] && awk -v a="$p" -v b="$h" 'BEGIN { printf "%.3f", a / b }' || echo n/a)" \
+            "$(value kernels_per_step "$line")" "$(value uploads_per_step "$line")" \
+            "$(value compile_s "$line")"
+    done < <(grep -E '^train_step ' "$LOGS/bench.log")
+    grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/torch.log" | sed 's/^/  /'
+    echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s; logs in $LOGS"
+    [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
+}
+
+case "$MODE" in
+build) build ;;
+run) run ;;
+*) die "usage: bench/gpu_check.sh [build|run]" ;;
+esac

@@ -1,0 +1,11 @@
+// The plain-OpenMP Jacobi loop bench/jacobi compares hedra against (jacobi_peer.cpp).
+#pragma once
+
+namespace hedra::bench {
+
+// `sweeps` 5-point Jacobi sweeps of the n×n row-major `input` (boundary kept) into `result`;
+// `scratch` is a second n×n buffer.
+void jacobi_peer(const float* input, float* result, float* scratch, long n, int sweeps,
+                 int threads);
+
+} // namespace hedra::bench
