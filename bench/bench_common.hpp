@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -31,6 +32,7 @@ inline void reexec_without_openblas_overrides(char** argv) {
 
 struct Args {
     bool quick = false;
+    bool cpu_clock = false; // 1-thread lines: the calling thread's CPU time instead of wall time
     std::vector<int> threads{1, 2};
     int reps = 0; // 0: the benchmark's default per size
     std::vector<std::string> only; // measurement names to run (empty: all)
@@ -71,11 +73,14 @@ inline Args parse_args(int argc, char** argv, const char* usage_extra = "") {
                 a.threads.push_back(std::max(1, std::atoi(t.c_str())));
         } else if (s == "--reps") {
             a.reps = std::max(1, std::atoi(value().c_str()));
+        } else if (s == "--cpu-clock") {
+            a.cpu_clock = true;
         } else if (s == "--only") {
             a.only = split_commas(value());
         } else {
             std::fprintf(stderr,
-                         "usage: %s [--quick] [--threads 1,2] [--reps N] [--only NAME,...]%s\n",
+                         "usage: %s [--quick] [--threads 1,2] [--reps N] [--only NAME,...] "
+                         "[--cpu-clock]%s\n",
                          argv[0], usage_extra);
             std::exit(s == "--help" || s == "-h" ? 0 : 2);
         }
@@ -87,6 +92,25 @@ inline double now_ms() {
     return std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+// The clock of measurements: wall time, or (select_clock with --cpu-clock at 1 thread) the
+// calling thread's CPU time, which a loaded machine disturbs far less; the hedra side and the
+// peer then both run in this thread.
+inline bool& thread_cpu_clock() {
+    static bool on = false;
+    return on;
+}
+
+inline void select_clock(const Args& args, int threads) {
+    thread_cpu_clock() = args.cpu_clock && threads == 1;
+}
+
+inline double measure_ms() {
+    if (!thread_cpu_clock()) return now_ms();
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return 1e3 * double(t.tv_sec) + 1e-6 * double(t.tv_nsec);
 }
 
 inline double median(std::vector<double> v) {
@@ -115,12 +139,12 @@ PairTimes time_alternately(H&& hedra, P&& peer, bool have_peer, int warmup, int 
         for (int side = 0; side < 2; ++side) {
             bool hedra_turn = (side == 0) == (r % 2 == 0);
             if (!hedra_turn && !have_peer) continue;
-            double s = now_ms();
+            double s = measure_ms();
             if (hedra_turn)
                 hedra();
             else
                 peer();
-            (hedra_turn ? th : tp).push_back(now_ms() - s);
+            (hedra_turn ? th : tp).push_back(measure_ms() - s);
         }
     }
     return {median(th), have_peer ? median(tp) : NAN};
@@ -129,9 +153,10 @@ PairTimes time_alternately(H&& hedra, P&& peer, bool have_peer, int warmup, int 
 // One result line on stdout (flushed: the lines are the benchmark's output, also when piped).
 inline void print_line(const std::string& name, int threads, const PairTimes& t,
                        const std::string& peer, const std::string& extra = "") {
-    std::printf("%s threads=%d hedra_ms=%.4g peer=%s peer_ms=%.4g speedup=%.3g%s%s\n",
+    std::printf("%s threads=%d hedra_ms=%.4g peer=%s peer_ms=%.4g speedup=%.3g%s%s%s\n",
                 name.c_str(), threads, t.hedra_ms, peer.c_str(), t.peer_ms,
-                t.peer_ms / t.hedra_ms, extra.empty() ? "" : " ", extra.c_str());
+                t.peer_ms / t.hedra_ms, extra.empty() ? "" : " ", extra.c_str(),
+                thread_cpu_clock() ? " clock=thread_cpu" : "");
     std::fflush(stdout);
 }
 

@@ -13,7 +13,7 @@
 #                              in place: the CUDA tests that need a device, the generated matmul
 #                              against cuBLAS (N = 1024, 2048, 4096), steady-state MLP training
 #                              steps, the same measured with PyTorch CUDA, and one summary.
-#                              About 3-5 minutes; every stage has its own timeout (8 min in all).
+#                              About 3-5 minutes; every stage has its own timeout (7.5 min in all).
 #
 # Environment: HEDRA_GPU_BUILD (build folder), HEDRA_NVRTC_LIBRARY (libnvrtc to use, else found
 # on the loader path, under /usr/local/cuda*, or in PyTorch's nvidia-* wheels), JOBS (build
@@ -135,12 +135,12 @@ run() {
     echo "gpu_check: $(nvidia-smi -L 2> /dev/null | head -1 || echo 'nvidia-smi unavailable')"
     echo "gpu_check: NVRTC ${HEDRA_NVRTC_LIBRARY:-from the loader path}"
 
-    timeout 240 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
+    timeout 180 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
     local tests_rc=$?
-    timeout 200 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
+    timeout 180 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
     local bench_rc=$?
     write_torch_peer
-    timeout 120 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
+    timeout 90 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
     local torch_rc=$?
 
     echo "================ hedra cuda device check ================"
@@ -151,7 +151,7 @@ run() {
     while read -r line; do echo "  $line"; done <<< "${summary:-no summary: see $LOGS/tests.log}"
     local skipped
     skipped=$(grep -c '^skipped: ' "$LOGS/tests.log")
-    [ "$skipped" -gt 0 ] && echo "  $skipped skipped: $(grep -m1 '^skipped: ' "$LOGS/tests.log")"
+    [ "$skipped" -gt 0 ] && echo "  $skipped tests $(grep -m1 '^skipped: ' "$LOGS/tests.log")"
     grep -E 'ERROR|FATAL' "$LOGS/tests.log" | head -5 | sed 's/^/  /'
     echo "matmul (f32; speedup = peer_ms / hedra_ms; goal at N=4096: >= 0.8 x cuBLAS):"
     local n t

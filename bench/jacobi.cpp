@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
         CompiledProgram program = compile({u}, {u0}, options);
         double compile_ms = bench::now_ms() - c0;
         HostArray out;
+        bench::select_clock(args, threads);
         bench::PairTimes t = bench::time_alternately(
             [&] { out = program({input})[0]; },
             [&] {

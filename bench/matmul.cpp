@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
 #endif
             };
             int reps = args.reps > 0 ? args.reps : args.quick ? 3 : default_reps(n);
+            bench::select_clock(args, threads);
             bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
             double flop = 2.0 * double(n) * double(n) * double(n);
             std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));

@@ -7,6 +7,9 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <algorithm>
+
+#include "scheduler/contraction_schedule.hpp"
 #include "scheduler/reduction_init.hpp"
 
 namespace hedra::sched {
@@ -57,7 +60,14 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
             rest.release(), isl_union_set_from_set(scop.statement_domains[i].copy())));
     int n_rest = static_cast<int>(statements.size() - inits.size());
     IslPtr<isl_schedule> main;
-    if (n_rest > 0) {
+    if (n_rest == 1 && options.contractions) {
+        int rest_statement = 0;
+        while (std::find(inits.begin(), inits.end(), rest_statement) != inits.end())
+            ++rest_statement;
+        if (auto plan = plan_contraction(*scop.program, *scop.kernel, rest_statement))
+            main = contraction_schedule(scop, *plan);
+    }
+    if (n_rest > 0 && !main) {
         main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);
         if (!main) {
             out.fell_back = true;

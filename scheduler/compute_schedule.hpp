@@ -5,6 +5,8 @@
 // (reduction_init.hpp). Large kernels serialize their SCCs (isl's scheduler is superlinear:
 // 1.05 s vs 48 ms on a 160-statement chain), and the scheduler runs under an operation quota
 // scaled with the statement count; on quota the program (DSL) order is used, as Polly does.
+// A kernel whose only statement besides the hoisted inits is a contraction skips isl's
+// scheduler: contraction_schedule.hpp chooses its loop order and tiles.
 #pragma once
 
 #include "polyhedral/dependences.hpp"
@@ -17,6 +19,7 @@ struct ScheduleOptions {
     int serialize_sccs_above = 8;                    // statements; more: schedule_serialize_sccs
     unsigned long base_operations = 400000;          // isl operation quota: base +
     unsigned long operations_per_statement = 100000; // ... this per statement
+    bool contractions = true; // a lone contraction gets contraction_schedule.hpp's schedule
 };
 
 struct KernelSchedule {

@@ -27,10 +27,27 @@ std::int64_t member_size(const TileOptions& o, int member, bool innermost) {
     return innermost ? o.default_innermost_size : o.default_size;
 }
 
+// Whether the band's parent or only child is a mark: a band that an earlier pass finished.
+bool next_to_mark(isl_schedule_node* band) {
+    bool marked = false;
+    if (isl_schedule_node_has_parent(band) == isl_bool_true) {
+        isl_schedule_node* parent = isl_schedule_node_parent(isl_schedule_node_copy(band));
+        marked = isl_schedule_node_get_type(parent) == isl_schedule_node_mark;
+        isl_schedule_node_free(parent);
+    }
+    if (!marked && isl_schedule_node_n_children(band) == 1) {
+        isl_schedule_node* child = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+        marked = isl_schedule_node_get_type(child) == isl_schedule_node_mark;
+        isl_schedule_node_free(child);
+    }
+    return marked;
+}
+
 isl_schedule_node* tile_band(isl_schedule_node* node, void* user) {
     auto* tc = static_cast<TileContext*>(user);
     if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return node;
     if (isl_schedule_node_band_get_permutable(node) != isl_bool_true) return node;
+    if (next_to_mark(node)) return node; // already tiled (contraction_schedule.hpp)
     isl_size n = isl_schedule_node_band_n_member(node);
     if (n < 2) return node;
     std::vector<int> order =

@@ -219,17 +219,20 @@ void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& e
                      std::string& out) {
     HEDRA_INTERNAL_CHECK(extents.size() == counters.size(), "cuda: unflatten arity");
     if (extents.empty()) return;
-    std::string rest = "hd_rest_" + counters.back();
-    out += indent + "long " + rest + " = " + flat + ";\n";
+    // 32-bit division by a constant is a multiply and a shift; 64-bit is a dozen instructions.
+    bool narrow = product(extents) <= 0xffffffffLL;
+    std::string rest = "hd_rest_" + counters.back(), type = narrow ? "unsigned" : "long";
+    auto k = [&](std::int64_t v) { return narrow ? std::to_string(v) + "u" : int_text(v); };
+    out += indent + type + " " + rest + " = (" + type + ")" + flat + ";\n";
     for (std::size_t d = extents.size(); d-- > 0;) {
         if (d == 0) {
-            out += indent + "const long " + counters[d] + " = " + rest + ";\n";
+            out += indent + "const long " + counters[d] + " = (long)" + rest + ";\n";
         } else if (extents[d] == 1) {
             out += indent + "const long " + counters[d] + " = 0L;\n";
         } else {
-            out += indent + "const long " + counters[d] + " = " + rest + " % " +
-                   int_text(extents[d]) + ";\n";
-            out += indent + rest + " /= " + int_text(extents[d]) + ";\n";
+            out += indent + "const long " + counters[d] + " = (long)(" + rest + " % " +
+                   k(extents[d]) + ");\n";
+            out += indent + rest + " /= " + k(extents[d]) + ";\n";
         }
     }
     out += indent + "(void)" + rest + ";\n";

@@ -85,7 +85,7 @@ std::string result_text(nvrtcResult r) {
 }
 
 KernelCache& image_cache() {
-    static KernelCache cache(KernelCache::default_directory());
+    static KernelCache cache(KernelCache::default_directory(), ".nvrtc");
     return cache;
 }
 

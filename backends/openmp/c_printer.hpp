@@ -27,6 +27,8 @@ struct PrintOptions {
     // Kernels with fewer statement instances run sequentially: a parallel region costs
     // microseconds, more than such a kernel.
     std::int64_t min_parallel_work = 32768;
+    // Time every kernel call into `<entry>_profile` (kernel_profile.hpp, HEDRA_PROFILE).
+    bool profile = false;
 };
 
 // `asts[k]` is the loop nest of program.kernels[k].

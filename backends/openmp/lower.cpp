@@ -86,6 +86,7 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     PrintOptions print;
     print.entry = options.entry;
     print.min_parallel_work = options.min_parallel_work;
+    print.profile = options.profile;
     {
         dump::PassTimer timer("print");
         out.source = print_program(program, out.asts, print);

@@ -7,7 +7,9 @@
 #include "backends/openmp/buffer_plan.hpp"
 #include "backends/openmp/graph_key.hpp"
 #include "backends/openmp/jit_compiler.hpp"
+#include "backends/openmp/kernel_profile.hpp"
 #include "backends/openmp/lower.hpp"
+#include "backends/openmp/plan_cache.hpp"
 #include "core/dump.hpp"
 #include "core/error.hpp"
 #include "scheduler/partition.hpp"
@@ -47,10 +49,24 @@ std::int64_t min_parallel_work() {
     return LowerOptions{}.min_parallel_work;
 }
 
+// The generated source of `ir`: from the plan cache when `plan_key` names an entry and
+// `lowered` is false (it stays so), else lowered through isl (`lowered` becomes true) and stored.
+std::string program_source(const poly::ProgramIR& ir, const LowerOptions& lo,
+                           const std::string& plan_key, bool& lowered) {
+    PlanCache& plans = PlanCache::instance();
+    if (!lowered && plans.enabled())
+        if (std::optional<std::string> source = plans.load(plan_key)) return *source;
+    lowered = true;
+    std::string source = lower(ir, lo).source;
+    plans.store(plan_key, source);
+    return source;
+}
+
 std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
                                               const std::vector<NodePtr>& placeholders,
                                               const std::vector<NodePtr>& leaves,
-                                              const CompileOptions& options) {
+                                              const CompileOptions& options,
+                                              const std::string& plan_key, bool& lowered) {
     auto code = std::make_shared<OpenMPProgramCode>();
     for (const poly::Buffer& b : ir.buffers) {
         code->sizes.push_back(b.sizes);
@@ -72,11 +88,23 @@ std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
     LowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
     lo.min_parallel_work = min_parallel_work();
-    LoweredProgram lowered = lower(ir, lo);
+    lo.profile = profile_enabled();
+    const std::vector<std::string> flags = {"-ffp-contract=off", "-fno-math-errno"};
+    std::string source = program_source(ir, lo, plan_key, lowered);
     dump::PassTimer timer("jit");
-    code->module =
-        JitCompiler::instance().compile(lowered.source, {"-ffp-contract=off", "-fno-math-errno"});
+    try {
+        code->module = JitCompiler::instance().compile(source, flags);
+    } catch (const Error&) {
+        if (lowered) throw;
+        // A cached plan that does not compile (a damaged entry) is lowered again, not trusted.
+        lowered = true;
+        source = program_source(ir, lo, plan_key, lowered);
+        code->module = JitCompiler::instance().compile(source, flags);
+    }
     code->entry = code->module->function<void(void**, int)>(lo.entry);
+    if (lo.profile)
+        register_profile(describe_kernels(ir),
+                         code->module->function<long long>(lo.entry + "_profile"), code->module);
     return code;
 }
 
@@ -138,7 +166,8 @@ std::string options_key(const CompileOptions& options) {
     std::string s = "tiles:";
     for (std::int64_t t : options.tile_sizes)
         s += std::to_string(t) + ",";
-    return s + "|parallel:" + std::to_string(min_parallel_work()) + "|";
+    return s + "|parallel:" + std::to_string(min_parallel_work()) + "|" +
+           (profile_enabled() ? "profile|" : "");
 }
 
 class OpenMPProgram : public Program {
@@ -192,9 +221,12 @@ OpenMPBackend::code_for(const std::vector<NodePtr>& outputs,
         dump::PassTimer timer("partition");
         return sched::partition(outputs, placeholders);
     }();
-    std::shared_ptr<const OpenMPProgramCode> code = build_code(ir, placeholders, leaves, options);
+    bool lowered = false;
+    std::shared_ptr<const OpenMPProgramCode> code = build_code(
+        ir, placeholders, leaves, options, PlanCache::instance().key(text), lowered);
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.programs_compiled;
+    stats_.programs_lowered += lowered;
     return cache_.emplace(std::move(text), std::move(code)).first->second;
 }
 

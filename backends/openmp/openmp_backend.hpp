@@ -1,7 +1,8 @@
 // The "openmp" backend: partition the graph into kernels, schedule each with isl, print one C++
 // translation unit with OpenMP and compile it in process (JitCompiler). Compiled programs are
 // cached by the graph's structure (graph_key.hpp), so compute() on a rebuilt identical graph
-// binds the new leaves to the old code without rescheduling or recompiling.
+// binds the new leaves to the old code without rescheduling or recompiling; across processes
+// the plan cache (plan_cache.hpp) and the kernel object cache skip isl and clang.
 // Threads: CompileOptions::num_threads, else $HEDRA_NUM_THREADS, else the hardware's.
 #pragma once
 
@@ -19,7 +20,8 @@ namespace hedra::backend {
 struct OpenMPProgramCode; // the compiled code of one graph structure (openmp_backend.cpp)
 
 struct OpenMPStats {
-    std::uint64_t programs_compiled = 0; // graphs lowered and compiled
+    std::uint64_t programs_compiled = 0; // graphs not in the program cache: built
+    std::uint64_t programs_lowered = 0;  // of those, lowered through isl (not in the plan cache)
     std::uint64_t program_cache_hits = 0;
 };
 

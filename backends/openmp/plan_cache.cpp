@@ -15,6 +15,7 @@ PlanCache::PlanCache(std::optional<std::filesystem::path> directory)
     : enabled_(directory.has_value() && !dump::enabled()), cache_(std::move(directory), ".plan") {}
 
 std::string PlanCache::key(const std::string& structure) const {
+    if (!enabled_) return {};
     // JitCompiler::cache_key adds the host CPU, the LLVM and hedra versions.
     return JitCompiler::instance().cache_key(
         std::string("plan|") + codegen_stamp() + "|" + structure, {});

@@ -1,6 +1,7 @@
 // Register-tiled contraction micro-kernels (see register_tile.hpp).
 #include "backends/openmp/register_tile.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -13,9 +14,10 @@ namespace {
 using sched::AstExpr;
 using sched::AstNode;
 
-constexpr int kRows = 4;         // R: rows of A per block
+constexpr int kMaxRows = 6;      // R: rows of A per block (6 x 16: 12 accumulators)
+constexpr int kRegisters = 16;   // AVX2 vector registers
 constexpr int kVectorBytes = 32; // one AVX2 register
-constexpr std::size_t kMaxPackBytes = 128 * 1024;
+constexpr std::size_t kMaxPackBytes = 256 * 1024;
 
 std::string pad_of(int indent) {
     return std::string(static_cast<std::size_t>(indent) * 4, ' ');
@@ -97,7 +99,19 @@ struct Nest {
     const AstNode* call = nullptr;
     std::string ua, uv; // inclusive upper bounds
     std::int64_t trip_v = 0;
+    std::int64_t c_stride = 1; // of V in the written element (else gathered and scattered)
 };
+
+// Elements of a packed panel: one row per iteration of the K loops, each round_up(trip_v, width).
+std::optional<std::int64_t> pack_elements(const Nest& n, std::int64_t width) {
+    std::int64_t rows = 1;
+    for (const AstNode* k : n.ks) {
+        auto trip = max_trip(*k);
+        if (!trip) return std::nullopt;
+        rows *= *trip;
+    }
+    return rows * ((n.trip_v + width - 1) / width * width);
+}
 
 std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
     std::vector<const AstNode*> loops;
@@ -119,7 +133,9 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
         return element_coefficient(out, st.write_access, *n.call, l->iterator);
     };
     n.v = loops.back();
-    if (write_coef(n.v) != 1) return std::nullopt;
+    auto cv_out = write_coef(n.v);
+    if (!cv_out || *cv_out == 0) return std::nullopt;
+    n.c_stride = *cv_out;
     std::size_t i = loops.size() - 1;
     while (i > 0 && write_coef(loops[i - 1]) == 0)
         n.ks.insert(n.ks.begin(), loops[--i]);
@@ -127,7 +143,10 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
     n.a = loops[i - 1];
     auto ca = write_coef(n.a);
     auto trip = max_trip(*n.v);
-    if (!ca || !trip || (*ca < 0 ? -*ca : *ca) < *trip) return std::nullopt; // rows overlap
+    auto trip_a = max_trip(*n.a);
+    if (!ca || !trip) return std::nullopt;
+    std::int64_t sa = *ca < 0 ? -*ca : *ca, sv = n.c_stride < 0 ? -n.c_stride : n.c_stride;
+    if (sa < *trip * sv && (!trip_a || sv < *trip_a * sa)) return std::nullopt; // overlap
     n.trip_v = *trip;
     n.outer.assign(loops.begin(), loops.begin() + static_cast<long>(i) - 1);
     // Rectangular, unit-step loops.
@@ -145,9 +164,16 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
     n.uv = *upper_bound(*n.v);
     for (const poly::Read& r : st.reads) {
         if (r.buffer < 0 || r.buffer == st.write_buffer) return std::nullopt;
-        auto cv =
-            element_coefficient(cx.program.buffers[r.buffer], r.access, *n.call, n.v->iterator);
-        if (!cv || (*cv != 0 && *cv != 1)) return std::nullopt;
+        const poly::Buffer& b = cx.program.buffers[r.buffer];
+        auto cv = element_coefficient(b, r.access, *n.call, n.v->iterator);
+        if (!cv) return std::nullopt;
+        if (*cv != 0 && *cv != 1) { // strided along V: only as a packed panel
+            std::int64_t width = 2 * kVectorBytes / static_cast<std::int64_t>(dtype_size(b.dtype));
+            auto elements = pack_elements(n, width);
+            if (element_coefficient(b, r.access, *n.call, n.a->iterator) != 0 || !elements ||
+                std::size_t(*elements) * dtype_size(b.dtype) > kMaxPackBytes)
+                return std::nullopt;
+        }
         for (const AstNode* l : inner)
             if (!element_coefficient(cx.program.buffers[r.buffer], r.access, *n.call, l->iterator))
                 return std::nullopt;
@@ -168,23 +194,70 @@ public:
         plan_reads();
     }
 
+    // Blocks of R rows (R = rows_, as many as the registers allow, up to 6) run over the columns
+    // in steps of 2 vectors, then of 1 vector; leftover columns, and rows past the last block
+    // of R (in blocks of 4, 2, 1), run in the original loop order.
     void print(int indent, std::string& out) {
         std::string p = pad_of(indent);
-        out += p + "{ // register tile: " + std::to_string(kRows) + " x " + std::to_string(width_) +
-               "\n";
-        out +=
-            p + "    const long hd_lv = " + c_index_expr(n_.v->init) + ", hd_uv = " + n_.uv + ";\n";
-        print_packs(indent + 1, out);
-        out += p + "    for (long hd_r = " + c_index_expr(n_.a->init) + "; hd_r <= " + n_.ua +
-               "; hd_r += " + std::to_string(kRows) + ") {\n";
-        out += p + "        long hd_c = hd_lv;\n";
-        out += p + "        if (hd_r + " + std::to_string(kRows - 1) + " <= " + n_.ua + ")\n";
-        out += p + "            for (; hd_c + " + std::to_string(width_ - 1) +
-               " <= hd_uv; hd_c += " + std::to_string(width_) + ") {\n";
-        print_block(indent + 4, out);
-        out += p + "            }\n";
-        print_rest(indent + 2, out);
-        out += p + "    }\n" + p + "}\n";
+        out += p + "{ // register tile: " + std::to_string(rows_) + " x " +
+               std::to_string(width_) + "\n";
+        if (!prologue_done_) print_prologue(indent + 1, {}, out);
+        out += p + "    long hd_r = " + c_index_expr(n_.a->init) + ";\n";
+        std::vector<int> row_counts{rows_};
+        for (int r = 4; r >= 1; r /= 2)
+            if (r < rows_) row_counts.push_back(r);
+        for (int rows : row_counts) {
+            std::string last = "hd_r + " + std::to_string(rows - 1);
+            if (rows == rows_)
+                out += p + "    for (; " + last + " <= " + n_.ua + "; hd_r += " +
+                       std::to_string(rows) + ") {\n";
+            else
+                out += p + "    if (" + last + " <= " + n_.ua + ") {\n";
+            out += p + "        long hd_c = hd_lv;\n";
+            out += p + "        for (; hd_c + " + std::to_string(width_ - 1) +
+                   " <= hd_uv; hd_c += " + std::to_string(width_) + ") {\n";
+            print_block(indent + 3, rows, 2, out);
+            out += p + "        }\n";
+            out += p + "        if (hd_c + " + std::to_string(lanes_ - 1) + " <= hd_uv) {\n";
+            print_block(indent + 3, rows, 1, out);
+            out += p + "            hd_c += " + std::to_string(lanes_) + ";\n";
+            out += p + "        }\n";
+            print_rest(indent + 2, rows, out);
+            if (rows != rows_) out += p + "        hd_r += " + std::to_string(rows) + ";\n";
+            out += p + "    }\n";
+        }
+        out += p + "}\n";
+    }
+
+    // How many of the loops above A (Nest::outer) the packed panels must stay inside: the
+    // panels are filled once outside the others, which neither they nor the bounds of A, K and
+    // V mention (a convolution's weight panel outside the loops over image rows).
+    std::size_t pack_level() const {
+        std::size_t level = n_.outer.size();
+        while (packs_ > 0 && level > 0) {
+            const std::string& it = n_.outer[level - 1]->iterator;
+            bool used = mentions(n_.a->init, it) || mentions(n_.v->init, it) ||
+                        mentions(n_.v->cond, it);
+            for (const AstNode* k : n_.ks)
+                used = used || mentions(k->init, it) || mentions(k->cond, it);
+            for (std::size_t r = 0; r < reads_.size(); ++r)
+                if (reads_[r].pack >= 0)
+                    used = used || element_coefficient(cx_.program.buffers[st_.reads[r].buffer],
+                                                       st_.reads[r].access, *n_.call, it) != 0;
+            if (used) break;
+            --level;
+        }
+        return level;
+    }
+
+    // V's bounds and the packed panels; `hoisted` are the loops above A that this is printed
+    // outside of (bound to their first value while packing: the panels do not depend on them).
+    void print_prologue(int indent, std::vector<const AstNode*> hoisted, std::string& out) {
+        prologue_done_ = true;
+        hoisted_ = std::move(hoisted);
+        out += pad_of(indent) + "const long hd_lv = " + c_index_expr(n_.v->init) +
+               ", hd_uv = " + n_.uv + ";\n";
+        print_packs(indent, out);
     }
 
 private:
@@ -193,19 +266,26 @@ private:
         for (const poly::Read& r : st_.reads) {
             const poly::Buffer& b = cx_.program.buffers[r.buffer];
             ReadPlan plan;
-            plan.vector = element_coefficient(b, r.access, *n_.call, n_.v->iterator) == 1;
+            plan.vector = element_coefficient(b, r.access, *n_.call, n_.v->iterator) != 0;
             plan.per_row = element_coefficient(b, r.access, *n_.call, n_.a->iterator) != 0;
-            if (plan.vector && !plan.per_row && n_.ks.size() == 1) {
-                auto trip_k = max_trip(*n_.ks[0]);
-                std::int64_t pw = (n_.trip_v + width_ - 1) / width_ * width_;
-                if (trip_k && std::size_t(*trip_k * pw) * dtype_size(b.dtype) <= kMaxPackBytes) {
+            if (plan.vector && !plan.per_row) {
+                auto elements = pack_elements(n_, width_);
+                if (elements && std::size_t(*elements) * dtype_size(b.dtype) <= kMaxPackBytes) {
                     plan.pack = packs_++;
-                    pack_width_ = pw;
-                    pack_rows_ = *trip_k;
+                    pack_width_ = (n_.trip_v + width_ - 1) / width_ * width_;
+                    pack_rows_ = *elements / pack_width_;
                 }
             }
             reads_.push_back(plan);
         }
+        // Registers: R x 2 accumulators, 2 per shared vector operand, 2 for a per-row vector
+        // operand, 1 for a broadcast.
+        int shared = 0, per_row = 0;
+        for (const ReadPlan& r : reads_) {
+            shared += r.vector && !r.per_row;
+            per_row += r.vector && r.per_row;
+        }
+        rows_ = std::clamp((kRegisters - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1, kMaxRows);
     }
 
     // `const long <iterator> = <value>;` for A, the K loops and V, then the counters.
@@ -226,23 +306,30 @@ private:
         cx_.next_name += packs_;
         if (packs_ == 0) return;
         std::string p = pad_of(indent);
-        const AstNode& k = *n_.ks[0];
-        out += p + "const long hd_lk = " + c_index_expr(k.init) + ";\n";
+        // One panel row per iteration of the K loops (hd_pi counts them, as in print_block).
         for (std::size_t r = 0; r < reads_.size(); ++r) {
             if (reads_[r].pack < 0) continue;
             const poly::Read& rd = st_.reads[r];
             std::string name = pack_name(reads_[r].pack);
             out += p + scalar_ + " " + name + "[" + std::to_string(pack_rows_ * pack_width_) +
                    "] __attribute__((aligned(64)));\n";
-            out += p + "for (long " + k.iterator + " = hd_lk; " + c_index_expr(k.cond) + "; ++" +
-                   k.iterator + ")\n";
-            out += p + "    for (long hd_j = hd_lv; hd_j <= hd_uv; ++hd_j) {\n";
-            out += bind(p + "        ", c_index_expr(n_.a->init), "hd_j", false);
-            out += p + "        " + name + "[(" + k.iterator + " - hd_lk) * " +
-                   std::to_string(pack_width_) +
+            out += p + "{\n" + p + "    long hd_pi = 0;\n";
+            for (const AstNode* l : hoisted_)
+                out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
+            int depth = 1;
+            for (const AstNode* k : n_.ks)
+                out += pad_of(indent + depth++) + "for (long " + k->iterator + " = " +
+                       c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" +
+                       k->iterator + ") {\n";
+            std::string q = pad_of(indent + depth);
+            out += q + "for (long hd_j = hd_lv; hd_j <= hd_uv; ++hd_j) {\n";
+            out += bind(q + "    ", c_index_expr(n_.a->init), "hd_j", false);
+            out += q + "    " + name + "[hd_pi * " + std::to_string(pack_width_) +
                    "L + (hd_j - hd_lv)] = " + c_element(cx_.program.buffers[rd.buffer], rd.access) +
                    ";\n";
-            out += p + "    }\n";
+            out += q + "}\n" + q + "++hd_pi;\n";
+            for (int d = depth - 1; d >= 0; --d)
+                out += pad_of(indent + d) + "}\n";
         }
     }
 
@@ -250,20 +337,45 @@ private:
         return "hd_a" + std::to_string(row) + "_" + std::to_string(half);
     }
 
+    // The `half`-th vector of C's columns at `element`, and its store: contiguous, or
+    // gathered and scattered lane by lane when V is not C's stride-1 axis.
+    std::string load_c(const std::string& element, int half) const {
+        if (n_.c_stride == 1) return vector_at(element, half);
+        std::string s = "(" + vtype_ + "){";
+        for (int l = 0; l < lanes_; ++l)
+            s += (l ? ", " : "") + std::string("(&") + element + ")[" +
+                 std::to_string((half * lanes_ + l) * n_.c_stride) + "L]";
+        return s + "}";
+    }
+    std::string store_c(const std::string& pad, const std::string& element, int half,
+                        const std::string& value) const {
+        if (n_.c_stride == 1)
+            return pad + "*(" + vtype_ + "*)(&" + element + " + " + std::to_string(half * lanes_) +
+                   ") = " + value + ";\n";
+        std::string s;
+        for (int l = 0; l < lanes_; ++l)
+            s += pad + "(&" + element + ")[" + std::to_string((half * lanes_ + l) * n_.c_stride) +
+                 "L] = " + value + "[" + std::to_string(l) + "];\n";
+        return s;
+    }
+
     std::string vector_at(const std::string& element, int half) const {
         return "*(const " + vtype_ + "*)(&" + element + " + " + std::to_string(half * lanes_) + ")";
     }
 
-    void print_block(int indent, std::string& out) {
+    // One block of `rows` rows and `halves` vectors of columns at (hd_r, hd_c).
+    void print_block(int indent, int rows, int halves, std::string& out) {
         std::string p = pad_of(indent), q = p + "    ";
         std::string c = c_element(out_buf_, st_.write_access);
-        for (int r = 0; r < kRows; ++r) {
-            out += p + vtype_ + " " + acc(r, 0) + ", " + acc(r, 1) + ";\n" + p + "{\n";
+        for (int r = 0; r < rows; ++r) {
+            out += p + vtype_ + " " + acc(r, 0) + (halves > 1 ? ", " + acc(r, 1) : "") + ";\n" +
+                   p + "{\n";
             out += bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
-            for (int h = 0; h < 2; ++h)
-                out += q + acc(r, h) + " = " + vector_at(c, h) + ";\n";
+            for (int h = 0; h < halves; ++h)
+                out += q + acc(r, h) + " = " + load_c(c, h) + ";\n";
             out += p + "}\n";
         }
+        if (packs_ > 0) out += p + "long hd_pi = 0;\n";
         int depth = 0;
         for (const AstNode* k : n_.ks) {
             out += pad_of(indent + depth) + "for (long " + k->iterator + " = " +
@@ -271,14 +383,14 @@ private:
                    ") {\n";
             ++depth;
         }
-        print_update(indent + depth, out);
+        print_update(indent + depth, rows, halves, out);
+        if (packs_ > 0) out += pad_of(indent + depth) + "++hd_pi;\n";
         for (int d = depth - 1; d >= 0; --d)
             out += pad_of(indent + d) + "}\n";
-        for (int r = 0; r < kRows; ++r) {
+        for (int r = 0; r < rows; ++r) {
             out += p + "{\n" + bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
-            for (int h = 0; h < 2; ++h)
-                out += q + "*(" + vtype_ + "*)(&" + c + " + " + std::to_string(h * lanes_) +
-                       ") = " + acc(r, h) + ";\n";
+            for (int h = 0; h < halves; ++h)
+                out += store_c(q, c, h, acc(r, h));
             out += p + "}\n";
         }
     }
@@ -288,28 +400,28 @@ private:
         std::string e = c_element(cx_.program.buffers[rd.buffer], rd.access);
         if (!reads_[r].vector) return e;
         if (reads_[r].pack >= 0)
-            e = pack_name(reads_[r].pack) + "[(" + n_.ks[0]->iterator + " - hd_lk) * " +
-                std::to_string(pack_width_) + "L + (hd_c - hd_lv)]";
+            e = pack_name(reads_[r].pack) + "[hd_pi * " + std::to_string(pack_width_) +
+                "L + (hd_c - hd_lv)]";
         return vector_at(e, half);
     }
 
-    void print_update(int indent, std::string& out) {
+    void print_update(int indent, int rows, int halves, std::string& out) {
         std::string p = pad_of(indent), q = p + "    ";
         out += p + "#pragma clang fp contract(fast)\n";
         std::vector<std::string> shared(reads_.size() * 2);
         out += p + "{\n" + bind(q, "hd_r", "hd_c", false);
         for (std::size_t r = 0; r < reads_.size(); ++r) {
             if (reads_[r].per_row) continue;
-            for (int h = 0; h < (reads_[r].vector ? 2 : 1); ++h) {
+            for (int h = 0; h < (reads_[r].vector ? halves : 1); ++h) {
                 shared[2 * r + h] = "hd_s" + std::to_string(r) + "_" + std::to_string(h);
                 out += q + "const " + (reads_[r].vector ? vtype_ : scalar_) + " " +
                        shared[2 * r + h] + " = " + read_value(r, h) + ";\n";
             }
         }
-        for (int row = 0; row < kRows; ++row) {
+        for (int row = 0; row < rows; ++row) {
             out +=
                 q + "{\n" + bind(q + "    ", "hd_r + " + std::to_string(row) + "L", "hd_c", false);
-            for (int h = 0; h < 2; ++h) {
+            for (int h = 0; h < halves; ++h) {
                 std::vector<std::string> inputs;
                 for (std::size_t r = 0; r < reads_.size(); ++r) {
                     int hh = reads_[r].vector ? h : 0;
@@ -323,13 +435,11 @@ private:
         out += p + "}\n";
     }
 
-    // The columns past the last full block (all rows of the block), and the rows past the last
-    // full block, in the original loop order.
-    void print_rest(int indent, std::string& out) {
+    // Rows hd_r .. hd_r + rows - 1 at the columns from hd_c on, in the original loop order.
+    void print_rest(int indent, int rows, std::string& out) {
         std::string p = pad_of(indent);
-        out += p + "for (long " + n_.a->iterator + " = hd_r; " + n_.a->iterator + " <= " + n_.ua +
-               " && " + n_.a->iterator + " < hd_r + " + std::to_string(kRows) + "; ++" +
-               n_.a->iterator + ") {\n";
+        out += p + "for (long " + n_.a->iterator + " = hd_r; " + n_.a->iterator + " < hd_r + " +
+               std::to_string(rows) + "; ++" + n_.a->iterator + ") {\n";
         int depth = 1;
         for (const AstNode* k : n_.ks) {
             out += pad_of(indent + depth) + "for (long " + k->iterator + " = " +
@@ -348,10 +458,12 @@ private:
     const Nest& n_;
     const poly::Statement& st_;
     const poly::Buffer& out_buf_;
-    int lanes_ = 8, width_ = 16;
+    int lanes_ = 8, width_ = 16, rows_ = kMaxRows;
     std::string vtype_, scalar_;
     std::vector<ReadPlan> reads_;
     int packs_ = 0, name_base_ = 0;
+    bool prologue_done_ = false;
+    std::vector<const AstNode*> hoisted_;
     std::int64_t pack_width_ = 0, pack_rows_ = 0;
 };
 
@@ -361,14 +473,23 @@ bool print_register_tile(const RegisterTileContext& context, const AstNode& mark
                          std::string& out) {
     std::optional<Nest> nest = match(context, mark);
     if (!nest) return false;
+    Printer printer(context, *nest);
+    const std::size_t level = printer.pack_level();
     int depth = 0;
-    for (const AstNode* l : nest->outer) {
+    for (std::size_t i = 0; i < nest->outer.size(); ++i) {
+        if (i == level) {
+            out += pad_of(indent + depth++) + "{\n";
+            printer.print_prologue(indent + depth, {nest->outer.begin() + static_cast<long>(i),
+                                                    nest->outer.end()},
+                                   out);
+        }
+        const AstNode* l = nest->outer[i];
         out += pad_of(indent + depth) + "for (long " + l->iterator + " = " + c_index_expr(l->init) +
                "; " + c_index_expr(l->cond) + "; " + l->iterator + " += " + c_index_expr(l->inc) +
                ") {\n";
         ++depth;
     }
-    Printer(context, *nest).print(indent + depth, out);
+    printer.print(indent + depth, out);
     for (int d = depth - 1; d >= 0; --d)
         out += pad_of(indent + d) + "}\n";
     return true;

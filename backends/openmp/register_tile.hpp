@@ -3,10 +3,12 @@
 // belongs to one permutable band, so reordering and strip-mining are legal), a perfect nest
 //   for A { for K... { for V { C[A, V] += f(reads) } } }
 // with V the stride-1 loop of the write and K the reduction loops becomes: blocks of R rows of
-// A and W columns of V whose C values live in vector registers across the K loops; the reads
-// that do not depend on A and run along V are first packed into a contiguous local panel (no
-// cache-set aliasing at power-of-two row lengths). Each element still accumulates its terms in
-// the original K order; partial blocks run the original loops.
+// A (up to 6, as many as the 16 vector registers allow) and W = 2 vectors of columns of V
+// (then 1 vector) whose C values live in vector registers across the K loops; the reads that do
+// not depend on A and run along V are first packed into a contiguous local panel (no cache-set
+// aliasing at power-of-two row lengths). Rows past the last block of R run in blocks of 4, 2
+// and 1. Each element still accumulates its terms in the original K order; the columns past
+// the last vector run the original loops.
 #pragma once
 
 #include <functional>

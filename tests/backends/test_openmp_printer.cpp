@@ -145,7 +145,7 @@ TEST_CASE("openmp printer: deterministic output; matmul becomes a register-tiled
     poly::ProgramIR p = test::matmul_ir(200, 300, 100);
     std::string first = backend::lower(p).source;
     CHECK(first == backend::lower(p).source);
-    CHECK(first.find("register tile: 4 x 16") != std::string::npos);
+    CHECK(first.find("register tile: 6 x 16") != std::string::npos); // 12 accumulators
     CHECK(first.find("hd_pk0") != std::string::npos); // the B panel is packed
     CHECK(first.find("#pragma omp parallel for") != std::string::npos);
     // A transpose has no contraction: no micro-kernel.

@@ -8,7 +8,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fcntl.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -47,11 +49,12 @@ inline void write_bytes(const fs::path& p, const std::string& bytes) {
     std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// The cache entries (*.o) of a directory, sorted.
-inline std::vector<fs::path> cache_entries(const fs::path& dir) {
+// The cache entries of a directory with `extension` (".o": kernel objects, ".plan": lowered
+// programs), sorted.
+inline std::vector<fs::path> cache_entries(const fs::path& dir, const std::string& extension = ".o") {
     std::vector<fs::path> out;
     for (const auto& e : fs::directory_iterator(dir))
-        if (e.path().extension() == ".o") out.push_back(e.path());
+        if (e.path().extension() == extension) out.push_back(e.path());
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -62,6 +65,20 @@ inline int leftover_temp_files(const fs::path& dir) {
     for (const auto& e : fs::directory_iterator(dir))
         n += e.path().filename().string().find(".tmp.") != std::string::npos;
     return n;
+}
+
+inline std::map<pid_t, std::string>& child_logs() {
+    static std::map<pid_t, std::string> logs;
+    return logs;
+}
+inline int& children_started() {
+    static int n = 0;
+    return n;
+}
+inline std::string child_log_path(int n) {
+    return (fs::temp_directory_path() /
+            ("hedra_faults_child_" + std::to_string(::getpid()) + "_" + std::to_string(n) + ".log"))
+        .string();
 }
 
 // Starts this test binary on test case `test_case` with `env` added; returns its pid.
@@ -85,9 +102,17 @@ inline pid_t spawn_child(const std::string& test_case,
     std::string filter = "--test-case=" + test_case;
     std::vector<char*> argv = {self.data(), filter.data(), const_cast<char*>("--no-version"),
                                nullptr};
+    // The child's report goes to a log beside it, shown by wait_child when it fails.
+    std::string log = child_log_path(static_cast<int>(children_started()++));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
     pid_t pid = 0;
-    int rc = posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data());
+    int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
     REQUIRE(rc == 0);
+    child_logs()[pid] = log;
     return pid;
 }
 
@@ -96,7 +121,12 @@ inline int wait_child(pid_t pid) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::string log = child_logs()[pid];
+    child_logs().erase(pid);
+    if (code != 0) MESSAGE("child process " << pid << " failed (status " << code << "):\n" << read_bytes(log));
+    fs::remove(log);
+    return code;
 }
 
 inline int run_child(const std::string& test_case,

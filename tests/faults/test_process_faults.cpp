@@ -53,7 +53,8 @@ TEST_CASE("faults: several processes fill one kernel cache at once") {
         for (pid_t pid : children)
             CHECK(wait_child(pid) == 0);
         CHECK(leftover_temp_files(dir) == 0);
-        CHECK(cache_entries(dir).size() >= static_cast<std::size_t>(kPrograms));
+        CHECK(cache_entries(dir, ".o").size() >= static_cast<std::size_t>(kPrograms));
+        CHECK(cache_entries(dir, ".plan").size() >= static_cast<std::size_t>(kPrograms));
     }
     fs::remove_all(dir);
 }
@@ -63,18 +64,23 @@ TEST_CASE("faults: corrupted entries between runs are recompiled, not trusted") 
     std::vector<std::pair<std::string, std::string>> env = {{"HEDRA_FAULT_ROLE", "compute"},
                                                             {"HEDRA_CACHE_DIR", dir.string()}};
     REQUIRE(run_child("faults child: compute and check", env) == 0);
-    std::vector<fs::path> entries = cache_entries(dir);
-    REQUIRE(!entries.empty());
-    // Damage every entry differently: truncate, flip a payload byte, swap two entries.
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        std::string bytes = read_bytes(entries[i]);
-        if (i % 3 == 0) write_bytes(entries[i], bytes.substr(0, bytes.size() / 3));
-        if (i % 3 == 1) {
-            bytes[bytes.size() - 17] = static_cast<char>(bytes[bytes.size() - 17] ^ 0x20);
-            write_bytes(entries[i], bytes);
+    // Damage every kernel object and every lowered program differently: truncate, flip a
+    // payload byte, swap two entries.
+    for (const char* extension : {".o", ".plan"}) {
+        CAPTURE(extension);
+        std::vector<fs::path> entries = cache_entries(dir, extension);
+        REQUIRE(!entries.empty());
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            std::string bytes = read_bytes(entries[i]);
+            if (i % 3 == 0) write_bytes(entries[i], bytes.substr(0, bytes.size() / 3));
+            if (i % 3 == 1) {
+                bytes[bytes.size() - 5] = static_cast<char>(bytes[bytes.size() - 5] ^ 0x20);
+                write_bytes(entries[i], bytes);
+            }
         }
+        if (entries.size() >= 3) // a valid entry under another program's name
+            fs::copy_file(entries[2], entries[0], fs::copy_options::overwrite_existing);
     }
-    if (entries.size() >= 3) fs::copy_file(entries[0], entries[2], fs::copy_options::overwrite_existing);
     CHECK(run_child("faults child: compute and check", env) == 0);
     fs::remove_all(dir);
 }

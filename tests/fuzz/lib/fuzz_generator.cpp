@@ -60,7 +60,7 @@ int Generator::weighted(const std::vector<int>& weights) {
 
 Range Generator::random_range(std::int64_t max_size) {
     static const std::vector<std::int64_t> sizes = {0, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 64};
-    static const std::vector<int> weights = {2, 14, 10, 12, 8, 10, 10, 6, 6, 5, 4, 4, 3, 2};
+    static const std::vector<int> weights = {2, 8, 8, 10, 8, 10, 10, 8, 8, 6, 6, 5, 4, 2};
     std::int64_t size = sizes[static_cast<std::size_t>(weighted(weights))];
     size = std::min(size, max_size);
     std::int64_t start = chance(0.7) ? 0 : uniform(-5, 7);
@@ -133,7 +133,7 @@ int Generator::data(const Shape& s, DType t) {
 }
 
 int Generator::leaf() {
-    int rank = weighted({8, 25, 35, 22, 10});
+    int rank = num_ops() == 0 ? weighted({2, 15, 45, 30, 8}) : weighted({8, 25, 35, 22, 10});
     int kind = options_.differentiable ? 0 : weighted({70, 10, 10, 10});
     Op op;
     switch (kind) {
@@ -400,7 +400,8 @@ int Generator::map() {
             b = add(c);
         }
         if (b < 0) { // a new leaf whose shape broadcasts against the target
-            std::vector<Range> r(target.ranges().begin() + uniform(0, target.rank()),
+            std::vector<Range> r(target.ranges().begin() +
+                                     std::min(target.rank(), weighted({60, 25, 15})),
                                  target.ranges().end());
             for (Range& x : r)
                 if (chance(0.3)) x = Range(chance(0.5) ? 0 : uniform(-3, 3), 1, 1);

@@ -113,24 +113,42 @@ int Generator::broadcast(int a) {
 int Generator::view(int a) {
     const Shape& in = value(a).shape();
     const int r = in.rank();
-    int q = static_cast<int>(weighted({8, 30, 35, 20, 7}));
-    std::vector<Range> res;
-    for (int k = 0; k < q; ++k) {
-        Range x = random_range(9);
-        res.push_back(x);
-    }
-    // Counter coefficients g[d][k] (index-space coefficient step_d * g), base counters beta.
+    int q = static_cast<int>(weighted({5, 25, 35, 25, 10}));
+    // Counter coefficients g[d][k] of result axis k in input axis d (index-space coefficient
+    // step_d * g); most input axes read one result axis (a move, flip or stride), some two (a
+    // convolution window s*o + k), some none (a fixed index: a slice).
     std::vector<std::vector<std::int64_t>> g(r, std::vector<std::int64_t>(q, 0));
-    bool window = q >= 2 && r >= 1 && chance(0.35);
-    int wd = window ? static_cast<int>(uniform(0, r - 1)) : -1;
-    if (window && in[wd].size >= 2) { // x[st*o + k] over result axes 0 (o) and 1 (k)
-        std::int64_t n = in[wd].size, kk = uniform(1, std::min<std::int64_t>(n, 4));
-        std::int64_t st = uniform(1, 3), o = (n - kk) / st + 1;
-        res[0] = Range(res[0].start, 1, o);
-        res[1] = Range(res[1].start, 1, kk);
-        g[wd][0] = st;
-        g[wd][1] = 1;
+    std::vector<Range> res(static_cast<std::size_t>(q));
+    std::vector<bool> sized(static_cast<std::size_t>(q), false);
+    bool dense = chance(0.15);
+    for (int d = 0; d < r && q > 0; ++d) {
+        std::int64_t n = in[d].size;
+        int k = static_cast<int>(uniform(0, q - 1));
+        int mode = dense ? 3 : weighted({55, 20, 15, 10});
+        if (mode == 1 && q >= 2 && n >= 2) { // window over result axes k (o) and k2
+            int k2 = (k + 1) % q;
+            if (sized[k] || sized[k2]) continue;
+            std::int64_t kk = uniform(1, std::min<std::int64_t>(n, 4)), st = uniform(1, 3);
+            res[k] = Range(chance(0.7) ? 0 : uniform(-3, 3), 1, (n - kk) / st + 1);
+            res[k2] = Range(chance(0.7) ? 0 : uniform(-3, 3), 1, kk);
+            sized[k] = sized[k2] = true;
+            g[d][k] = st;
+            g[d][k2] = 1;
+        } else if (mode == 0 && !sized[k]) { // one result axis, coefficient c
+            std::int64_t c = pick(std::vector<std::int64_t>{1, 1, 1, -1, 2, -2, 3});
+            std::int64_t step = chance(0.8) ? 1 : 2;
+            std::int64_t max_size = n == 0 ? 0 : (n - 1) / (std::abs(c) * step) + 1;
+            res[k] = Range(chance(0.7) ? 0 : uniform(-4, 6), step,
+                           chance(0.7) ? max_size : uniform(0, max_size));
+            sized[k] = true;
+            g[d][k] = c;
+        } else if (mode == 3) {
+            for (int j = 0; j < q; ++j)
+                if (chance(0.4)) g[d][j] = pick(std::vector<std::int64_t>{1, -1, 2, 3});
+        }
     }
+    for (int k = 0; k < q; ++k)
+        if (!sized[k]) res[k] = random_range(chance(0.5) ? 4 : 9); // broadcast axes
     bool empty_in = in.size() == 0;
     if (empty_in && q > 0) res[0] = Range(res[0].start, 1, 0);
     if (empty_in && q == 0) return -1;
@@ -138,9 +156,6 @@ int Generator::view(int a) {
     if (s.size() > options_.max_elements) return -1;
     std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * q), 0), offset(r, 0);
     for (int d = 0; d < r; ++d) {
-        if (d != wd)
-            for (int k = 0; k < q; ++k)
-                g[d][k] = chance(0.65) ? 0 : pick(std::vector<std::int64_t>{1, 1, 1, -1, 2, -2, 3});
         std::int64_t n = in[d].size, beta = 0;
         for (int attempt = 0; attempt < 8; ++attempt) {
             std::int64_t lo = 0, hi = n - 1;

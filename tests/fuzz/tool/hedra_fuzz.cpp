@@ -2,8 +2,9 @@
 // reference and openmp backends (fuzz_runner.hpp), and for every failure prints the seed, the
 // message and (with --shrink) a shrunk C++ reproducer. With --grad it runs gradient fuzzing.
 //
-//   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--max-ops 12]
-//              [--batch 8] [--rejections] [--print SEED]
+//   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--max-ops 16]
+//              [--batch 8] [--rejections] [--print SEED] [--save-graphs DIR]
+// --save-graphs writes each program as a graph file (a corpus for hedra-graph-fuzzer).
 // Programs run in batches of --batch (one compile per configuration for the whole batch); a
 // failing program is run again alone, shrunk and printed.
 // Exit status: 0 when every program passed, 1 otherwise.
@@ -15,9 +16,11 @@
 #include <map>
 #include <string>
 
+#include "core/graph_file.hpp"
 #include "fuzz/lib/fuzz_generator.hpp"
 #include "fuzz/lib/fuzz_runner.hpp"
 #include "fuzz/lib/fuzz_shrink.hpp"
+#include "fuzz/lib/fuzz_variants.hpp"
 #include "fuzz/lib/grad_fuzz.hpp"
 
 using namespace hedra;
@@ -28,9 +31,10 @@ namespace {
 struct Args {
     std::uint64_t count = 100, seed = 1;
     bool shrink = false, grad = false, linear = false, rejections = false;
-    int max_ops = 12;
+    int max_ops = 16;
     int batch = 8;
     long long print = -1;
+    std::string save_graphs; // directory: save each program as a graph file, run nothing
 };
 
 Args parse(int argc, char** argv) {
@@ -49,6 +53,7 @@ Args parse(int argc, char** argv) {
         else if (s == "--max-ops") a.max_ops = std::atoi(next());
         else if (s == "--batch") a.batch = std::max(1, std::atoi(next()));
         else if (s == "--print") a.print = std::atoll(next());
+        else if (s == "--save-graphs") a.save_graphs = next();
         else if (s == "--shrink") a.shrink = true;
         else if (s == "--grad") a.grad = true;
         else if (s == "--linear") a.linear = true;
@@ -56,7 +61,8 @@ Args parse(int argc, char** argv) {
         else {
             std::fprintf(stderr,
                          "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] "
-                         "[--linear] [--max-ops K] [--batch B] [--rejections] [--print SEED]\n");
+                         "[--linear] [--max-ops K] [--batch B] [--rejections] [--print SEED] "
+                         "[--save-graphs DIR]\n");
             std::exit(2);
         }
     }
@@ -110,11 +116,21 @@ int main(int argc, char** argv) {
             std::printf("// dropped: %s\n", r.c_str());
         return 0;
     }
+    if (!args.save_graphs.empty()) {
+        for (std::uint64_t k = 0; k < args.count; ++k) {
+            FuzzProgram p = generate(args.seed + k, gen).program;
+            for (Op& op : p.ops)
+                op.placeholder = false;
+            save_graph_file(args.save_graphs + "/seed" + std::to_string(args.seed + k) + ".json",
+                            build(p).outputs);
+        }
+        return 0;
+    }
     auto t0 = std::chrono::steady_clock::now();
     std::map<std::string, int> tally;
     std::map<std::string, int> rejections, dropped, kinds;
     int failures = 0;
-    std::uint64_t ops = 0;
+    std::uint64_t ops = 0, variants = 0;
     for (std::uint64_t k = 0; k < args.count; k += static_cast<std::uint64_t>(args.batch)) {
         std::uint64_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(args.batch),
                                                   args.count - k);
@@ -163,6 +179,29 @@ int main(int argc, char** argv) {
                         again.message.c_str(),
                         to_cpp(small, "fuzz seed " + std::to_string(seed)).c_str());
         }
+        // Cache keys: one program alone, then two near-identical variants in the same process
+        // (every other batch).
+        if ((k / static_cast<std::uint64_t>(args.batch)) % 2 == 1) {
+            std::size_t j = (k / static_cast<std::uint64_t>(args.batch) / 2) % n;
+            std::vector<RunConfig> one = {configs_for(args.seed + k).back()};
+            RunnerOptions plain{false, false};
+            if (run_differential(programs[j], one, plain).outcome == Outcome::Pass)
+                for (std::uint64_t v = 0; v < 2; ++v) {
+                    std::string what;
+                    auto q = variant(programs[j], args.seed + k + v, &what);
+                    if (!q) continue;
+                    ++variants;
+                    RunResult r = run_differential(*q, one, plain);
+                    ++tally[std::string("variant ") + outcome_name(r.outcome)];
+                    if (r.outcome == Outcome::Pass) continue;
+                    ++failures;
+                    std::printf("seed %llu, variant (%s), after the program ran: %s [%s]: %s\n%s\n%s\n",
+                                static_cast<unsigned long long>(args.seed + k + j), what.c_str(),
+                                outcome_name(r.outcome), r.config.to_string().c_str(),
+                                r.message.c_str(), to_cpp(programs[j], "program").c_str(),
+                                to_cpp(*q, "variant").c_str());
+                }
+        }
         std::uint64_t done = k + n;
         if (done / 100 != k / 100 || done == args.count)
             std::printf("[%llu programs, %.0f s, %d failures]\n",
@@ -178,6 +217,8 @@ int main(int argc, char** argv) {
     int total_rejections = 0;
     for (const auto& [msg, n] : rejections)
         total_rejections += n;
+    std::printf("variants run after their program (cache keys): %llu\n",
+                static_cast<unsigned long long>(variants));
     std::printf("ops rejected by hedra while generating: %d (%zu distinct)\n", total_rejections,
                 rejections.size());
     if (args.rejections) {

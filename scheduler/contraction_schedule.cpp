@@ -1,0 +1,285 @@
+// The contraction cost model and its schedule tree (see contraction_schedule.hpp).
+#include "scheduler/contraction_schedule.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include <isl/id.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/aff.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include "core/error.hpp"
+#include "scheduler/loop_ast.hpp"
+
+namespace hedra::sched {
+namespace {
+
+constexpr std::int64_t kVectorBytes = 32;       // one AVX2 register
+constexpr std::int64_t kMaxReduction = 512;     // K points per tile (Kc)
+constexpr std::int64_t kMinReduction = 256;     // ... with packed panels, at least
+constexpr std::int64_t kMaxPackedReduction = 2048; // ... and at most
+constexpr std::int64_t kPackBytes = 128 * 1024; // packed K x V panels, all together
+constexpr std::int64_t kUnpackedWidth = 256;    // V tile when nothing is packed
+constexpr std::int64_t kMinInstances = 4096;    // smaller contractions keep isl's schedule
+constexpr int kRegisters = 16;
+
+using poly::Buffer;
+using poly::Statement;
+
+std::int64_t element_stride(const Buffer& buffer, const AffineMap& access, int counter) {
+    std::int64_t stride = 0, row = 1;
+    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
+        stride += row * access.coeff(r, counter);
+        row *= buffer.sizes[r];
+    }
+    return stride;
+}
+
+bool product_expression(const ScalarExpr& e, DType t) {
+    if (e->dtype != t) return false;
+    switch (e->op) {
+    case ScalarOp::Input:
+    case ScalarOp::Const:
+        return true;
+    case ScalarOp::Add:
+    case ScalarOp::Sub:
+    case ScalarOp::Mul:
+    case ScalarOp::Neg:
+        for (const ScalarExpr& a : e->args)
+            if (!product_expression(a, t)) return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t m) {
+    return (x + m - 1) / m * m;
+}
+
+// The size of `n` equal tiles of at most `max` (a multiple of `multiple`) covering `extent`.
+std::int64_t even_tile(std::int64_t extent, std::int64_t max, std::int64_t multiple) {
+    if (extent <= max) return extent;
+    std::int64_t n = (extent + max - 1) / max;
+    return round_up((extent + n - 1) / n, multiple);
+}
+
+struct Candidate {
+    double cost = 0;
+    int a = -1, v = -1, packs = 0;
+};
+
+// The cost of (A, V) per useful product, or nothing when the register tile cannot use it.
+std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statement& st, int a,
+                                  int v, std::int64_t width, std::int64_t k_total) {
+    const Buffer& out = program.buffers[st.write_buffer];
+    std::int64_t ea = st.extents[a], ev = st.extents[v];
+    std::int64_t ca = element_stride(out, st.write_access, a);
+    std::int64_t cv = element_stride(out, st.write_access, v);
+    if (ca == 0 || cv == 0) return std::nullopt;
+    if (std::llabs(ca) < ev * std::llabs(cv) && std::llabs(cv) < ea * std::llabs(ca))
+        return std::nullopt; // rows and columns of a block would overlap
+    Candidate c{0, a, v, 0};
+    int row_vectors = 0;
+    for (const poly::Read& r : st.reads) {
+        const Buffer& b = program.buffers[r.buffer];
+        std::int64_t sv = element_stride(b, r.access, v), sa = element_stride(b, r.access, a);
+        if (sv == 0) continue;
+        if (sa == 0)
+            ++c.packs;
+        else if (sv == 1)
+            ++row_vectors;
+        else
+            return std::nullopt;
+    }
+    int max_rows = (kRegisters - 1 - 2 * c.packs - 2 * (row_vectors > 0)) / 2;
+    if (max_rows < 1) return std::nullopt;
+    // The register tile runs blocks of R rows, then one block each of 4, 2 and 1 rows; a block
+    // of r rows loads 2 vectors per 2r products.
+    int rows = std::min(max_rows, 6);
+    std::int64_t left = ea % rows;
+    double row_cost = static_cast<double>(ea / rows) * (rows + 2.0);
+    for (int r = 4; r >= 1; r /= 2)
+        if (r < rows && left >= r) {
+            row_cost += r + 2.0;
+            left -= r;
+        }
+    double best_rows = row_cost / static_cast<double>(ea);
+    double lanes = static_cast<double>(round_up(ev, width)) / static_cast<double>(ev);
+    double c_traffic = (cv == 1 ? 1.0 : 8.0) / static_cast<double>(k_total);
+    c.cost = lanes * best_rows * (1.0 + c_traffic) * (row_vectors > 0 ? 1.3 : 1.0);
+    return c;
+}
+
+std::string counters(int rank) {
+    std::string s;
+    for (int d = 0; d < rank; ++d)
+        s += (d ? ", i" : "i") + std::to_string(d);
+    return s;
+}
+
+// "[{ S[i..] -> [(e0)] }, { S[i..] -> [(e1)] }]"
+isl_multi_union_pw_aff* band_of(isl_ctx* ctx, const Statement& st,
+                                const std::vector<std::string>& members) {
+    std::string s = "[";
+    for (std::size_t m = 0; m < members.size(); ++m)
+        s += (m ? ", { " : "{ ") + st.name + "[" + counters(static_cast<int>(st.extents.size())) +
+             "] -> [(" + members[m] + ")] }";
+    s += "]";
+    isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_read_from_str(ctx, s.c_str());
+    HEDRA_INTERNAL_CHECK(band, "contraction_schedule: isl cannot parse " + s);
+    return band;
+}
+
+isl_schedule_node* insert_band(isl_schedule_node* node, isl_multi_union_pw_aff* band,
+                               const std::vector<bool>& coincident) {
+    node = isl_schedule_node_insert_partial_schedule(node, band);
+    node = isl_schedule_node_band_set_permutable(node, 1);
+    for (std::size_t m = 0; m < coincident.size(); ++m)
+        node = isl_schedule_node_band_member_set_coincident(node, static_cast<int>(m),
+                                                            coincident[m]);
+    return node;
+}
+
+} // namespace
+
+std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
+                                                const poly::Kernel& kernel, int statement) {
+    const Statement& st = kernel.statements.at(statement);
+    const Buffer& out = program.buffers.at(st.write_buffer);
+    if (st.kind != poly::StatementKind::Update || st.reduce_op != ReduceOp::Sum ||
+        !is_float(out.dtype) || !product_expression(st.value, out.dtype))
+        return std::nullopt;
+    for (const poly::Read& r : st.reads)
+        if (r.buffer < 0 || r.buffer == st.write_buffer) return std::nullopt;
+    int rank = static_cast<int>(st.extents.size());
+    std::int64_t instances = 1, k_total = 1;
+    std::vector<int> outputs, reduction;
+    for (int d = 0; d < rank; ++d) {
+        instances *= st.extents[d];
+        bool written = false;
+        for (int r = 0; r < st.write_access.out_rank(); ++r)
+            written = written || st.write_access.coeff(r, d) != 0;
+        if (written) {
+            outputs.push_back(d);
+        } else if (st.extents[d] > 1) {
+            reduction.push_back(d);
+            k_total *= st.extents[d];
+        }
+    }
+    if (instances < kMinInstances || reduction.empty() || outputs.size() < 2) return std::nullopt;
+    const std::int64_t width = 2 * kVectorBytes / static_cast<std::int64_t>(dtype_size(out.dtype));
+    std::optional<Candidate> best;
+    for (int v : outputs)
+        for (int a : outputs) {
+            if (a == v || st.extents[v] < 2 || st.extents[a] < 2) continue;
+            std::optional<Candidate> c = evaluate(program, st, a, v, width, k_total);
+            if (c && (!best || c->cost < best->cost)) best = c;
+        }
+    if (!best) return std::nullopt;
+
+    ContractionPlan plan;
+    plan.statement = statement;
+    plan.a = best->a;
+    plan.v = best->v;
+    plan.reduction = reduction;
+    plan.tile = st.extents;
+    for (int d : outputs)
+        if (d != plan.a && d != plan.v && st.extents[d] > 1) {
+            if (plan.parallel < 0)
+                plan.parallel = d;
+            else
+                plan.others.push_back(d);
+        }
+    if (plan.parallel >= 0) plan.tile[plan.parallel] = 1;
+    // K: the innermost reduction counters whole, the next one tiled, the rest outside; a
+    // narrow V affords more K points in one panel.
+    const auto dsize = static_cast<std::int64_t>(dtype_size(out.dtype));
+    std::int64_t k_max = kMaxReduction;
+    if (best->packs > 0)
+        k_max = std::clamp(kPackBytes / (dsize * round_up(st.extents[plan.v], width) * best->packs),
+                           kMinReduction, kMaxPackedReduction);
+    std::int64_t kc = 1;
+    for (std::size_t i = reduction.size(); i-- > 0;) {
+        int k = reduction[i];
+        if (kc * st.extents[k] <= k_max) {
+            kc *= st.extents[k];
+            continue;
+        }
+        plan.tile[k] = even_tile(st.extents[k], std::max<std::int64_t>(1, k_max / kc), 1);
+        kc *= plan.tile[k];
+        for (std::size_t j = 0; j < i; ++j)
+            plan.tile[reduction[j]] = 1;
+        break;
+    }
+    std::int64_t ev = st.extents[plan.v];
+    std::int64_t vmax = kUnpackedWidth;
+    if (best->packs > 0)
+        vmax = std::max(width, kPackBytes / (dsize * kc * best->packs) / width * width);
+    plan.tile[plan.v] = even_tile(ev, vmax, width);
+    // Something to run in parallel outside the mark: P, else V tiles, else halves of A.
+    std::int64_t ea = st.extents[plan.a];
+    if (plan.parallel < 0 && plan.tile[plan.v] >= ev && ea >= 16)
+        plan.tile[plan.a] = round_up((ea + 1) / 2, 4);
+    return plan;
+}
+
+poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop,
+                                                const ContractionPlan& plan) {
+    const Statement& st = scop.kernel->statements.at(plan.statement);
+    isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(plan.statement).get());
+    auto tiled = [&](int d) { return plan.tile[d] < st.extents[d]; };
+    auto name = [](int d) { return "i" + std::to_string(d); };
+    auto tile_of = [&](int d) {
+        if (plan.tile[d] == 1) return name(d);
+        return "floor((" + name(d) + ")/" + std::to_string(plan.tile[d]) + ")";
+    };
+    auto point_of = [&](int d) {
+        if (!tiled(d)) return name(d);
+        return "(" + name(d) + ") mod " + std::to_string(plan.tile[d]);
+    };
+    std::vector<std::string> outer, inner;
+    std::vector<bool> outer_coincident, inner_coincident;
+    for (int d : {plan.parallel, plan.a, plan.v})
+        if (d >= 0 && tiled(d)) {
+            outer.push_back(tile_of(d));
+            outer_coincident.push_back(true);
+        }
+    for (int k : plan.reduction)
+        if (tiled(k)) {
+            outer.push_back(tile_of(k));
+            outer_coincident.push_back(false);
+        }
+    for (int d : plan.others) {
+        inner.push_back(point_of(d));
+        inner_coincident.push_back(true);
+    }
+    inner.push_back(point_of(plan.a));
+    inner_coincident.push_back(true);
+    for (int k : plan.reduction)
+        if (plan.tile[k] > 1) {
+            inner.push_back(point_of(k));
+            inner_coincident.push_back(false);
+        }
+    inner.push_back(point_of(plan.v));
+    inner_coincident.push_back(true);
+
+    isl_union_set* domain =
+        isl_union_set_from_set(scop.statement_domains.at(plan.statement).copy());
+    isl_schedule* schedule = isl_schedule_from_domain(domain);
+    isl_schedule_node* node = isl_schedule_get_root(schedule);
+    isl_schedule_free(schedule);
+    node = isl_schedule_node_child(node, 0);
+    node = insert_band(node, band_of(ctx, st, inner), inner_coincident);
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kPermutableMark, nullptr));
+    if (!outer.empty()) node = insert_band(node, band_of(ctx, st, outer), outer_coincident);
+    schedule = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return poly::take(schedule);
+}
+
+} // namespace hedra::sched

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Sanitizer runs, documented in the README:
+#   scripts/sanitize.sh asan   builds build-asan with -DHEDRA_SANITIZE=ON (AddressSanitizer and
+#                              UndefinedBehaviorSanitizer, -fno-sanitize-recover) and runs the
+#                              whole CTest suite under it;
+#   scripts/sanitize.sh tsan   builds build-tsan with -DHEDRA_TSAN=ON and runs the concurrency
+#                              tests (compute, compile and grad from several threads on shared
+#                              graphs) and the kernel cache fault tests under ThreadSanitizer;
+#   scripts/sanitize.sh        both.
+# Kernels compiled at run time by the in-process clang are not instrumented; libLLVM, libclang
+# and libomp are not either, so their reports are suppressed (scripts/sanitizers.supp,
+# scripts/lsan.supp). Environment: HEDRA_JOBS (build and test parallelism, default 2),
+# HEDRA_CTEST_ARGS (extra ctest arguments, e.g. "-R fuzz").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=${HEDRA_JOBS:-2}
+what=${1:-all}
+
+# A kernel cache of its own: sanitizer builds must not reuse objects linked by another build.
+export HEDRA_CACHE_DIR="$root/build-sanitize-cache"
+
+run_asan() {
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEDRA_SANITIZE=ON \
+        -DHEDRA_BUILD_EXAMPLES=ON
+    cmake --build build-asan -j"$jobs"
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0" \
+    LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+        ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1800 \
+        ${HEDRA_CTEST_ARGS:-}
+}
+
+run_tsan() {
+    cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEDRA_TSAN=ON \
+        -DHEDRA_BUILD_EXAMPLES=OFF
+    cmake --build build-tsan -j"$jobs" --target hedra_concurrency_tests hedra_fault_tests
+    export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers.supp:halt_on_error=1:second_deadlock_stack=1"
+    ctest --test-dir build-tsan --output-on-failure -j1 --timeout 1800 \
+        -R '^(concurrency|faults)/' ${HEDRA_CTEST_ARGS:-}
+}
+
+case "$what" in
+asan) run_asan ;;
+tsan) run_tsan ;;
+all)
+    run_asan
+    run_tsan
+    ;;
+*)
+    echo "usage: scripts/sanitize.sh [asan|tsan|all]" >&2
+    exit 2
+    ;;
+esac
