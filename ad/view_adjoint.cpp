@@ -12,7 +12,9 @@
 //   P = overwrite(zeros(hull), T)                        (only where T does not fill its hull)
 //   x̄ = Σ_{k_E, k_Z} P[i − Σ c_e k_e, k_E, k_Z]           (one View, one Reduce)
 // so a strided convolution's input gradient is one gather through a View over the dilated,
-// zero-padded output gradient, with no shifted copies and no scatter. When ȳ is a map (ȳ_out ·
+// zero-padded output gradient, with no shifted copies and no scatter. A view that reads each
+// input element at most once (pooling windows that do not overlap) skips the gather: ȳ is
+// moved into place piece by piece (injective_adjoint.hpp). When ȳ is a map (ȳ_out ·
 // w for a convolution), gather_through_map.cpp pads only the operands that need it.
 // A column with several nonzeros (a diagonal k -> (k, k), a shear (k0, k1) -> (k0 + k1, k0),
 // or the gather's own view (i, k) -> (i - k, k) when a gradient is differentiated again) is
@@ -27,6 +29,7 @@
 #include <cstdlib>
 
 #include "ad/gather_plan.hpp"
+#include "ad/injective_adjoint.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
@@ -253,6 +256,7 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
 // nonzero. `xshape` is the shape of the view's input.
 Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape,
              std::source_location loc) {
+    if (Array moved = injective_scatter(ybar, acc, xshape, loc); moved.valid()) return moved;
     const GatherPlan plan = plan_gather(acc, ybar->shape.sizes(), xshape);
     NodePtr v;
     if (!(plan.tshape == plan.pshape)) v = gather_through_map(ybar, plan, loc);

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "scheduler/contraction_schedule.hpp"
+#include "scheduler/direct_schedule.hpp"
 #include "scheduler/reduction_init.hpp"
 
 namespace hedra::sched {
@@ -60,12 +60,11 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
             rest.release(), isl_union_set_from_set(scop.statement_domains[i].copy())));
     int n_rest = static_cast<int>(statements.size() - inits.size());
     IslPtr<isl_schedule> main;
-    if (n_rest == 1 && options.contractions) {
-        int rest_statement = 0;
-        while (std::find(inits.begin(), inits.end(), rest_statement) != inits.end())
-            ++rest_statement;
-        if (auto plan = plan_contraction(*scop.program, *scop.kernel, rest_statement))
-            main = contraction_schedule(scop, *plan);
+    if (n_rest > 0 && options.direct) {
+        std::vector<int> rest_statements;
+        for (int i = 0; i < static_cast<int>(statements.size()); ++i)
+            if (std::find(inits.begin(), inits.end(), i) == inits.end()) rest_statements.push_back(i);
+        main = direct_schedule(scop, deps, rest_statements);
     }
     if (n_rest > 0 && !main) {
         main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);

@@ -5,8 +5,8 @@
 // (reduction_init.hpp). Large kernels serialize their SCCs (isl's scheduler is superlinear:
 // 1.05 s vs 48 ms on a 160-statement chain), and the scheduler runs under an operation quota
 // scaled with the statement count; on quota the program (DSL) order is used, as Polly does.
-// A kernel whose only statement besides the hoisted inits is a contraction skips isl's
-// scheduler: contraction_schedule.hpp chooses its loop order and tiles.
+// Kernels whose best nest follows from their shape (a lone contraction or reduction besides
+// the hoisted inits, independent pieces of a fuse) skip isl's scheduler: direct_schedule.hpp.
 #pragma once
 
 #include "polyhedral/dependences.hpp"
@@ -19,7 +19,7 @@ struct ScheduleOptions {
     int serialize_sccs_above = 8;                    // statements; more: schedule_serialize_sccs
     unsigned long base_operations = 400000;          // isl operation quota: base +
     unsigned long operations_per_statement = 100000; // ... this per statement
-    bool contractions = true; // a lone contraction gets contraction_schedule.hpp's schedule
+    bool direct = true; // kernels of a known shape get direct_schedule.hpp's schedule
 };
 
 struct KernelSchedule {

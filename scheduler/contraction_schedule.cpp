@@ -100,7 +100,7 @@ std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statemen
     if (max_rows < 1) return std::nullopt;
     // The register tile runs blocks of R rows, then one block each of 4, 2 and 1 rows; a block
     // of r rows loads 2 vectors per 2r products.
-    int rows = std::min(max_rows, 6);
+    int rows = static_cast<int>(std::min<std::int64_t>(std::min(max_rows, 6), ea));
     std::int64_t left = ea % rows;
     double row_cost = static_cast<double>(ea / rows) * (rows + 2.0);
     for (int r = 4; r >= 1; r /= 2)
@@ -221,10 +221,15 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     if (best->packs > 0)
         vmax = std::max(width, kPackBytes / (dsize * kc * best->packs) / width * width);
     plan.tile[plan.v] = even_tile(ev, vmax, width);
-    // Something to run in parallel outside the mark: P, else V tiles, else halves of A.
+    // Something to run in parallel outside the mark (the printer register-tiles only inside a
+    // parallel loop's body): P, else V tiles, else halves of A, else halves of V.
     std::int64_t ea = st.extents[plan.a];
-    if (plan.parallel < 0 && plan.tile[plan.v] >= ev && ea >= 16)
-        plan.tile[plan.a] = round_up((ea + 1) / 2, 4);
+    if (plan.parallel < 0 && plan.tile[plan.v] >= ev) {
+        if (ea >= 2)
+            plan.tile[plan.a] = std::min(ea - 1, round_up((ea + 1) / 2, std::min<std::int64_t>(ea / 2, 6)));
+        else if (ev > width)
+            plan.tile[plan.v] = round_up((ev + 1) / 2, width);
+    }
     return plan;
 }
 

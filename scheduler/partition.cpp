@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "scheduler/canonicalize.hpp"
+#include "scheduler/narrow_domains.hpp"
 
 namespace hedra::sched {
 
@@ -165,10 +166,33 @@ private:
                 r = r == kNone || r == ru ? ru : kSeveral;
             }
             if (!mat_[j] && inlinable_map(static_cast<int>(j)) && c.consumers.size() > 1 &&
-                (expensive[j] || r == kSeveral))
+                (expensive[j] || (r == kSeveral && feeds_contraction(static_cast<int>(j)))))
                 mat_[j] = true;
             root[j] = mat_[j] ? static_cast<int>(j) : r;
         }
+    }
+
+    // Whether node `j` is an operand of a product that a sum reduces (a contraction's operand:
+    // inlining a map there would keep the contraction from being a register-tiled product).
+    // A cheap map read by several kernels is otherwise recomputed in each (a bias add and a
+    // ReLU read by pooling and by the ReLU's gradient cost two passes over memory each).
+    bool feeds_contraction(int j) const {
+        for (int u : cn(j).consumers) {
+            if (!inlinable_map(u) || !has_product(cn(u).node->expr)) continue;
+            for (int r : cn(u).consumers)
+                if (kind(r) == NodeKind::Reduce && cn(r).node->reduce_op == ReduceOp::Sum)
+                    return true;
+        }
+        return false;
+    }
+
+    static bool has_product(const ScalarExpr& e) {
+        if (e->op == ScalarOp::Mul && e->args[0]->op != ScalarOp::Const &&
+            e->args[1]->op != ScalarOp::Const)
+            return true;
+        for (const ScalarExpr& a : e->args)
+            if (has_product(a)) return true;
+        return false;
     }
 
     std::int64_t operand_size(int o) const { return inlinable_map(o) && !mat_[o] ? size_[o] : 1; }
@@ -343,7 +367,9 @@ private:
 ProgramIR partition(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders,
                     const PartitionOptions& options) {
     CanonicalGraph g = canonicalize(outputs);
-    return Partitioner(g, options).run(placeholders);
+    ProgramIR program = Partitioner(g, options).run(placeholders);
+    if (options.narrow) narrow_domains(program);
+    return program;
 }
 
 } // namespace hedra::sched

@@ -6,7 +6,9 @@
 // - views are never materialized: their accesses are composed into each use;
 // - maps are inlined into their consumers, except a map that is a graph output, or that has
 //   several uses and is either expensive (exp/log/tanh/pow/sigmoid in its inlined tree) or
-//   used by several kernels: that one is a Temporary with one Assign statement;
+//   used by several kernels one of which multiplies it into a sum (a contraction's operand):
+//   that one is a Temporary with one Assign statement; a cheap map read by several kernels is
+//   recomputed in each (a bias add and a ReLU cost no pass over memory of their own);
 // - reductions are materialized as an Assign of the identity over the result and an Update over
 //   the input's full counter box (so matmul is one kernel and its product is never stored);
 // - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins);
@@ -26,6 +28,7 @@ namespace hedra::sched {
 
 struct PartitionOptions {
     int max_expression_nodes = 64;
+    bool narrow = true; // compute only the read part of temporaries (narrow_domains.hpp)
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

@@ -125,16 +125,31 @@ private:
         std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
         bool innermost = !sched::contains_for(n.body);
         bool simd = options_.simd && n.parallel && innermost && canonical(n);
-        if (parallel_ && n.parallel && !in_parallel_ && canonical(n)) {
+        if (parallel_ && n.parallel && !in_parallel_ && canonical(n) &&
+            regions_ <= kMaxParallelRegions) {
             print_outlined(n, indent, simd, out);
             return;
         }
         if (simd) out += pad + "#pragma omp simd\n";
         out += pad + loop_header(n) + " {\n";
         scope_.push_back(n.iterator);
+        const std::int64_t regions = regions_;
+        regions_ *= trip_estimate(n);
         print_nodes(n.body, indent + 1, out);
+        regions_ = regions;
         scope_.pop_back();
         out += pad + "}\n";
+    }
+
+    // A loop's trip count when its bounds are constants, else a guess.
+    static std::int64_t trip_estimate(const AstNode& n) {
+        const AstExpr& c = n.cond;
+        if (n.init.kind != AstExpr::Kind::Int || c.kind != AstExpr::Kind::Op ||
+            c.args.size() != 2 || c.args[1].kind != AstExpr::Kind::Int ||
+            n.inc.kind != AstExpr::Kind::Int || n.inc.value <= 0)
+            return 8;
+        std::int64_t last = c.args[1].value - (c.op == AstExpr::Op::Lt ? 1 : 0);
+        return std::max<std::int64_t>(1, (last - n.init.value) / n.inc.value + 1);
     }
 
     void print_outlined(const AstNode& n, int indent, bool simd, std::string& out) {
@@ -230,6 +245,11 @@ private:
     std::vector<std::pair<int, bool>> buffers_; // (buffer, written), by buffer index
     std::string functions_;
     std::vector<std::string> scope_;
+    // Parallel regions a loop at this depth would open per kernel call (the trips of the
+    // enclosing sequential loops): past kMaxParallelRegions its iterations run sequentially,
+    // since each region costs microseconds.
+    static constexpr std::int64_t kMaxParallelRegions = 64;
+    std::int64_t regions_ = 1;
     bool in_parallel_ = false;
     bool parallel_ = true; // this kernel is worth a parallel region
     int outlined_ = 0;
@@ -252,7 +272,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         text += "struct hd_timespec { long s, ns; };\n"
                 "extern \"C\" int clock_gettime(int, hd_timespec*);\n"
                 "static inline long long hd_now_ns() {\n"
-                "    hd_timespec t;\n    clock_gettime(1, &t);\n"
+                "    hd_timespec t;\n    clock_gettime(" +
+                std::to_string(options.profile_clock) + ", &t);\n"
                 "    return t.s * 1000000000LL + t.ns;\n}\n"
                 "extern \"C\" long long " +
                 counters + "[" + std::to_string(2 * std::max<std::size_t>(program.kernels.size(), 1)) +

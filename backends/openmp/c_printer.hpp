@@ -29,6 +29,7 @@ struct PrintOptions {
     std::int64_t min_parallel_work = 32768;
     // Time every kernel call into `<entry>_profile` (kernel_profile.hpp, HEDRA_PROFILE).
     bool profile = false;
+    int profile_clock = 1; // clock_gettime's clock id: 1 monotonic, 2 process CPU time
 };
 
 // `asts[k]` is the loop nest of program.kernels[k].

@@ -80,6 +80,11 @@ bool profile_enabled() {
     return on;
 }
 
+int profile_clock() {
+    const char* v = std::getenv("HEDRA_PROFILE");
+    return v && std::string_view(v) == "cpu" ? 2 : 1;
+}
+
 std::vector<KernelProfileInfo> describe_kernels(const poly::ProgramIR& program) {
     std::vector<KernelProfileInfo> out;
     for (const poly::Kernel& k : program.kernels) {
@@ -128,8 +133,9 @@ std::string profile_table() {
         });
         std::snprintf(line, sizeof line,
                       "hedra: program %zu, %zu kernels, %lld runs, %.3f ms per run "
-                      "(HEDRA_PROFILE)\n  %-6s %7s %10s %9s %6s %8s  %s\n",
+                      "(HEDRA_PROFILE, %s time)\n  %-6s %7s %10s %9s %6s %8s  %s\n",
                       p + 1, order.size(), runs, total / 1e6 / static_cast<double>(runs),
+                      profile_clock() == 2 ? "cpu" : "wall",
                       "kernel", "calls", "total ms", "ms/call", "%", "GFLOP/s", "computes");
         s += line;
         for (std::size_t k : order) {

@@ -17,6 +17,9 @@ namespace hedra::backend {
 
 // Whether $HEDRA_PROFILE asks for kernel timing (unset, "" and "0": no). Read once.
 bool profile_enabled();
+// The clock the timing reads: CLOCK_MONOTONIC (wall time), or with HEDRA_PROFILE=cpu
+// CLOCK_PROCESS_CPUTIME_ID (CPU time of all threads: robust on a loaded machine with one thread).
+int profile_clock();
 
 struct KernelProfileInfo {
     std::string name;    // "k7"

@@ -87,6 +87,7 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     print.entry = options.entry;
     print.min_parallel_work = options.min_parallel_work;
     print.profile = options.profile;
+    print.profile_clock = options.profile_clock;
     {
         dump::PassTimer timer("print");
         out.source = print_program(program, out.asts, print);

@@ -89,6 +89,7 @@ std::shared_ptr<OpenMPProgramCode> build_code(const poly::ProgramIR& ir,
     lo.tile_sizes = options.tile_sizes;
     lo.min_parallel_work = min_parallel_work();
     lo.profile = profile_enabled();
+    lo.profile_clock = profile_clock();
     const std::vector<std::string> flags = {"-ffp-contract=off", "-fno-math-errno"};
     std::string source = program_source(ir, lo, plan_key, lowered);
     dump::PassTimer timer("jit");
@@ -167,7 +168,7 @@ std::string options_key(const CompileOptions& options) {
     for (std::int64_t t : options.tile_sizes)
         s += std::to_string(t) + ",";
     return s + "|parallel:" + std::to_string(min_parallel_work()) + "|" +
-           (profile_enabled() ? "profile|" : "");
+           (profile_enabled() ? "profile" + std::to_string(profile_clock()) + "|" : "");
 }
 
 class OpenMPProgram : public Program {

@@ -286,6 +286,7 @@ private:
             per_row += r.vector && r.per_row;
         }
         rows_ = std::clamp((kRegisters - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1, kMaxRows);
+        if (auto trip_a = max_trip(*n_.a)) rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
     }
 
     // `const long <iterator> = <value>;` for A, the K loops and V, then the counters.

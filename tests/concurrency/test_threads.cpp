@@ -113,7 +113,9 @@ TEST_CASE("concurrency: compute from several threads on shared graphs") {
         own[static_cast<std::size_t>(t)] = reference(outs.back());
     }
     in_threads([&](int t) {
-        if (!close(compute(outs[static_cast<std::size_t>(t)], openmp()), own[static_cast<std::size_t>(t)])) ++bad;
+        if (!close(compute(outs[static_cast<std::size_t>(t)], openmp()),
+                   own[static_cast<std::size_t>(t)]))
+            ++bad;
     });
     CHECK(bad == 0);
 }
@@ -135,7 +137,9 @@ TEST_CASE("concurrency: one compiled program run from several threads") {
     std::atomic<int> bad{0};
     in_threads([&](int t) {
         for (int round = 0; round < 5; ++round) // the shared arena is busy: private ones
-            if (!close(p({inputs[static_cast<std::size_t>(t)]}).at(0), want[static_cast<std::size_t>(t)])) ++bad;
+            if (!close(p({inputs[static_cast<std::size_t>(t)]}).at(0),
+                       want[static_cast<std::size_t>(t)]))
+                ++bad;
     });
     CHECK(bad == 0);
 }
@@ -166,7 +170,8 @@ TEST_CASE("concurrency: gradients from several threads") {
     std::vector<std::vector<double>> want;
     for (int t = 0; t < kThreads; ++t) {
         xs.push_back(array(values(48, 40 + t), Shape::of({6, 8})));
-        Array g = grad(sum(program(xs.back(), w, t % 2) * sum(program(xs.back(), w, 0))), xs.back());
+        Array g =
+            grad(sum(program(xs.back(), w, t % 2) * sum(program(xs.back(), w, 0))), xs.back());
         want.push_back(reference(g));
     }
     std::atomic<int> bad{0};

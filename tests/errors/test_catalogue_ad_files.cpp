@@ -53,8 +53,8 @@ TEST_CASE("catalogue: gradients") {
 TEST_CASE("catalogue: graph files") {
     CHECK_ERROR(load_graph("{\"format\": \"hedra-graph\", ", "broken.json"), "broken.json");
     CHECK_ERROR(load_graph("[1, 2, 3]", "array.json"), "array.json");
-    CHECK_ERROR(load_graph("{\"format\": \"numpy\", \"version\": 1}", "other.json"),
-                "other.json", "format");
+    CHECK_ERROR(load_graph("{\"format\": \"numpy\", \"version\": 1}", "other.json"), "other.json",
+                "format");
     CHECK_ERROR(load_graph("{\"format\": \"hedra-graph\", \"version\": 99, \"exprs\": [], "
                            "\"nodes\": [], \"outputs\": []}",
                            "future.json"),

@@ -82,8 +82,7 @@ TEST_CASE("catalogue: placeholders fed the wrong inputs, on the real backends") 
                     "([1,4), [0,8):2)");
         CHECK_ERROR(p({HostArray({3, 4}, DType::F32), good_n}), "input 0 has dtype f32",
                     "placeholder 'x'", "f64");
-        CHECK_ERROR(p({good_x, HostArray({3}, DType::I64)}), "input 1 has dtype i64", "'n'",
-                    "i32");
+        CHECK_ERROR(p({good_x, HostArray({3}, DType::I64)}), "input 1 has dtype i64", "'n'", "i32");
         CHECK_ERROR(p({good_x, HostArray({3, 1}, DType::I32)}), "input 1 has sizes [3,1]", "'n'");
         CHECK_ERROR(p({good_x}), "expected 2 inputs", "got 1");
         CHECK_ERROR(p({good_x, good_n, good_n}), "expected 2 inputs", "got 3");
@@ -93,10 +92,10 @@ TEST_CASE("catalogue: placeholders fed the wrong inputs, on the real backends") 
 
 TEST_CASE("catalogue: allocation failure from a huge shape") {
     // 2^45 f32 elements (128 TiB): a valid shape whose result cannot be allocated.
-    Array big = full(Shape::of({std::int64_t{1} << 15, std::int64_t{1} << 15, std::int64_t{1} << 15}),
-                     1.0);
+    Array big =
+        full(Shape::of({std::int64_t{1} << 15, std::int64_t{1} << 15, std::int64_t{1} << 15}), 1.0);
     CHECK_ERROR(compute(big + 1.0f, on("reference")), "out of memory", "(32768,32768,32768)");
     CHECK_ERROR(compute(big + 1.0f, on("openmp")), "out of memory", "140737488355328 bytes");
-    CHECK_ERROR(HostArray({std::int64_t{1} << 40, std::int64_t{1} << 20}, DType::F64),
-                "host array", "out of memory");
+    CHECK_ERROR(HostArray({std::int64_t{1} << 40, std::int64_t{1} << 20}, DType::F64), "host array",
+                "out of memory");
 }

@@ -26,8 +26,7 @@ TEST_CASE("catalogue: scalar expressions and Syms") {
                 "evaluate", "reads input 1", "1 inputs");
     CHECK_ERROR(evaluate(scalar_input(0, DType::F64), {ScalarValue::of(1.0, DType::I32)}),
                 "evaluate", "input 0 has dtype i32", "reads f64");
-    CHECK_ERROR(substitute_inputs(scalar_input(2, DType::F32), {}), "substitute_inputs",
-                "input 2");
+    CHECK_ERROR(substitute_inputs(scalar_input(2, DType::F32), {}), "substitute_inputs", "input 2");
 }
 
 TEST_CASE("catalogue: dtypes, ranges and shapes") {
@@ -64,13 +63,12 @@ TEST_CASE("catalogue: host arrays") {
     CHECK_ERROR(a.flat(-1), "element -1 is out of bounds");
     CHECK_ERROR(HostArray({2, -3}, DType::F32), "host array of sizes (2,-3)", "axis 1",
                 "negative size -3");
-    CHECK_ERROR(HostArray({4}, DType::F32, nullptr, nullptr), "host array (4)",
-                "null pointer");
-    CHECK_ERROR(HostArray::from(std::vector<float>{1, 2, 3}, {2, 2}), "HostArray::from",
-                "3 values", "4 elements");
+    CHECK_ERROR(HostArray({4}, DType::F32, nullptr, nullptr), "host array (4)", "null pointer");
+    CHECK_ERROR(HostArray::from(std::vector<float>{1, 2, 3}, {2, 2}), "HostArray::from", "3 values",
+                "4 elements");
     CHECK_ERROR(HostArray().values<float>(), "host array", "no data");
-    CHECK_ERROR(array(HostArray({2, 3}, DType::F32), Shape::of({3, 3})), "array",
-                "sizes [2,3]", "(3,3)");
+    CHECK_ERROR(array(HostArray({2, 3}, DType::F32), Shape::of({3, 3})), "array", "sizes [2,3]",
+                "(3,3)");
     CHECK_ERROR(array(static_cast<const float*>(nullptr), Shape::of({2}), Ownership::Borrow),
                 "null pointer");
 }

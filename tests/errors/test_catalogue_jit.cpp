@@ -4,7 +4,9 @@
 // source was saved, so the user can rerun the compiler by hand.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include "backends/openmp/jit_compiler.hpp"
@@ -57,5 +59,28 @@ TEST_CASE("catalogue: kernels that do not compile or link, in process") {
     CHECK(module->function<int()>("hedra_catalogue_f")() == 42);
     CHECK_ERROR(module->function<int()>("hedra_catalogue_missing"),
                 "no symbol 'hedra_catalogue_missing'", "compiled kernel");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("catalogue: no writable directory for the compiler's files") {
+    // The cache directory cannot be created (below a regular file) and $TMPDIR is not a
+    // directory either: a failing kernel still gives hedra::Error, not a filesystem exception.
+    auto dir = scratch("no_writable_dir");
+    std::string file = (dir / "file").string();
+    std::ofstream(file) << "x";
+    const char* old = std::getenv("TMPDIR");
+    std::string saved = old ? old : "";
+    setenv("TMPDIR", file.c_str(), 1);
+    JitOptions o;
+    o.cache_directory = std::filesystem::path(file) / "cache";
+    {
+        JitCompiler jit(o);
+        CHECK_ERROR(jit.compile("this is not C++"), "cannot compile kernel");
+        o.external_compiler = "/bin/false";
+        JitCompiler external(o);
+        CHECK_ERROR(external.compile(kGood), "external compiler", "no writable directory");
+    }
+    if (old) setenv("TMPDIR", saved.c_str(), 1);
+    else unsetenv("TMPDIR");
     std::filesystem::remove_all(dir);
 }

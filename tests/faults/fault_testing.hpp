@@ -7,8 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -31,8 +31,8 @@ namespace fs = std::filesystem;
 
 // A fresh empty directory under the temp directory, unique to this process.
 inline fs::path scratch_directory(const std::string& name) {
-    fs::path dir = fs::temp_directory_path() /
-                   ("hedra_faults_" + name + "_" + std::to_string(::getpid()));
+    fs::path dir =
+        fs::temp_directory_path() / ("hedra_faults_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;
@@ -51,7 +51,8 @@ inline void write_bytes(const fs::path& p, const std::string& bytes) {
 
 // The cache entries of a directory with `extension` (".o": kernel objects, ".plan": lowered
 // programs), sorted.
-inline std::vector<fs::path> cache_entries(const fs::path& dir, const std::string& extension = ".o") {
+inline std::vector<fs::path> cache_entries(const fs::path& dir,
+                                           const std::string& extension = ".o") {
     std::vector<fs::path> out;
     for (const auto& e : fs::directory_iterator(dir))
         if (e.path().extension() == extension) out.push_back(e.path());
@@ -124,7 +125,8 @@ inline int wait_child(pid_t pid) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::string log = child_logs()[pid];
     child_logs().erase(pid);
-    if (code != 0) MESSAGE("child process " << pid << " failed (status " << code << "):\n" << read_bytes(log));
+    if (code != 0)
+        MESSAGE("child process " << pid << " failed (status " << code << "):\n" << read_bytes(log));
     fs::remove(log);
     return code;
 }

@@ -35,7 +35,8 @@ std::unique_ptr<JitCompiler> compiler(const fs::path& dir) {
 fs::path populated_entry(const fs::path& dir, int n) {
     auto jit = compiler(dir);
     CHECK(run_kernel(*jit, n) == n * 1000 + 7);
-    fs::path entry = jit->cache().entry_path(jit->cache_key(kernel(n), JitCompiler::default_flags()));
+    fs::path entry =
+        jit->cache().entry_path(jit->cache_key(kernel(n), JitCompiler::default_flags()));
     REQUIRE(fs::exists(entry));
     return entry;
 }
@@ -105,7 +106,8 @@ TEST_CASE("faults: a well-formed entry holding a broken object is recompiled") {
     auto jit = compiler(dir);
     std::string key = jit->cache_key(kernel(5), JitCompiler::default_flags());
     write_bytes(jit->cache().entry_path(key),
-                encode_cache_entry(key, "\x7f" "ELF this is not an object file"));
+                encode_cache_entry(key, "\x7f"
+                                        "ELF this is not an object file"));
     CHECK(run_kernel(*jit, 5) == 5007);
     auto again = compiler(dir);
     CHECK(run_kernel(*again, 5) == 5007);

@@ -46,10 +46,10 @@ TEST_CASE("faults: several processes fill one kernel cache at once") {
         CAPTURE(round);
         std::vector<pid_t> children;
         for (int c = 0; c < 4; ++c)
-            children.push_back(spawn_child("faults child: compute and check",
-                                           {{"HEDRA_FAULT_ROLE", "compute"},
-                                            {"HEDRA_CACHE_DIR", dir.string()},
-                                            {"HEDRA_NUM_THREADS", "2"}}));
+            children.push_back(
+                spawn_child("faults child: compute and check", {{"HEDRA_FAULT_ROLE", "compute"},
+                                                                {"HEDRA_CACHE_DIR", dir.string()},
+                                                                {"HEDRA_NUM_THREADS", "2"}}));
         for (pid_t pid : children)
             CHECK(wait_child(pid) == 0);
         CHECK(leftover_temp_files(dir) == 0);

@@ -29,12 +29,12 @@ void run_batch(std::uint64_t first, std::uint64_t count, std::uint64_t batch) {
             FuzzProgram small =
                 kind == Outcome::Pass
                     ? programs[j]
-                    : shrink(programs[j],
-                             [&](const FuzzProgram& p) {
-                                 return run_differential(p, failing, {false, false}).outcome ==
-                                        kind;
-                             },
-                             80);
+                    : shrink(
+                          programs[j],
+                          [&](const FuzzProgram& p) {
+                              return run_differential(p, failing, {false, false}).outcome == kind;
+                          },
+                          80);
             FAIL_CHECK("fuzz seed " << k + j << ": " << outcome_name(r.outcome) << " ["
                                     << r.config.to_string() << "]: " << r.message << "\n"
                                     << to_cpp(small, "fuzz seed " + std::to_string(k + j)));

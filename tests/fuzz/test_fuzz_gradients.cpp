@@ -15,9 +15,10 @@ void run(bool linear, std::uint64_t first, std::uint64_t count) {
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         GradResult r = linear ? check_linear_program(seed) : check_gradient_program(seed);
         if (r.status == GradStatus::Fail || r.status == GradStatus::Error)
-            FAIL_CHECK((linear ? "linear" : "gradient") << " fuzz seed " << seed << ": "
-                                                         << grad_status_name(r.status) << ": "
-                                                         << r.message << "\n" << r.reproducer);
+            FAIL_CHECK((linear ? "linear" : "gradient")
+                       << " fuzz seed " << seed << ": " << grad_status_name(r.status) << ": "
+                       << r.message << "\n"
+                       << r.reproducer);
         passed += r.status == GradStatus::Pass;
     }
     CHECK(passed >= static_cast<int>(count) * 3 / 4); // kinks and skips stay rare

@@ -30,11 +30,27 @@ bool same(const HostArray& a, const HostArray& b) {
 // One random edit of the text.
 std::string mutate(std::string s, std::mt19937_64& rng) {
     auto at = [&](std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng() % n); };
-    static const std::vector<std::string> tokens = {
-        "-1", "0", "1", "2", "9223372036854775807", "-9223372036854775808", "1e309", "0.5",
-        "null", "true", "[]", "{}", "\"\"", "\"f64\"", "\"view\"", "\"fuse\"", ",", "]", "}"};
-    static const std::vector<std::string> numbers = {"-1", "0", "1", "2", "3", "7", "64",
-                                                     "4611686018427387904", "-5", "1e300"};
+    static const std::vector<std::string> tokens = {"-1",
+                                                    "0",
+                                                    "1",
+                                                    "2",
+                                                    "9223372036854775807",
+                                                    "-9223372036854775808",
+                                                    "1e309",
+                                                    "0.5",
+                                                    "null",
+                                                    "true",
+                                                    "[]",
+                                                    "{}",
+                                                    "\"\"",
+                                                    "\"f64\"",
+                                                    "\"view\"",
+                                                    "\"fuse\"",
+                                                    ",",
+                                                    "]",
+                                                    "}"};
+    static const std::vector<std::string> numbers = {
+        "-1", "0", "1", "2", "3", "7", "64", "4611686018427387904", "-5", "1e300"};
     if (rng() % 2 == 0) { // replace a whole number: the text stays valid JSON
         std::vector<std::size_t> starts;
         for (std::size_t i = 0; i < s.size(); ++i)
@@ -146,7 +162,8 @@ TEST_CASE("fuzz: mutated graph files load or throw hedra::Error") {
                 ++rejected;
             } catch (const std::exception& e) {
                 FAIL_CHECK("seed " << seed << ", mutant " << m << ": " << typeid(e).name() << ": "
-                                   << e.what() << "\n" << bad);
+                                   << e.what() << "\n"
+                                   << bad);
             }
         }
     }

@@ -239,7 +239,7 @@ M reduction(ReduceOp op, const Meta& x, std::int64_t n, DType in_t, DType out_t,
     double u = unit_roundoff(acc_t);
     if (!is_float(out_t)) {
         if (approx(x)) return std::nullopt;
-        double mag = op == ReduceOp::Sum ? x.mag * static_cast<double>(n)
+        double mag = op == ReduceOp::Sum    ? x.mag * static_cast<double>(n)
                      : op == ReduceOp::Prod ? kInf
                                             : x.mag;
         return exact(mag, out_t);
@@ -312,9 +312,9 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
         return exact(std::fabs(op.value), op.dtype);
     case OpKind::Iota: {
         const Range& r = op.shape[op.axis];
-        return exact(r.size == 0 ? 0.0
-                                 : static_cast<double>(
-                                       std::max(std::llabs(r.start), std::llabs(r.last()))),
+        return exact(r.size == 0
+                         ? 0.0
+                         : static_cast<double>(std::max(std::llabs(r.start), std::llabs(r.last()))),
                      DType::I64);
     }
     case OpKind::Map: {
@@ -322,8 +322,8 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
         std::vector<Sym> syms;
         for (const MapOperand& m : op.operands) {
             if (m.slot >= 0) {
-                syms.emplace_back(scalar_input(static_cast<int>(syms.size()),
-                                               in_array(m.slot).dtype()));
+                syms.emplace_back(
+                    scalar_input(static_cast<int>(syms.size()), in_array(m.slot).dtype()));
                 operand_metas.push_back(ins.at(m.slot));
             } else {
                 syms.push_back(build_expr(Expr::lit(m.literal, m.value), {}));
@@ -364,8 +364,8 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
         const Array& a = in_array(0);
         std::int64_t n = reduced_count(a, self);
         Meta x = ins[0];
-        if (!is_float(a.dtype())) return exact(op.combiner == Combiner::Add ? x.mag * n : kInf,
-                                               a.dtype());
+        if (!is_float(a.dtype()))
+            return exact(op.combiner == Combiner::Add ? x.mag * n : kInf, a.dtype());
         x.mag = std::max(x.mag, std::fabs(op.value));
         switch (op.combiner) {
         case Combiner::Add:

@@ -26,8 +26,10 @@ std::vector<T> typed_values(const std::vector<double>& v) {
     std::vector<T> out;
     out.reserve(v.size());
     for (double x : v) {
-        if constexpr (std::is_same_v<T, bool>) out.push_back(x != 0);
-        else out.push_back(static_cast<T>(x));
+        if constexpr (std::is_same_v<T, bool>)
+            out.push_back(x != 0);
+        else
+            out.push_back(static_cast<T>(x));
     }
     return out;
 }
@@ -44,8 +46,8 @@ std::vector<double> op_values(const Op& op);
 
 // C++ spelling of a value of `dtype` ("0x1.8p+1", "-INFINITY", "INT64_MIN", "true").
 std::string cpp_value(double v, DType dtype);
-const char* cpp_type(DType t);       // "float", "std::int64_t", ...
-const char* cpp_dtype(DType t);      // "DType::F32"
+const char* cpp_type(DType t);            // "float", "std::int64_t", ...
+const char* cpp_dtype(DType t);           // "DType::F32"
 const char* value_kind_name(ValueKind k); // "ValueKind::Uniform"
 
 } // namespace hedra::fuzz

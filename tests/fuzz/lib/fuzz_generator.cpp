@@ -22,11 +22,16 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
         const Range* x = i <= a.rank() ? &a[a.rank() - i] : nullptr;
         const Range* y = i <= b.rank() ? &b[b.rank() - i] : nullptr;
         Range& o = out[static_cast<std::size_t>(r - i)];
-        if (!x) o = *y;
-        else if (!y) o = *x;
-        else if (*x == *y || y->size == 1) o = *x;
-        else if (x->size == 1) o = *y;
-        else return std::nullopt;
+        if (!x)
+            o = *y;
+        else if (!y)
+            o = *x;
+        else if (*x == *y || y->size == 1)
+            o = *x;
+        else if (x->size == 1)
+            o = *y;
+        else
+            return std::nullopt;
     }
     return Shape(out);
 }
@@ -123,9 +128,12 @@ int Generator::data(const Shape& s, DType t) {
     op.shape = s;
     op.dtype = t;
     op.seed = rng_() >> 1;
-    if (t == DType::Bool) op.values_kind = ValueKind::Bool;
-    else if (is_integer(t)) op.values_kind = chance(0.7) ? ValueKind::SmallInt : ValueKind::WideInt;
-    else if (options_.differentiable) op.values_kind = ValueKind::Uniform;
+    if (t == DType::Bool)
+        op.values_kind = ValueKind::Bool;
+    else if (is_integer(t))
+        op.values_kind = chance(0.7) ? ValueKind::SmallInt : ValueKind::WideInt;
+    else if (options_.differentiable)
+        op.values_kind = ValueKind::Uniform;
     else
         op.values_kind = std::vector<ValueKind>{ValueKind::Uniform, ValueKind::Dyadic,
                                                 ValueKind::Special}[weighted({50, 35, 15})];
@@ -196,158 +204,6 @@ int Generator::array_of_shape(const Shape& s, DType t, int hint) {
 }
 
 // ---- maps -----------------------------------------------------------------------------------
-
-Expr Generator::random_literal() {
-    static const std::vector<double> doubles = {0.5, 2.0,   -1.5, 3.0, 0.1,  1e-3,
-                                                100., 0.0,  -0.0, 1.0, 0.25, -7.0};
-    static const std::vector<double> ints = {0, 1, 2, -3, 7, -1, 100};
-    switch (weighted({60, 30, 10})) {
-    case 1:
-        return Expr::lit(Expr::Literal::Int, pick(ints));
-    case 2:
-        return Expr::lit(Expr::Literal::Bool, static_cast<double>(uniform(0, 1)));
-    default:
-        return Expr::lit(Expr::Literal::Double, pick(doubles));
-    }
-}
-
-namespace {
-
-const std::vector<ScalarOp> kUnary = {ScalarOp::Neg,  ScalarOp::Not,  ScalarOp::Abs,
-                                      ScalarOp::Exp,  ScalarOp::Log,  ScalarOp::Sqrt,
-                                      ScalarOp::Tanh, ScalarOp::Sigmoid};
-const std::vector<int> kUnaryWeights = {4, 1, 3, 2, 2, 2, 3, 2};
-const std::vector<ScalarOp> kBinary = {
-    ScalarOp::Add, ScalarOp::Sub, ScalarOp::Mul, ScalarOp::Div, ScalarOp::Pow,
-    ScalarOp::Min, ScalarOp::Max, ScalarOp::Lt,  ScalarOp::Le,  ScalarOp::Gt,
-    ScalarOp::Ge,  ScalarOp::Eq,  ScalarOp::Ne,  ScalarOp::And, ScalarOp::Or};
-const std::vector<int> kBinaryWeights = {14, 10, 12, 6, 3, 6, 6, 3, 2, 3, 2, 2, 2, 2, 2};
-
-} // namespace
-
-Expr Generator::random_expr(int n, const std::vector<Meta>& metas, const std::vector<Sym>& syms) {
-    static const std::vector<DType> types = {DType::Bool, DType::I32, DType::I64, DType::F32,
-                                             DType::F64};
-    for (int attempt = 0; attempt < 16; ++attempt) {
-        std::vector<Expr> parts;
-        for (int k = 0; k < n; ++k)
-            parts.push_back(Expr::in(k));
-        if (chance(0.3)) parts.push_back(random_literal());
-        auto wrap = [&](Expr e) {
-            switch (weighted({60, 25, 8, 7})) {
-            case 1:
-                return Expr::unary(kUnary[weighted(kUnaryWeights)], std::move(e));
-            case 2:
-                return Expr::cast(std::move(e), pick(types));
-            case 3:
-                return Expr::binary(kBinary[weighted(kBinaryWeights)], std::move(e),
-                                    random_literal());
-            default:
-                return e;
-            }
-        };
-        while (parts.size() > 1 || chance(0.3)) {
-            std::shuffle(parts.begin(), parts.end(), rng_);
-            Expr a = parts.back();
-            parts.pop_back();
-            if (parts.empty()) {
-                parts.push_back(wrap(wrap(std::move(a))));
-                break;
-            }
-            Expr b = parts.back();
-            parts.pop_back();
-            if (chance(0.1)) {
-                Expr c = parts.empty() ? random_literal() : parts.back();
-                if (!parts.empty()) parts.pop_back();
-                Expr cond = chance(0.6) ? Expr::binary(ScalarOp::Lt, a, random_literal()) : a;
-                parts.push_back(wrap(Expr::select(std::move(cond), std::move(b), std::move(c))));
-            } else {
-                parts.push_back(wrap(Expr::binary(kBinary[weighted(kBinaryWeights)],
-                                                  std::move(a), std::move(b))));
-            }
-        }
-        Expr e = std::move(parts.front());
-        if (e.size() > 24) continue;
-        if (analyze_expr(e, metas, syms)) return e;
-    }
-    return Expr::in(0);
-}
-
-Expr Generator::smooth_expr(int n) {
-    auto lit = [](double v) { return Expr::lit(Expr::Literal::Double, v); };
-    auto smooth_unary = [&](Expr x) {
-        switch (weighted({4, 3, 3, 2, 2, 2, 2, 2, 1})) {
-        case 0:
-            return Expr::unary(ScalarOp::Tanh, x);
-        case 1:
-            return Expr::unary(ScalarOp::Sigmoid, x);
-        case 2:
-            return Expr::binary(ScalarOp::Mul, x, lit(pick(std::vector<double>{0.5, -1.5, 2.0})));
-        case 3:
-            return Expr::unary(ScalarOp::Exp, Expr::unary(ScalarOp::Tanh, x));
-        case 4:
-            return Expr::unary(ScalarOp::Log,
-                               Expr::binary(ScalarOp::Add, lit(1.25), Expr::binary(ScalarOp::Mul, x, x)));
-        case 5:
-            return Expr::unary(ScalarOp::Sqrt,
-                               Expr::binary(ScalarOp::Add, lit(0.5), Expr::binary(ScalarOp::Mul, x, x)));
-        case 6:
-            return Expr::unary(ScalarOp::Neg, x);
-        case 7:
-            return Expr::binary(ScalarOp::Pow, x, Expr::lit(Expr::Literal::Int, 2));
-        default:
-            return Expr::unary(ScalarOp::Abs, x);
-        }
-    };
-    std::vector<Expr> parts;
-    for (int k = 0; k < n; ++k)
-        parts.push_back(Expr::in(k));
-    while (parts.size() > 1) {
-        std::shuffle(parts.begin(), parts.end(), rng_);
-        Expr a = parts.back();
-        parts.pop_back();
-        Expr b = parts.back();
-        parts.pop_back();
-        Expr c;
-        switch (weighted({5, 4, 5, 2, 1, 1})) {
-        case 0:
-            c = Expr::binary(ScalarOp::Add, a, b);
-            break;
-        case 1:
-            c = Expr::binary(ScalarOp::Sub, a, b);
-            break;
-        case 2:
-            c = Expr::binary(ScalarOp::Mul, a, b);
-            break;
-        case 3:
-            c = Expr::binary(ScalarOp::Div, a,
-                             Expr::binary(ScalarOp::Add, lit(1.5), Expr::binary(ScalarOp::Mul, b, b)));
-            break;
-        case 4:
-            c = Expr::binary(ScalarOp::Max, a, b);
-            break;
-        default:
-            c = Expr::binary(ScalarOp::Min, a, b);
-            break;
-        }
-        parts.push_back(chance(0.4) ? smooth_unary(c) : c);
-    }
-    return chance(0.5) ? smooth_unary(parts.front()) : parts.front();
-}
-
-Expr Generator::linear_expr(int n) {
-    Expr e;
-    for (int k = 0; k < n; ++k) {
-        Expr term = Expr::in(k);
-        if (chance(0.5))
-            term = Expr::binary(ScalarOp::Mul, term,
-                                Expr::lit(Expr::Literal::Double,
-                                          pick(std::vector<double>{0.5, -1.5, 2.0, 3.0})));
-        if (k == 0) e = chance(0.2) ? Expr::unary(ScalarOp::Neg, term) : term;
-        else e = Expr::binary(chance(0.6) ? ScalarOp::Add : ScalarOp::Sub, e, term);
-    }
-    return e;
-}
 
 int Generator::map_over(const std::vector<int>& arrays) {
     Op op;
@@ -422,8 +278,8 @@ int Generator::step() {
     int a = any_array();
     if (a < 0) return leaf();
     bool diff = options_.differentiable;
-    int kind = weighted({30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2,
-                         diff ? 0 : 3, 5});
+    int kind = weighted(
+        {30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2, diff ? 0 : 3, 5});
     switch (kind) {
     case 0:
         return map();

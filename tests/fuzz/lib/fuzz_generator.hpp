@@ -16,12 +16,12 @@
 namespace hedra::fuzz {
 
 struct GeneratorOptions {
-    int min_ops = 3;                   // generated steps (each adds one or a few ops)
+    int min_ops = 3; // generated steps (each adds one or a few ops)
     int max_ops = 16;
-    std::int64_t max_elements = 3000;  // per array
+    std::int64_t max_elements = 3000; // per array
     double placeholder_probability = 0.15;
-    bool differentiable = false;       // float64 smooth programs for gradient fuzzing
-    bool linear = false; // with differentiable: linear maps, sums only, zero padding
+    bool differentiable = false; // float64 smooth programs for gradient fuzzing
+    bool linear = false;         // with differentiable: linear maps, sums only, zero padding
 };
 
 struct Generated {

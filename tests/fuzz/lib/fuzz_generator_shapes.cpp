@@ -43,8 +43,10 @@ int Generator::reshape_transform(int a) {
     std::vector<int> kept;
     std::vector<std::optional<std::int64_t>> pins(static_cast<std::size_t>(r));
     for (int d = 0; d < r; ++d) {
-        if (s[d].size == 1 && chance(0.4)) pins[d] = s[d].start;
-        else kept.push_back(d);
+        if (s[d].size == 1 && chance(0.4))
+            pins[d] = s[d].start;
+        else
+            kept.push_back(d);
     }
     std::shuffle(kept.begin(), kept.end(), rng_);
     std::vector<TransformAxis> outs;
@@ -160,7 +162,8 @@ int Generator::view(int a) {
         for (int attempt = 0; attempt < 8; ++attempt) {
             std::int64_t lo = 0, hi = n - 1;
             for (int k = 0; k < q; ++k) {
-                std::int64_t span = g[d][k] * res[k].step * std::max<std::int64_t>(res[k].size - 1, 0);
+                std::int64_t span =
+                    g[d][k] * res[k].step * std::max<std::int64_t>(res[k].size - 1, 0);
                 lo -= std::min<std::int64_t>(0, span);
                 hi -= std::max<std::int64_t>(0, span);
             }
@@ -204,10 +207,14 @@ int Generator::reduce(int a) {
     if (chance(0.2) && !options_.differentiable) {
         op.kind = OpKind::CustomReduce;
         op.combiner = static_cast<Combiner>(is_float(t) ? uniform(0, 3) : uniform(0, 4));
-        double lowest = t == DType::I32 ? -2147483648.0 : t == DType::I64 ? -9223372036854775808.0
-                        : t == DType::Bool ? 0.0 : -INFINITY;
-        double highest = t == DType::I32 ? 2147483647.0 : t == DType::I64 ? 9223372036854774784.0
-                         : t == DType::Bool ? 1.0 : INFINITY;
+        double lowest = t == DType::I32    ? -2147483648.0
+                        : t == DType::I64  ? -9223372036854775808.0
+                        : t == DType::Bool ? 0.0
+                                           : -INFINITY;
+        double highest = t == DType::I32    ? 2147483647.0
+                         : t == DType::I64  ? 9223372036854774784.0
+                         : t == DType::Bool ? 1.0
+                                            : INFINITY;
         switch (op.combiner) {
         case Combiner::Add:
             op.value = 0;
@@ -226,7 +233,7 @@ int Generator::reduce(int a) {
         if (c >= 0) return c;
     }
     op.kind = OpKind::Reduce;
-    static const std::vector<ReduceOp> ops = {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min,
+    static const std::vector<ReduceOp> ops = {ReduceOp::Sum,  ReduceOp::Max, ReduceOp::Min,
                                               ReduceOp::Prod, ReduceOp::And, ReduceOp::Or};
     std::vector<int> weights = {35, 20, 15, 10, 5, 5};
     if (options_.differentiable) weights = {50, 20, 20, 5, 0, 0};

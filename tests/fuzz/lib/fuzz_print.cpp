@@ -50,8 +50,8 @@ std::string transform_cpp(const Transform& t) {
 }
 
 std::string map_cpp(const AffineMap& m) {
-    return "AffineMap(" + std::to_string(m.in_rank()) + ", " + std::to_string(m.out_rank()) +
-           ", " + list_cpp(m.matrix()) + ", " + list_cpp(m.offsets()) + ")";
+    return "AffineMap(" + std::to_string(m.in_rank()) + ", " + std::to_string(m.out_rank()) + ", " +
+           list_cpp(m.matrix()) + ", " + list_cpp(m.offsets()) + ")";
 }
 
 std::string literal_cpp(Expr::Literal kind, double value) {
@@ -135,13 +135,13 @@ std::string op_cpp(const Op& op) {
     case OpKind::Iota:
         return "index_components(" + shape_cpp(op.shape) + ", " + std::to_string(op.axis) + ")";
     case OpKind::Map: {
-        std::string s = "lazy_n_ary([](const std::vector<Sym>& in) { return " + to_cpp(op.expr) +
-                        "; }, {";
+        std::string s =
+            "lazy_n_ary([](const std::vector<Sym>& in) { return " + to_cpp(op.expr) + "; }, {";
         for (std::size_t k = 0; k < op.operands.size(); ++k) {
             const MapOperand& m = op.operands[k];
-            s += (k ? ", " : "") + (m.slot >= 0 ? "Operand(" + in(m.slot) + ")"
-                                                : "Operand(" + literal_cpp(m.literal, m.value) +
-                                                      ")");
+            s += (k ? ", " : "") + (m.slot >= 0
+                                        ? "Operand(" + in(m.slot) + ")"
+                                        : "Operand(" + literal_cpp(m.literal, m.value) + ")");
         }
         return s + "})";
     }
@@ -204,19 +204,44 @@ std::string unary_cpp(ScalarOp op, const std::string& a) {
 std::string binary_cpp(ScalarOp op, const std::string& a, const std::string& b) {
     const char* infix = nullptr;
     switch (op) {
-    case ScalarOp::Add: infix = " + "; break;
-    case ScalarOp::Sub: infix = " - "; break;
-    case ScalarOp::Mul: infix = " * "; break;
-    case ScalarOp::Div: infix = " / "; break;
-    case ScalarOp::Lt: infix = " < "; break;
-    case ScalarOp::Le: infix = " <= "; break;
-    case ScalarOp::Gt: infix = " > "; break;
-    case ScalarOp::Ge: infix = " >= "; break;
-    case ScalarOp::Eq: infix = " == "; break;
-    case ScalarOp::Ne: infix = " != "; break;
-    case ScalarOp::And: infix = " && "; break;
-    case ScalarOp::Or: infix = " || "; break;
-    default: break;
+    case ScalarOp::Add:
+        infix = " + ";
+        break;
+    case ScalarOp::Sub:
+        infix = " - ";
+        break;
+    case ScalarOp::Mul:
+        infix = " * ";
+        break;
+    case ScalarOp::Div:
+        infix = " / ";
+        break;
+    case ScalarOp::Lt:
+        infix = " < ";
+        break;
+    case ScalarOp::Le:
+        infix = " <= ";
+        break;
+    case ScalarOp::Gt:
+        infix = " > ";
+        break;
+    case ScalarOp::Ge:
+        infix = " >= ";
+        break;
+    case ScalarOp::Eq:
+        infix = " == ";
+        break;
+    case ScalarOp::Ne:
+        infix = " != ";
+        break;
+    case ScalarOp::And:
+        infix = " && ";
+        break;
+    case ScalarOp::Or:
+        infix = " || ";
+        break;
+    default:
+        break;
     }
     if (infix) return "(" + a + infix + b + ")";
     return std::string(scalar_op_name(op)) + "(" + a + ", " + b + ")";
@@ -235,8 +260,8 @@ std::string to_cpp(const Expr& e) {
     case Expr::Kind::Binary:
         return binary_cpp(e.op, to_cpp(e.args[0]), to_cpp(e.args[1]));
     case Expr::Kind::Select:
-        return "select(" + to_cpp(e.args[0]) + ", " + to_cpp(e.args[1]) + ", " +
-               to_cpp(e.args[2]) + ")";
+        return "select(" + to_cpp(e.args[0]) + ", " + to_cpp(e.args[1]) + ", " + to_cpp(e.args[2]) +
+               ")";
     case Expr::Kind::Cast:
         return "cast(" + to_cpp(e.args[0]) + ", " + cpp_dtype(e.to) + ")";
     }

@@ -53,12 +53,10 @@ int Expr::size() const {
 }
 
 const char* op_kind_name(OpKind k) {
-    static const char* names[] = {"data",      "constant",     "full",    "iota",
-                                  "map",       "reshape_t",    "reshape_s", "view",
-                                  "broadcast", "reduce",       "custom_reduce", "fuse",
-                                  "overwrite", "stack",        "matmul",  "transpose",
-                                  "pad",       "flatten",      "unflatten", "rebase",
-                                  "cast"};
+    static const char* names[] = {
+        "data",   "constant",  "full",   "iota",          "map",       "reshape_t", "reshape_s",
+        "view",   "broadcast", "reduce", "custom_reduce", "fuse",      "overwrite", "stack",
+        "matmul", "transpose", "pad",    "flatten",       "unflatten", "rebase",    "cast"};
     return names[static_cast<int>(k)];
 }
 
@@ -184,8 +182,8 @@ Array custom_reduce(const Op& op, const Array& a) {
         return reduce([](Sym acc, Sym x) { return min(acc, x); }, op.value, a, op.axes,
                       op.keepdims);
     case Combiner::SelectMax:
-        return reduce([](Sym acc, Sym x) { return select(acc < x, x, acc); }, op.value, a,
-                      op.axes, op.keepdims);
+        return reduce([](Sym acc, Sym x) { return select(acc < x, x, acc); }, op.value, a, op.axes,
+                      op.keepdims);
     }
     throw Error("fuzz: bad combiner");
 }
@@ -237,8 +235,7 @@ Array build_op(const Op& op, const std::vector<Array>& v, std::vector<Array>* pl
         for (const MapOperand& m : op.operands)
             operands.push_back(m.slot >= 0 ? Operand(in(m.slot)) : literal_operand(m));
         const Expr& e = op.expr;
-        return lazy_n_ary([&e](const std::vector<Sym>& s) { return build_expr(e, s); },
-                          operands);
+        return lazy_n_ary([&e](const std::vector<Sym>& s) { return build_expr(e, s); }, operands);
     }
     case OpKind::ReshapeTransform:
         return reshape(in(0), *op.transform);

@@ -19,11 +19,11 @@ struct Expr {
     enum class Kind : std::uint8_t { Input, Literal, Unary, Binary, Select, Cast };
     enum class Literal : std::uint8_t { Double, Int, Bool };
     Kind kind = Kind::Input;
-    int input = 0;                      // Input: the map operand number
-    Literal literal = Literal::Double;  // Literal: a weak C++ literal
+    int input = 0;                     // Input: the map operand number
+    Literal literal = Literal::Double; // Literal: a weak C++ literal
     double value = 0.0;
-    ScalarOp op = ScalarOp::Add;        // Unary, Binary
-    DType to = DType::F32;              // Cast
+    ScalarOp op = ScalarOp::Add; // Unary, Binary
+    DType to = DType::F32;       // Cast
     std::vector<Expr> args;
 
     static Expr in(int k);
@@ -77,9 +77,9 @@ struct Op {
     OpKind kind = OpKind::Data;
     std::vector<int> inputs; // earlier ops read by this one
 
-    Shape shape;             // Data, Full, Iota, ReshapeShape, View, BroadcastTo
+    Shape shape;              // Data, Full, Iota, ReshapeShape, View, BroadcastTo
     DType dtype = DType::F32; // Data, Constant, Full, Cast
-    std::uint64_t seed = 0;  // Data
+    std::uint64_t seed = 0;   // Data
     ValueKind values_kind = ValueKind::Uniform;
     std::vector<double> values; // Data: explicit values (set by the shrinker); else from seed
     bool placeholder = false;   // Data: a placeholder of a compiled program
@@ -90,12 +90,12 @@ struct Op {
     bool keepdims = false;
     ReduceOp reduce_op = ReduceOp::Sum;
     Combiner combiner = Combiner::Add;
-    std::optional<Transform> transform;                         // ReshapeTransform
-    AffineMap map;                                              // View
-    std::vector<std::pair<std::int64_t, std::int64_t>> pads;    // Pad
-    std::vector<std::int64_t> sizes;                            // Unflatten
-    Expr expr;                                                  // Map
-    std::vector<MapOperand> operands;                           // Map
+    std::optional<Transform> transform;                      // ReshapeTransform
+    AffineMap map;                                           // View
+    std::vector<std::pair<std::int64_t, std::int64_t>> pads; // Pad
+    std::vector<std::int64_t> sizes;                         // Unflatten
+    Expr expr;                                               // Map
+    std::vector<MapOperand> operands;                        // Map
 };
 
 struct FuzzProgram {

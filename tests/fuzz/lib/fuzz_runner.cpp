@@ -137,8 +137,8 @@ const char* outcome_name(Outcome o) {
 }
 
 std::vector<RunConfig> configs_for(std::uint64_t seed) {
-    static const std::vector<std::vector<std::int64_t>> tiles = {{1}, {3}, {16, 8, 5}, {2, 7},
-                                                                 {64, 1}, {5, 3, 2, 4}};
+    static const std::vector<std::vector<std::int64_t>> tiles = {{1},    {3},     {16, 8, 5},
+                                                                 {2, 7}, {64, 1}, {5, 3, 2, 4}};
     return {{1, {}}, {2, {}}, {2, tiles[splitmix64(seed) % tiles.size()]}};
 }
 
@@ -211,7 +211,8 @@ RunResult run_differential(const FuzzProgram& p, const std::vector<RunConfig>& c
             } catch (const Error& e) {
                 return {Outcome::ReferenceError, std::string("memoizing: ") + e.what(), {}};
             }
-            RunResult r = check(configs.back(), ("after memoizing v" + std::to_string(m) + ": ").c_str());
+            RunResult r =
+                check(configs.back(), ("after memoizing v" + std::to_string(m) + ": ").c_str());
             if (r.outcome != Outcome::Pass) return r;
         }
     }

@@ -40,8 +40,8 @@ struct RunResult {
 std::vector<RunConfig> configs_for(std::uint64_t seed);
 
 struct RunnerOptions {
-    bool rerun = true;      // run the first configuration's program twice
-    bool memo_check = true; // evaluate again after memoizing an intermediate (reference)
+    bool rerun = true;              // run the first configuration's program twice
+    bool memo_check = true;         // evaluate again after memoizing an intermediate (reference)
     std::string backend = "openmp"; // the backend under test
 };
 

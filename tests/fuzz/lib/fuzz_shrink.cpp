@@ -20,7 +20,8 @@ Expr* nth_node(Expr& e, int& n) {
 
 bool uses_input(const Expr& e, int k) {
     if (e.kind == Expr::Kind::Input) return e.input == k;
-    return std::any_of(e.args.begin(), e.args.end(), [k](const Expr& a) { return uses_input(a, k); });
+    return std::any_of(e.args.begin(), e.args.end(),
+                       [k](const Expr& a) { return uses_input(a, k); });
 }
 
 void renumber_inputs_above(Expr& e, int k) {
@@ -171,8 +172,8 @@ std::optional<FuzzProgram> freeze_op(const FuzzProgram& p, int i) {
     }
 }
 
-FuzzProgram shrink(const FuzzProgram& failing, const FailurePredicate& still_fails, int max_attempts,
-               ShrinkStats* stats) {
+FuzzProgram shrink(const FuzzProgram& failing, const FailurePredicate& still_fails,
+                   int max_attempts, ShrinkStats* stats) {
     ShrinkStats local;
     ShrinkStats& s = stats ? *stats : local;
     FuzzProgram cur = without_dead_ops(failing);

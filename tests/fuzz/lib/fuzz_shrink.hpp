@@ -15,12 +15,12 @@ namespace hedra::fuzz {
 using FailurePredicate = std::function<bool(const FuzzProgram&)>;
 
 struct ShrinkStats {
-    int attempts = 0;  // predicate calls
-    int accepted = 0;  // edits kept
+    int attempts = 0; // predicate calls
+    int accepted = 0; // edits kept
 };
 
-FuzzProgram shrink(const FuzzProgram& failing, const FailurePredicate& still_fails, int max_attempts = 300,
-               ShrinkStats* stats = nullptr);
+FuzzProgram shrink(const FuzzProgram& failing, const FailurePredicate& still_fails,
+                   int max_attempts = 300, ShrinkStats* stats = nullptr);
 
 // Op i replaced by a data leaf with its value computed by the reference backend; nothing if the
 // value cannot be computed (it depends on a placeholder).

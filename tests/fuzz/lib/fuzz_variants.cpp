@@ -37,7 +37,8 @@ std::string edit(Op& op, std::mt19937_64& rng) {
     auto coin = [&] { return rng() % 2 == 0; };
     switch (op.kind) {
     case OpKind::Data:
-        if (op.values.empty()) op.seed = rng() >> 1;
+        if (op.values.empty())
+            op.seed = rng() >> 1;
         else
             for (double& v : op.values)
                 v = changed(v);
@@ -62,9 +63,10 @@ std::string edit(Op& op, std::mt19937_64& rng) {
         }
         if (!ariths.empty()) {
             Expr* b = ariths[rng() % ariths.size()];
-            b->op = b->op == ScalarOp::Add ? ScalarOp::Sub : b->op == ScalarOp::Sub ? ScalarOp::Mul
-                    : b->op == ScalarOp::Mul ? ScalarOp::Add : b->op == ScalarOp::Min
-                                             ? ScalarOp::Max
+            b->op = b->op == ScalarOp::Add   ? ScalarOp::Sub
+                    : b->op == ScalarOp::Sub ? ScalarOp::Mul
+                    : b->op == ScalarOp::Mul ? ScalarOp::Add
+                    : b->op == ScalarOp::Min ? ScalarOp::Max
                                              : ScalarOp::Min;
             return "operation";
         }
@@ -99,14 +101,15 @@ std::string edit(Op& op, std::mt19937_64& rng) {
         return "target range";
     }
     case OpKind::Reduce:
-        if (coin()) op.keepdims = !op.keepdims;
+        if (coin())
+            op.keepdims = !op.keepdims;
         else
-            op.reduce_op = op.reduce_op == ReduceOp::Max   ? ReduceOp::Min
-                           : op.reduce_op == ReduceOp::Min ? ReduceOp::Max
-                           : op.reduce_op == ReduceOp::Sum ? ReduceOp::Prod
+            op.reduce_op = op.reduce_op == ReduceOp::Max    ? ReduceOp::Min
+                           : op.reduce_op == ReduceOp::Min  ? ReduceOp::Max
+                           : op.reduce_op == ReduceOp::Sum  ? ReduceOp::Prod
                            : op.reduce_op == ReduceOp::Prod ? ReduceOp::Sum
-                           : op.reduce_op == ReduceOp::And ? ReduceOp::Or
-                                                           : ReduceOp::And;
+                           : op.reduce_op == ReduceOp::And  ? ReduceOp::Or
+                                                            : ReduceOp::And;
         return "reduction";
     case OpKind::CustomReduce:
         op.keepdims = !op.keepdims;

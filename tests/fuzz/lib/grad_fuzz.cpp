@@ -116,7 +116,8 @@ std::string differential(const std::vector<Array>& arrays, const std::vector<Hos
         for (double x : w)
             scale = std::max(scale, std::fabs(x));
         for (std::size_t i = 0; i < w.size(); ++i)
-            if (!(std::fabs(g[i] - w[i]) <= 1e-9 * scale) && !(std::isnan(g[i]) && std::isnan(w[i])))
+            if (!(std::fabs(g[i] - w[i]) <= 1e-9 * scale) &&
+                !(std::isnan(g[i]) && std::isnan(w[i])))
                 return "openmp differs from the reference on array " + std::to_string(k) +
                        fmt(" element %.0f: %.17g vs %.17g", static_cast<double>(i), g[i], w[i]);
     }
@@ -168,20 +169,22 @@ GradResult check_gradient_program(std::uint64_t seed) {
         if (!std::isfinite(l0) || !std::isfinite(analytic))
             return {GradStatus::Skipped, "loss or gradient not finite", ""};
         auto close = [&](double a, double n) {
-            return std::fabs(a - n) <= 1e-5 * (std::fabs(a) + std::fabs(n)) + 1e-8 * (1 + std::fabs(l0));
+            return std::fabs(a - n) <=
+                   1e-5 * (std::fabs(a) + std::fabs(n)) + 1e-8 * (1 + std::fabs(l0));
         };
         const double h = 1e-5;
         double numeric = central_difference(*s, v, h, seed);
         if (!close(analytic, numeric)) {
             double finer = central_difference(*s, v, h / 8, seed);
-            if (!(std::fabs(finer - numeric) <= 1e-4 * (std::fabs(finer) + std::fabs(numeric)) +
-                                                    1e-8 * (1 + std::fabs(l0))))
-                return {GradStatus::Kink, fmt("central differences %.10g (h) and %.10g (h/8)",
-                                              numeric, finer), ""};
+            if (!(std::fabs(finer - numeric) <=
+                  1e-4 * (std::fabs(finer) + std::fabs(numeric)) + 1e-8 * (1 + std::fabs(l0))))
+                return {GradStatus::Kink,
+                        fmt("central differences %.10g (h) and %.10g (h/8)", numeric, finer), ""};
             if (!close(analytic, finer)) {
                 r.status = GradStatus::Fail;
                 r.message = fmt("directional derivative: grad %.12g, central difference %.12g "
-                                "(loss %.6g)", analytic, finer, l0);
+                                "(loss %.6g)",
+                                analytic, finer, l0);
                 return r;
             }
         }
@@ -231,7 +234,8 @@ GradResult check_linear_program(std::uint64_t seed) {
         if (!(std::fabs(lhs - rhs) <= 1e-10 * mag + 1e-300)) {
             r.status = GradStatus::Fail;
             r.message = fmt("dot-product identity: <Lx, y> = %.17g, <x, L^T y> = %.17g "
-                            "(magnitude %.3g)", lhs, rhs, mag);
+                            "(magnitude %.3g)",
+                            lhs, rhs, mag);
             return r;
         }
         std::string diff = differential(all, values);

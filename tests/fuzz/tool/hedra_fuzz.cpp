@@ -8,11 +8,11 @@
 // Programs run in batches of --batch (one compile per configuration for the whole batch); a
 // failing program is run again alone, shrunk and printed.
 // Exit status: 0 when every program passed, 1 otherwise.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <string>
 
@@ -48,16 +48,26 @@ Args parse(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (s == "--count") a.count = std::strtoull(next(), nullptr, 10);
-        else if (s == "--seed") a.seed = std::strtoull(next(), nullptr, 10);
-        else if (s == "--max-ops") a.max_ops = std::atoi(next());
-        else if (s == "--batch") a.batch = std::max(1, std::atoi(next()));
-        else if (s == "--print") a.print = std::atoll(next());
-        else if (s == "--save-graphs") a.save_graphs = next();
-        else if (s == "--shrink") a.shrink = true;
-        else if (s == "--grad") a.grad = true;
-        else if (s == "--linear") a.linear = true;
-        else if (s == "--rejections") a.rejections = true;
+        if (s == "--count")
+            a.count = std::strtoull(next(), nullptr, 10);
+        else if (s == "--seed")
+            a.seed = std::strtoull(next(), nullptr, 10);
+        else if (s == "--max-ops")
+            a.max_ops = std::atoi(next());
+        else if (s == "--batch")
+            a.batch = std::max(1, std::atoi(next()));
+        else if (s == "--print")
+            a.print = std::atoll(next());
+        else if (s == "--save-graphs")
+            a.save_graphs = next();
+        else if (s == "--shrink")
+            a.shrink = true;
+        else if (s == "--grad")
+            a.grad = true;
+        else if (s == "--linear")
+            a.linear = true;
+        else if (s == "--rejections")
+            a.rejections = true;
         else {
             std::fprintf(stderr,
                          "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] "
@@ -132,8 +142,8 @@ int main(int argc, char** argv) {
     int failures = 0;
     std::uint64_t ops = 0, variants = 0;
     for (std::uint64_t k = 0; k < args.count; k += static_cast<std::uint64_t>(args.batch)) {
-        std::uint64_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(args.batch),
-                                                  args.count - k);
+        std::uint64_t n =
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(args.batch), args.count - k);
         std::vector<FuzzProgram> programs;
         for (std::uint64_t j = 0; j < n; ++j) {
             Generated g = generate(args.seed + k + j, gen);
@@ -195,11 +205,11 @@ int main(int argc, char** argv) {
                     ++tally[std::string("variant ") + outcome_name(r.outcome)];
                     if (r.outcome == Outcome::Pass) continue;
                     ++failures;
-                    std::printf("seed %llu, variant (%s), after the program ran: %s [%s]: %s\n%s\n%s\n",
-                                static_cast<unsigned long long>(args.seed + k + j), what.c_str(),
-                                outcome_name(r.outcome), r.config.to_string().c_str(),
-                                r.message.c_str(), to_cpp(programs[j], "program").c_str(),
-                                to_cpp(*q, "variant").c_str());
+                    std::printf(
+                        "seed %llu, variant (%s), after the program ran: %s [%s]: %s\n%s\n%s\n",
+                        static_cast<unsigned long long>(args.seed + k + j), what.c_str(),
+                        outcome_name(r.outcome), r.config.to_string().c_str(), r.message.c_str(),
+                        to_cpp(programs[j], "program").c_str(), to_cpp(*q, "variant").c_str());
                 }
         }
         std::uint64_t done = k + n;

@@ -1,0 +1,201 @@
+// Schedules chosen from the kernel's shape (see direct_schedule.hpp).
+#include "scheduler/direct_schedule.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include <isl/id.h>
+#include <isl/aff.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+#include "core/error.hpp"
+#include "scheduler/contraction_schedule.hpp"
+
+namespace hedra::sched {
+namespace {
+
+using poly::IslPtr;
+using poly::Statement;
+using poly::take;
+
+std::int64_t element_stride(const poly::Buffer& buffer, const AffineMap& access, int counter) {
+    std::int64_t stride = 0, row = 1;
+    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
+        stride += row * access.coeff(r, counter);
+        row *= buffer.sizes[r];
+    }
+    return stride;
+}
+
+int access_score(const poly::Buffer& buffer, const AffineMap& access, int counter) {
+    std::int64_t s = std::llabs(element_stride(buffer, access, counter));
+    return s == 0 ? 1 : s == 1 ? 4 : s <= 4 ? 0 : -1;
+}
+
+// How good counter d is as the innermost loop, summed over `statements`.
+int innermost_score(const poly::Scop& scop, const std::vector<int>& statements, int d) {
+    int score = 0;
+    for (int s : statements) {
+        const Statement& st = scop.kernel->statements[s];
+        // An update keeps its accumulator in a register along a reduction counter, so its
+        // reads weigh more than its write; an assignment's write weighs more than its reads.
+        int w = st.kind == poly::StatementKind::Update ? 1 : 2;
+        int rw = st.kind == poly::StatementKind::Update ? 2 : 1;
+        score += w * access_score(scop.program->buffers[st.write_buffer], st.write_access, d);
+        for (const poly::Read& r : st.reads)
+            if (r.buffer >= 0)
+                score += rw * access_score(scop.program->buffers[r.buffer], r.access, d);
+    }
+    return score;
+}
+
+std::string counters(int rank) {
+    std::string s;
+    for (int d = 0; d < rank; ++d)
+        s += (d ? ", i" : "i") + std::to_string(d);
+    return s;
+}
+
+// One band member per entry of `order`, each the same counter of every statement.
+IslPtr<isl_schedule> band_schedule(const poly::Scop& scop, const std::vector<int>& statements,
+                                   const std::vector<int>& order,
+                                   const std::vector<bool>& coincident) {
+    isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(statements[0]).get());
+    std::string text = "[";
+    for (std::size_t m = 0; m < order.size(); ++m) {
+        text += m ? ", { " : "{ ";
+        for (std::size_t k = 0; k < statements.size(); ++k) {
+            const Statement& st = scop.kernel->statements[statements[k]];
+            text += (k ? "; " : "") + st.name + "[" +
+                    counters(static_cast<int>(st.extents.size())) + "] -> [(i" +
+                    std::to_string(order[m]) + ")]";
+        }
+        text += " }";
+    }
+    text += "]";
+    isl_union_set* domain = isl_union_set_empty(isl_space_params_alloc(ctx, 0));
+    isl_union_set_list* filters = isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
+    for (int s : statements) {
+        isl_union_set* one = isl_union_set_from_set(scop.statement_domains[s].copy());
+        domain = isl_union_set_union(domain, isl_union_set_copy(one));
+        filters = isl_union_set_list_add(filters, one);
+    }
+    isl_schedule* schedule = isl_schedule_from_domain(domain);
+    isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(schedule), 0);
+    isl_schedule_free(schedule);
+    if (statements.size() > 1) {
+        node = isl_schedule_node_insert_sequence(node, filters);
+    } else {
+        isl_union_set_list_free(filters);
+    }
+    if (!order.empty()) {
+        isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_read_from_str(ctx, text.c_str());
+        HEDRA_INTERNAL_CHECK(band, "direct_schedule: isl cannot parse " + text);
+        node = isl_schedule_node_insert_partial_schedule(node, band);
+        node = isl_schedule_node_band_set_permutable(node, 1);
+        for (std::size_t m = 0; m < coincident.size(); ++m)
+            node = isl_schedule_node_band_member_set_coincident(node, static_cast<int>(m),
+                                                                coincident[m]);
+        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kDirectMark, nullptr));
+    }
+    schedule = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return take(schedule);
+}
+
+// Output counters (DSL order) outside reduction counters, the best innermost counter last.
+IslPtr<isl_schedule> reduction_schedule(const poly::Scop& scop, int s) {
+    const Statement& st = scop.kernel->statements[s];
+    int rank = static_cast<int>(st.extents.size());
+    std::vector<int> outputs, reductions;
+    for (int d = 0; d < rank; ++d) {
+        if (st.extents[d] <= 1) continue;
+        bool written = false;
+        for (int r = 0; r < st.write_access.out_rank(); ++r)
+            written = written || st.write_access.coeff(r, d) != 0;
+        (written ? outputs : reductions).push_back(d);
+    }
+    if (outputs.empty() && reductions.empty()) return {};
+    int best = -1, best_score = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        if (st.extents[d] <= 1) continue;
+        int score = innermost_score(scop, {s}, d);
+        if (best < 0 || score > best_score) {
+            best = d;
+            best_score = score;
+        }
+    }
+    std::vector<int> order;
+    std::vector<bool> coincident;
+    for (int d : outputs)
+        if (d != best) {
+            order.push_back(d);
+            coincident.push_back(true);
+        }
+    for (int d : reductions)
+        if (d != best) {
+            order.push_back(d);
+            coincident.push_back(false);
+        }
+    order.push_back(best);
+    bool best_written = false;
+    for (int d : outputs)
+        best_written = best_written || d == best;
+    coincident.push_back(best_written);
+    return band_schedule(scop, {s}, order, coincident);
+}
+
+bool independent(const poly::Scop& scop, const poly::Dependences& deps,
+                 const std::vector<int>& statements) {
+    isl_union_set* domain = isl_union_set_empty(isl_union_set_get_space(scop.domain.get()));
+    for (int s : statements)
+        domain = isl_union_set_union(domain, isl_union_set_from_set(scop.statement_domains[s].copy()));
+    isl_union_map* d = isl_union_map_intersect_domain(deps.all().release(),
+                                                      isl_union_set_copy(domain));
+    d = isl_union_map_intersect_range(d, domain);
+    bool none = isl_union_map_is_empty(d) == isl_bool_true;
+    isl_union_map_free(d);
+    return none;
+}
+
+} // namespace
+
+IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
+                                     const std::vector<int>& statements) {
+    if (statements.empty()) return {};
+    const auto& all = scop.kernel->statements;
+    if (statements.size() == 1) {
+        int s = statements[0];
+        if (all[s].kind != poly::StatementKind::Update) return {};
+        if (auto plan = plan_contraction(*scop.program, *scop.kernel, s))
+            return contraction_schedule(scop, *plan);
+        return reduction_schedule(scop, s);
+    }
+    const std::vector<std::int64_t>& extents = all[statements[0]].extents;
+    for (int s : statements)
+        if (all[s].kind != poly::StatementKind::Assign || all[s].extents != extents)
+            return {};
+    if (!independent(scop, deps, statements)) return {};
+    int rank = static_cast<int>(extents.size());
+    int best = -1, best_score = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        if (extents[d] <= 1) continue;
+        int score = innermost_score(scop, statements, d);
+        if (best < 0 || score > best_score) {
+            best = d;
+            best_score = score;
+        }
+    }
+    std::vector<int> order;
+    for (int d = 0; d < rank; ++d)
+        if (extents[d] > 1 && d != best) order.push_back(d);
+    if (best >= 0) order.push_back(best);
+    return band_schedule(scop, statements, order, std::vector<bool>(order.size(), true));
+}
+
+} // namespace hedra::sched

@@ -1,0 +1,33 @@
+// direct_schedule: schedules built without isl's scheduler for kernels whose best loop nest is
+// known from their shape (isl's Pluto-style search optimizes dependence distances, not memory
+// strides, and on these it skewed a 2x2 pooling reduction and ran the four pieces of a pooling
+// gradient as four passes over memory):
+// - a lone contraction: contraction_schedule.hpp;
+// - a lone reduction otherwise: one band of all counters, the output counters outside, the
+//   reduction counters inside them, and the counter along which the accesses are contiguous
+//   innermost (a sum over rows vectorizes over the row; a 2x2 window reduction runs its
+//   window counters outside the output row);
+// - several assignments over one box with no dependences among them (the pieces of a fuse):
+//   one band over the shared counters with the statements in sequence inside, so they share
+//   one pass over their inputs.
+// The band is marked ("direct"), so tiling leaves it alone. Reductions may reorder their
+// reduction counters (the float reassociation every sum here is allowed); nothing else is
+// reordered against a dependence.
+#pragma once
+
+#include <vector>
+
+#include "polyhedral/dependences.hpp"
+#include "polyhedral/isl_ptr.hpp"
+#include "polyhedral/scop.hpp"
+
+namespace hedra::sched {
+
+inline constexpr const char* kDirectMark = "direct";
+
+// The schedule of `statements` (kernel statement indices, in program order), or null when
+// none of the cases above applies.
+poly::IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
+                                           const std::vector<int>& statements);
+
+} // namespace hedra::sched
