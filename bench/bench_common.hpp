@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,8 +35,9 @@ struct Args {
     bool quick = false;
     bool cpu_clock = false; // 1-thread lines: the calling thread's CPU time instead of wall time
     std::vector<int> threads{1, 2};
-    int reps = 0; // 0: the benchmark's default per size
-    std::vector<std::string> only; // measurement names to run (empty: all)
+    int reps = 0;                    // 0: the benchmark's default per size
+    std::vector<std::string> only;   // measurement names to run (empty: all)
+    std::vector<std::int64_t> tiles; // --tiles: hedra's CompileOptions::tile_sizes (experiments)
 
     bool wants(const std::string& name) const {
         return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
@@ -75,12 +77,15 @@ inline Args parse_args(int argc, char** argv, const char* usage_extra = "") {
             a.reps = std::max(1, std::atoi(value().c_str()));
         } else if (s == "--cpu-clock") {
             a.cpu_clock = true;
+        } else if (s == "--tiles") {
+            for (const std::string& t : split_commas(value()))
+                a.tiles.push_back(std::max(1, std::atoi(t.c_str())));
         } else if (s == "--only") {
             a.only = split_commas(value());
         } else {
             std::fprintf(stderr,
                          "usage: %s [--quick] [--threads 1,2] [--reps N] [--only NAME,...] "
-                         "[--cpu-clock]%s\n",
+                         "[--cpu-clock] [--tiles A,B,...]%s\n",
                          argv[0], usage_extra);
             std::exit(s == "--help" || s == "-h" ? 0 : 2);
         }
@@ -154,8 +159,8 @@ PairTimes time_alternately(H&& hedra, P&& peer, bool have_peer, int warmup, int 
 inline void print_line(const std::string& name, int threads, const PairTimes& t,
                        const std::string& peer, const std::string& extra = "") {
     std::printf("%s threads=%d hedra_ms=%.4g peer=%s peer_ms=%.4g speedup=%.3g%s%s%s\n",
-                name.c_str(), threads, t.hedra_ms, peer.c_str(), t.peer_ms,
-                t.peer_ms / t.hedra_ms, extra.empty() ? "" : " ", extra.c_str(),
+                name.c_str(), threads, t.hedra_ms, peer.c_str(), t.peer_ms, t.peer_ms / t.hedra_ms,
+                extra.empty() ? "" : " ", extra.c_str(),
                 thread_cpu_clock() ? " clock=thread_cpu" : "");
     std::fflush(stdout);
 }

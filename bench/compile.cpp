@@ -53,8 +53,8 @@ std::string self_path() {
 
 // Runs `self --child name` with HEDRA_CACHE_DIR=dir and returns its compile time.
 double child_compile_ms(const std::string& name, const std::filesystem::path& dir) {
-    std::string command = "HEDRA_CACHE_DIR='" + dir.string() + "' '" + self_path() +
-                          "' --child " + name;
+    std::string command =
+        "HEDRA_CACHE_DIR='" + dir.string() + "' '" + self_path() + "' --child " + name;
     FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) return NAN;
     double ms = NAN;

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     for (int threads : args.threads) {
         ComputeOptions options;
         options.num_threads = threads;
+        options.tile_sizes = args.tiles;
         double c0 = bench::now_ms();
         CompiledProgram program = compile({u}, {u0}, options);
         double compile_ms = bench::now_ms() - c0;

@@ -25,7 +25,9 @@ std::vector<float> random_matrix(std::int64_t n, unsigned seed) {
     return v;
 }
 
-int default_reps(std::int64_t n) { return n <= 256 ? 41 : n <= 512 ? 15 : n <= 1024 ? 7 : 3; }
+int default_reps(std::int64_t n) {
+    return n <= 256 ? 41 : n <= 512 ? 15 : n <= 1024 ? 7 : 3;
+}
 
 } // namespace
 
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
         for (int threads : args.threads) {
             ComputeOptions options;
             options.num_threads = threads;
+            options.tile_sizes = args.tiles;
             double c0 = bench::now_ms();
             CompiledProgram program = compile({matmul(a, b)}, {a, b}, options);
             double compile_ms = bench::now_ms() - c0;
@@ -61,9 +64,9 @@ int main(int argc, char** argv) {
             auto run_peer = [&] {
 #ifdef HEDRA_BENCH_HAVE_OPENBLAS
                 openblas_set_num_threads(threads);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n),
-                            1.0f, ha.values<float>().data(), int(n), hb.values<float>().data(),
-                            int(n), 0.0f, c.data(), int(n));
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f,
+                            ha.values<float>().data(), int(n), hb.values<float>().data(), int(n),
+                            0.0f, c.data(), int(n));
 #endif
             };
             int reps = args.reps > 0 ? args.reps : args.quick ? 3 : default_reps(n);

@@ -37,8 +37,7 @@ struct Workload {
 };
 
 std::vector<Workload> workloads(bool quick) {
-    if (quick)
-        return {{"mlp_small", 8, {{784, 30, 10}}}, {"cnn", 2, {{}, 2, 4}}};
+    if (quick) return {{"mlp_small", 8, {{784, 30, 10}}}, {"cnn", 2, {{}, 2, 4}}};
     return {{"mlp_small", 64, {{784, 300, 100, 10}}},
             {"mlp_large", 256, {{784, 1024, 1024, 10}}},
             {"cnn", 64, {{}, 16, 32}}};
@@ -82,8 +81,7 @@ int main(int argc, char** argv) {
         else
             rest.push_back(argv[i]);
     }
-    bench::Args args =
-        bench::parse_args(int(rest.size()), rest.data(), " [--blas-threads N]");
+    bench::Args args = bench::parse_args(int(rest.size()), rest.data(), " [--blas-threads N]");
     const double lr = 0.1;
     const std::string torch = bench::torch_description();
     if (torch.empty())

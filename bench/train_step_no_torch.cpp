@@ -8,6 +8,8 @@ std::unique_ptr<PeerStep> make_torch_step(const PeerModel&, std::int64_t, const 
     return nullptr;
 }
 
-std::string torch_description() { return ""; }
+std::string torch_description() {
+    return "";
+}
 
 } // namespace hedra::bench

@@ -29,10 +29,10 @@ struct Mlp : torch::nn::Module {
 
 struct Cnn : torch::nn::Module {
     Cnn(std::int64_t c0, std::int64_t c1)
-        : conv0(register_module(
-              "conv0", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, c0, 5).padding(2)))),
-          conv1(register_module(
-              "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(c0, c1, 5).padding(2)))),
+        : conv0(register_module("conv0",
+                                torch::nn::Conv2d(torch::nn::Conv2dOptions(1, c0, 5).padding(2)))),
+          conv1(register_module("conv1",
+                                torch::nn::Conv2d(torch::nn::Conv2dOptions(c0, c1, 5).padding(2)))),
           fc(register_module("fc", torch::nn::Linear(c1 * 7 * 7, 10))) {}
     torch::Tensor forward(torch::Tensor x) {
         x = torch::max_pool2d(torch::relu(conv0->forward(x)), 2);
@@ -52,8 +52,8 @@ void set_blas_threads(int threads) {
 template <class Model>
 class TorchStep : public PeerStep {
 public:
-    TorchStep(std::shared_ptr<Model> model, torch::Tensor images, torch::Tensor labels,
-              int threads, int blas_threads)
+    TorchStep(std::shared_ptr<Model> model, torch::Tensor images, torch::Tensor labels, int threads,
+              int blas_threads)
         : model_(std::move(model)), images_(std::move(images)), labels_(std::move(labels)),
           optimizer_(model_->parameters(), torch::optim::SGDOptions(0.1)), threads_(threads),
           blas_threads_(blas_threads) {}
@@ -62,7 +62,8 @@ public:
         at::set_num_threads(threads_);
         set_blas_threads(blas_threads_);
         optimizer_.zero_grad();
-        torch::Tensor loss = torch::nn::functional::cross_entropy(model_->forward(images_), labels_);
+        torch::Tensor loss =
+            torch::nn::functional::cross_entropy(model_->forward(images_), labels_);
         loss.backward();
         optimizer_.step();
         return loss.item<double>();
@@ -94,6 +95,8 @@ std::unique_ptr<PeerStep> make_torch_step(const PeerModel& model, std::int64_t b
                                             blas_threads);
 }
 
-std::string torch_description() { return std::string("libtorch ") + TORCH_VERSION; }
+std::string torch_description() {
+    return std::string("libtorch ") + TORCH_VERSION;
+}
 
 } // namespace hedra::bench

@@ -24,18 +24,26 @@ IslPtr<isl_union_map> restrict_to(const IslPtr<isl_union_map>& deps,
     return take(isl_union_map_intersect_range(m, domain.copy()));
 }
 
-// isl's schedule of `domain`, or null when the quota ran out.
-IslPtr<isl_schedule> isl_schedule_of(poly::IslContext& ctx, const poly::Dependences& deps,
-                                     const IslPtr<isl_union_set>& domain, int statements,
-                                     const ScheduleOptions& options,
-                                     IslPtr<isl_schedule_constraints>& constraints) {
+// What isl's scheduler is asked for `domain` (validity and coincidence: every dependence;
+// proximity: the flow dependences).
+IslPtr<isl_schedule_constraints> constraints_of(const poly::Dependences& deps,
+                                                const IslPtr<isl_union_set>& domain) {
     IslPtr<isl_union_map> all = restrict_to(deps.all(), domain);
     IslPtr<isl_union_map> flow = restrict_to(deps.flow, domain);
     isl_schedule_constraints* sc = isl_schedule_constraints_on_domain(domain.copy());
     sc = isl_schedule_constraints_set_validity(sc, all.copy());
     sc = isl_schedule_constraints_set_coincidence(sc, all.copy());
     sc = isl_schedule_constraints_set_proximity(sc, flow.copy());
-    constraints = take(isl_schedule_constraints_copy(sc));
+    return take(sc);
+}
+
+// isl's schedule of `domain`, or null when the quota ran out.
+IslPtr<isl_schedule> isl_schedule_of(poly::IslContext& ctx, const poly::Dependences& deps,
+                                     const IslPtr<isl_union_set>& domain, int statements,
+                                     const ScheduleOptions& options,
+                                     IslPtr<isl_schedule_constraints>& constraints) {
+    constraints = constraints_of(deps, domain);
+    isl_schedule_constraints* sc = isl_schedule_constraints_copy(constraints.get());
     isl_ctx* c = ctx.get();
     isl_options_set_schedule_serialize_sccs(c, statements > options.serialize_sccs_above);
     ctx.reset_error();
@@ -65,6 +73,7 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
         for (int i = 0; i < static_cast<int>(statements.size()); ++i)
             if (std::find(inits.begin(), inits.end(), i) == inits.end()) rest_statements.push_back(i);
         main = direct_schedule(scop, deps, rest_statements);
+        if (main) out.constraints = constraints_of(deps, rest); // for dumps: what isl was spared
     }
     if (n_rest > 0 && !main) {
         main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);

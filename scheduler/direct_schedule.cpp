@@ -121,9 +121,14 @@ IslPtr<isl_schedule> reduction_schedule(const poly::Scop& scop, int s) {
         (written ? outputs : reductions).push_back(d);
     }
     if (outputs.empty() && reductions.empty()) return {};
+    // The reduction counters keep their order (the dependences isl computed, and the
+    // parallelism test after it, assume the accumulations happen in program order), so the
+    // innermost counter is an output counter or the last reduction counter.
+    std::vector<int> candidates = outputs;
+    if (!reductions.empty()) candidates.push_back(reductions.back());
     int best = -1, best_score = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-        if (st.extents[d] <= 1) continue;
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+        int d = *it;
         int score = innermost_score(scop, {s}, d);
         if (best < 0 || score > best_score) {
             best = d;

@@ -10,9 +10,10 @@
 // - several assignments over one box with no dependences among them (the pieces of a fuse):
 //   one band over the shared counters with the statements in sequence inside, so they share
 //   one pass over their inputs.
-// The band is marked ("direct"), so tiling leaves it alone. Reductions may reorder their
-// reduction counters (the float reassociation every sum here is allowed); nothing else is
-// reordered against a dependence.
+// The band is marked ("direct"), so tiling leaves it alone. Reduction counters keep their
+// relative order (the dependences, and the per-loop parallelism test on them, are computed for
+// the program order: moving a reduction counter inward would let a loop that accumulates into
+// one element pass that test); contractions only tile them (contraction_schedule.hpp).
 #pragma once
 
 #include <vector>

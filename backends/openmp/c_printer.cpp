@@ -201,8 +201,6 @@ private:
         const poly::Buffer& wb = program_.buffers.at(st.write_buffer);
         bool update = st.kind == poly::StatementKind::Update;
         out += pad + "{\n";
-        if (update && is_float(wb.dtype))
-            out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
         out += c_counter_lines(call, in);
         auto input = [&](int k) {
             const poly::Read& r = st.reads.at(k);
@@ -211,6 +209,18 @@ private:
         };
         std::string value = print_scalar(st.value, input, in, "t", out);
         std::string target = element(st.write_buffer, st.write_access);
+        // The value is computed exactly, as every kernel computes it (a map inlined into a min
+        // reduction and into its gradient's comparison must agree bit for bit); only the
+        // accumulation may contract and reassociate.
+        bool fast = update && is_float(wb.dtype) && st.reduce_op != ReduceOp::Min &&
+                    st.reduce_op != ReduceOp::Max;
+        if (fast) {
+            out += in + "const " + c_value_type(wb.dtype) + " hd_v = " + value + ";\n";
+            value = "hd_v";
+            out += in + "{\n";
+            in += "    ";
+            out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
+        }
         if (update) {
             std::string acc = load(st.write_buffer, st.write_access);
             if (st.reduce_op == ReduceOp::Custom) {
@@ -221,7 +231,9 @@ private:
             }
         }
         if (wb.dtype == DType::Bool) value = "(unsigned char)" + value;
-        out += in + target + " = " + value + ";\n" + pad + "}\n";
+        out += in + target + " = " + value + ";\n";
+        if (fast) out += pad + "    }\n";
+        out += pad + "}\n";
     }
 
     static bool find_input(const ScalarExpr& e, int k, DType& t) {

@@ -6,9 +6,10 @@
 // Loops come from the kernel's LoopAst: the outermost loop that passed the dependence test
 // gets `#pragma omp parallel for`, and its body is outlined into a static function with
 // `__restrict` parameters (g++ drops restrict inside parallel regions, 10x on matmul); the
-// innermost parallel loops get `#pragma omp simd`. Reduction updates allow FMA contraction and
-// reassociation (`#pragma clang fp`), everything else is exact (the program is compiled with
-// -ffp-contract=off).
+// innermost parallel loops get `#pragma omp simd`. The accumulation of a sum, product or custom
+// reduction may contract into an FMA and reassociate (`#pragma clang fp`); every value, the
+// value a reduction accumulates included, is computed exactly (the program is compiled with
+// -ffp-contract=off), so a map recomputed in several kernels agrees bit for bit.
 #pragma once
 
 #include <string>

@@ -65,7 +65,9 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
         ks.schedule = observer->replacement_schedule(ctx, scop, deps);
         if (!ks.schedule) {
             dump::PassTimer timer("schedule");
-            ks = sched::compute_schedule(ctx, scop, deps);
+            sched::ScheduleOptions so;
+            so.direct = options.tile && options.tile_sizes.empty(); // explicit tiles: isl's way
+            ks = sched::compute_schedule(ctx, scop, deps, so);
         }
         out.fallbacks += ks.fell_back;
         observer->scheduled(scop, ks);

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <thread>
+#include <utility>
 
 #include "backends/openmp/buffer_plan.hpp"
 #include "backends/openmp/graph_key.hpp"
@@ -33,6 +34,11 @@ struct OpenMPProgramCode {
     // The arena, kept between runs; a run that finds it busy uses a private one.
     mutable std::mutex arena_mutex;
     mutable std::vector<std::unique_ptr<AlignedStorage>> arena;
+    // Per result buffer, the storage of its last two results (guarded by arena_mutex). A run
+    // reuses one its caller has dropped (use_count 1: only this pool holds it): fresh memory
+    // costs a page fault per 4 KiB (16 MiB: ~4000 faults, several ms) on every call. Two, so
+    // that a loop feeding each result back as the next input (a training step) finds one.
+    mutable std::vector<std::vector<std::shared_ptr<AlignedStorage>>> result_pool;
 };
 
 namespace {
@@ -122,6 +128,24 @@ std::size_t byte_size(const std::vector<std::int64_t>& sizes, DType t) {
     return n;
 }
 
+// Memory for result buffer `b`: a pooled storage no one else holds, else a new one (pooled
+// when `pooled`, i.e. this run holds arena_mutex).
+std::shared_ptr<AlignedStorage> result_storage(const OpenMPProgramCode& code, std::size_t b,
+                                               bool pooled) {
+    std::size_t bytes = byte_size(code.sizes[b], code.dtypes[b]);
+    if (!pooled) return std::make_shared<AlignedStorage>(bytes);
+    if (code.result_pool.size() <= b) code.result_pool.resize(code.sizes.size());
+    auto& pool = code.result_pool[b];
+    for (const auto& storage : pool)
+        if (storage.use_count() == 1) return storage;
+    auto storage = std::make_shared<AlignedStorage>(bytes);
+    if (pool.size() < 2)
+        pool.push_back(storage);
+    else
+        pool[0] = std::exchange(pool[1], storage);
+    return storage;
+}
+
 std::vector<HostArray> run_code(const OpenMPProgramCode& code, const std::vector<HostArray>& inputs,
                                 const std::vector<NodePtr>& leaves, int threads) {
     std::unique_lock<std::mutex> lock(code.arena_mutex, std::try_to_lock);
@@ -142,8 +166,7 @@ std::vector<HostArray> run_code(const OpenMPProgramCode& code, const std::vector
             if (code.plan.slot[b] >= 0) {
                 pointers[b] = arena[code.plan.slot[b]]->data;
             } else {
-                auto storage =
-                    std::make_shared<AlignedStorage>(byte_size(code.sizes[b], code.dtypes[b]));
+                auto storage = result_storage(code, b, lock.owns_lock());
                 owned[b] = HostArray(code.sizes[b], code.dtypes[b], storage, storage->data);
                 pointers[b] = storage->data;
             }
@@ -223,8 +246,8 @@ OpenMPBackend::code_for(const std::vector<NodePtr>& outputs,
         return sched::partition(outputs, placeholders);
     }();
     bool lowered = false;
-    std::shared_ptr<const OpenMPProgramCode> code = build_code(
-        ir, placeholders, leaves, options, PlanCache::instance().key(text), lowered);
+    std::shared_ptr<const OpenMPProgramCode> code =
+        build_code(ir, placeholders, leaves, options, PlanCache::instance().key(text), lowered);
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.programs_compiled;
     stats_.programs_lowered += lowered;

@@ -12,22 +12,26 @@ PlanCache& PlanCache::instance() {
 }
 
 PlanCache::PlanCache(std::optional<std::filesystem::path> directory)
-    : enabled_(directory.has_value() && !dump::enabled()), cache_(std::move(directory), ".plan") {}
+    : persistent_(directory.has_value()), cache_(std::move(directory), ".plan") {}
+
+bool PlanCache::enabled() const {
+    return persistent_ && !dump::enabled() && !dump::time_passes_enabled();
+}
 
 std::string PlanCache::key(const std::string& structure) const {
-    if (!enabled_) return {};
+    if (!enabled()) return {};
     // JitCompiler::cache_key adds the host CPU, the LLVM and hedra versions.
     return JitCompiler::instance().cache_key(
         std::string("plan|") + codegen_stamp() + "|" + structure, {});
 }
 
 std::optional<std::string> PlanCache::load(const std::string& key) {
-    if (!enabled_) return std::nullopt;
+    if (key.empty() || !enabled()) return std::nullopt;
     return cache_.load(key);
 }
 
 void PlanCache::store(const std::string& key, const std::string& source) {
-    if (enabled_) cache_.store(key, source);
+    if (!key.empty() && enabled()) cache_.store(key, source);
 }
 
 } // namespace hedra::backend

@@ -7,8 +7,8 @@
 // plan), the lowering options, the host and LLVM version, and the graph's structural key
 // (graph_key.hpp: exact, up to the values of the leaves, which are bound at run time).
 // Entries are written atomically and checksummed (KernelCache); a corrupt one is a miss and is
-// lowered again. The cache is off when HEDRA_DUMP is set (dumps need the passes to run) and
-// when the kernel cache has no directory.
+// lowered again. The cache is off while HEDRA_DUMP or HEDRA_TIME_PASSES is set (they observe
+// the passes, which must then run) and when the kernel cache has no directory.
 #pragma once
 
 #include <optional>
@@ -28,8 +28,9 @@ public:
 
     explicit PlanCache(std::optional<std::filesystem::path> directory);
 
-    // Whether lookups and stores happen at all (a directory, and no HEDRA_DUMP).
-    bool enabled() const { return enabled_; }
+    // Whether lookups and stores happen at all: a directory, and neither HEDRA_DUMP nor
+    // HEDRA_TIME_PASSES set now.
+    bool enabled() const;
 
     // The entry key of a program: `structure` is the lowering options and the graph key.
     std::string key(const std::string& structure) const;
@@ -41,7 +42,7 @@ public:
     CacheStats stats() const { return cache_.stats(); }
 
 private:
-    bool enabled_;
+    bool persistent_;
     KernelCache cache_;
 };
 

@@ -152,10 +152,10 @@ TEST_CASE("cache process: child") {
     backend::CacheStats objects = backend::JitCompiler::instance().cache_stats();
     backend::CacheStats plans = backend::PlanCache::instance().stats();
     std::ofstream out(report);
-    out << "ok " << ok << "\nprograms_compiled " << stats.programs_compiled
-        << "\nprograms_lowered " << stats.programs_lowered << "\nclang_runs " << objects.misses
-        << "\nobject_hits " << objects.hits << "\nobject_corrupt " << objects.corrupt
-        << "\nplan_hits " << plans.hits << "\nplan_corrupt " << plans.corrupt << "\n";
+    out << "ok " << ok << "\nprograms_compiled " << stats.programs_compiled << "\nprograms_lowered "
+        << stats.programs_lowered << "\nclang_runs " << objects.misses << "\nobject_hits "
+        << objects.hits << "\nobject_corrupt " << objects.corrupt << "\nplan_hits " << plans.hits
+        << "\nplan_corrupt " << plans.corrupt << "\n";
 }
 
 TEST_CASE("cache process: a second process running the same program compiles nothing") {

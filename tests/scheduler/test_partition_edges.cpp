@@ -107,13 +107,18 @@ TEST_CASE("the inlined expression of a statement is capped") {
     check_against_reference({y});
 }
 
-TEST_CASE(
-    "a cheap map shared by two kernels is stored; an expensive one shared in one kernel too") {
+TEST_CASE("a cheap map shared by two kernels is recomputed in each, unless a sum multiplies it "
+          "(a contraction's operand); an expensive one shared in one kernel is stored") {
     Array x = array(std::vector<float>{1, 2, 3, 4}, Shape::of({2, 2}));
     Array cheap = x + 1.0f;
     Partitioned p = check_against_reference({sum(cheap, {0}), sum(cheap, {1})});
-    CHECK(p.ir.kernels.size() == 3);
-    CHECK(count_buffers(p.ir, BufferRole::Temporary) == 1);
+    CHECK(p.ir.kernels.size() == 2);
+    CHECK(count_buffers(p.ir, BufferRole::Temporary) == 0);
+
+    Array w = array(std::vector<float>{1, -1, 2, 0.5f}, Shape::of({2, 2}));
+    Partitioned c = check_against_reference({matmul(cheap, w), sum(cheap, {1})});
+    CHECK(c.ir.kernels.size() == 3);
+    CHECK(count_buffers(c.ir, BufferRole::Temporary) == 1);
 
     Array dear = exp(x);
     Partitioned q = check_against_reference({sum(dear * transpose(dear), {1})}, {}, {}, 1e-6);

@@ -3,7 +3,8 @@
 // message and (with --shrink) a shrunk C++ reproducer. With --grad it runs gradient fuzzing.
 //
 //   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--max-ops 16]
-//              [--batch 8] [--rejections] [--print SEED] [--save-graphs DIR]
+//              [--batch 8] [--max-elements 3000] [--rejections] [--print SEED]
+//              [--save-graphs DIR]
 // --save-graphs writes each program as a graph file (a corpus for hedra-graph-fuzzer).
 // Programs run in batches of --batch (one compile per configuration for the whole batch); a
 // failing program is run again alone, shrunk and printed.
@@ -33,6 +34,7 @@ struct Args {
     bool shrink = false, grad = false, linear = false, rejections = false;
     int max_ops = 16;
     int batch = 8;
+    long long max_elements = 3000;
     long long print = -1;
     std::string save_graphs; // directory: save each program as a graph file, run nothing
 };
@@ -56,6 +58,8 @@ Args parse(int argc, char** argv) {
             a.max_ops = std::atoi(next());
         else if (s == "--batch")
             a.batch = std::max(1, std::atoi(next()));
+        else if (s == "--max-elements")
+            a.max_elements = std::atoll(next());
         else if (s == "--print")
             a.print = std::atoll(next());
         else if (s == "--save-graphs")
@@ -71,7 +75,8 @@ Args parse(int argc, char** argv) {
         else {
             std::fprintf(stderr,
                          "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] "
-                         "[--linear] [--max-ops K] [--batch B] [--rejections] [--print SEED] "
+                         "[--linear] [--max-ops K] [--batch B] [--max-elements E] [--rejections] "
+                         "[--print SEED] "
                          "[--save-graphs DIR]\n");
             std::exit(2);
         }
@@ -117,6 +122,7 @@ int main(int argc, char** argv) {
     if (args.grad || args.linear) return run_gradients(args);
     GeneratorOptions gen;
     gen.max_ops = args.max_ops;
+    gen.max_elements = args.max_elements;
     if (args.print >= 0) {
         Generated g = generate(static_cast<std::uint64_t>(args.print), gen);
         std::printf("%s", to_cpp(g.program, "seed " + std::to_string(args.print)).c_str());
