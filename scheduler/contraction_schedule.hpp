@@ -14,8 +14,10 @@
 // are packed into a contiguous panel, so V need not be stride-1 anywhere), A the row loop
 // (operands that depend on it are broadcast), K the reduction counters in DSL order (the
 // outermost ones tiled so a packed panel of K x V fits the cache), P one other output counter
-// kept outside as the parallel loop. (V, A) is the pair that wastes the fewest lanes and rows
-// and touches the result least per product.
+// kept outside as the parallel loop unless the panels would be refilled for each of its
+// iterations (a weight gradient's panel of the output gradient); without P the rows are split
+// in two for parallelism. (V, A) is the pair that wastes the fewest lanes and rows and touches
+// the result least per product.
 #pragma once
 
 #include <cstdint>

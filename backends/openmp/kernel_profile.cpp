@@ -51,13 +51,12 @@ std::string sizes_string(const std::vector<std::int64_t>& sizes) {
 }
 
 std::string describe(const poly::ProgramIR& program, const poly::Kernel& kernel) {
-    std::string s;
+    std::vector<std::pair<std::string, int>> parts; // repeated statements (fuse pieces) once
     for (const poly::Statement& st : kernel.statements) {
         bool init = st.kind == poly::StatementKind::Assign && st.reads.empty() &&
                     kernel.statements.size() > 1;
         if (init) continue; // reduction inits and fills say little
-        if (!s.empty()) s += "; ";
-        s += program.buffers.at(st.write_buffer).name;
+        std::string s = program.buffers.at(st.write_buffer).name;
         s += st.kind == poly::StatementKind::Update
                  ? std::string(" ") + reduce_op_name(st.reduce_op) + " "
                  : " = ";
@@ -66,7 +65,14 @@ std::string describe(const poly::ProgramIR& program, const poly::Kernel& kernel)
         for (const poly::Read& r : st.reads)
             if (r.buffer >= 0) reads += " " + program.buffers.at(r.buffer).name;
         if (!reads.empty()) s += " <-" + reads;
+        if (!parts.empty() && parts.back().first == s)
+            ++parts.back().second;
+        else
+            parts.emplace_back(s, 1);
     }
+    std::string s;
+    for (const auto& [text, count] : parts)
+        s += (s.empty() ? "" : "; ") + (count > 1 ? std::to_string(count) + "x " : "") + text;
     return s.empty() ? "fill" : s;
 }
 

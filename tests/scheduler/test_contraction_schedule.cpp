@@ -1,0 +1,95 @@
+// contraction_schedule: which counters become the vector (V) and row (A) loops, the tiles, and
+// the printed register tile for layouts where V is not the result's stride-1 axis.
+#include <doctest/doctest.h>
+
+#include "backends/openmp/lower.hpp"
+#include "hedra.hpp"
+#include "nn/layers.hpp"
+#include "scheduler/contraction_schedule.hpp"
+#include "scheduler/partition.hpp"
+
+using namespace hedra;
+
+namespace {
+
+// The kernel of `out` (a contraction) and its update statement.
+struct Contraction {
+    poly::ProgramIR ir;
+    int kernel = -1, statement = -1;
+};
+
+Contraction contraction_of(const Array& out) {
+    Contraction c;
+    c.ir = sched::partition({out.node()}, {});
+    for (std::size_t k = 0; k < c.ir.kernels.size(); ++k)
+        for (std::size_t s = 0; s < c.ir.kernels[k].statements.size(); ++s)
+            if (c.ir.kernels[k].statements[s].kind == poly::StatementKind::Update) {
+                c.kernel = static_cast<int>(k);
+                c.statement = static_cast<int>(s);
+            }
+    REQUIRE(c.kernel >= 0);
+    return c;
+}
+
+// Host data (a leaf buffer, not a constant the partitioner would fold).
+Array zeros_of(std::vector<std::int64_t> sizes) {
+    Shape shape = Shape::of(sizes);
+    return array(std::vector<float>(static_cast<std::size_t>(shape.size()), 0.5f), shape);
+}
+
+} // namespace
+
+TEST_CASE("contraction plan: matmul A·B vectorizes along B's columns, rows of A broadcast") {
+    Contraction c = contraction_of(matmul(zeros_of({64, 96}), zeros_of({96, 80})));
+    auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
+    REQUIRE(plan);
+    CHECK(plan->v == 1); // j
+    CHECK(plan->a == 0); // i
+    CHECK(plan->reduction == std::vector<int>{2});
+}
+
+TEST_CASE("contraction plan: a convolution vectorizes along output channels (result stride "
+          "196), its reduction loops in order, the batch loop outside for parallelism") {
+    Array x = zeros_of({8, 16, 18, 18});
+    Array w = zeros_of({32, 16, 5, 5});
+    Contraction c = contraction_of(nn::conv2d(x, w, Array(), 1, 0));
+    const poly::Statement& st = c.ir.kernels[c.kernel].statements[c.statement];
+    REQUIRE(st.extents == std::vector<std::int64_t>{8, 32, 14, 14, 16, 5, 5});
+    auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
+    REQUIRE(plan);
+    CHECK(plan->v == 1);
+    CHECK(plan->reduction == std::vector<int>{4, 5, 6});
+    CHECK(plan->parallel >= 0);
+    CHECK(plan->parallel != plan->a);
+    // 16·5·5 = 400 reduction points fit one panel: nothing tiled there.
+    for (int k : plan->reduction)
+        CHECK(plan->tile[k] == st.extents[k]);
+}
+
+TEST_CASE("contraction plan: a long reduction is tiled so a packed panel fits the cache") {
+    Contraction c = contraction_of(matmul(zeros_of({256, 4096}), zeros_of({4096, 512})));
+    const poly::Statement& st = c.ir.kernels[c.kernel].statements[c.statement];
+    auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
+    REQUIRE(plan);
+    CHECK(plan->tile[2] < st.extents[2]);
+    CHECK(plan->tile[plan->v] % 16 == 0);
+    CHECK(plan->tile[2] * plan->tile[plan->v] * 4 <= 128 * 1024);
+}
+
+TEST_CASE("contraction plan: not for other reductions, tiny ones, or reads of the result") {
+    Contraction m = contraction_of(max(zeros_of({64, 64, 8}), {2}));
+    CHECK(!sched::plan_contraction(m.ir, m.ir.kernels[m.kernel], m.statement));
+    Contraction tiny = contraction_of(matmul(zeros_of({4, 4}), zeros_of({4, 4})));
+    CHECK(!sched::plan_contraction(tiny.ir, tiny.ir.kernels[tiny.kernel], tiny.statement));
+}
+
+TEST_CASE("contraction: the printed register tile gathers a strided result and packs a "
+          "strided operand over several reduction loops") {
+    Array x = zeros_of({8, 16, 18, 18});
+    Array w = zeros_of({32, 16, 5, 5});
+    poly::ProgramIR ir = sched::partition({nn::conv2d(x, w, Array(), 1, 0).node()}, {});
+    std::string code = backend::lower(ir).source;
+    CHECK(code.find("register tile") != std::string::npos);
+    CHECK(code.find("(hd_vf){") != std::string::npos);   // C gathered along V
+    CHECK(code.find("hd_pk0[hd_pi * 32L") != std::string::npos); // the weight panel
+}
