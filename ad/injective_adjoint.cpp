@@ -33,8 +33,9 @@ std::vector<Term> row_terms(const Access& acc, const std::vector<std::int64_t>& 
 // Whether Σ c_t k_t (0 <= k_t < n_t) takes distinct values: sorted by |c|, each |c| exceeds
 // the span of the smaller terms.
 bool distinct_sums(std::vector<Term> terms, const std::vector<std::int64_t>& n) {
-    std::sort(terms.begin(), terms.end(),
-              [](const Term& x, const Term& y) { return std::llabs(x.coeff) < std::llabs(y.coeff); });
+    std::sort(terms.begin(), terms.end(), [](const Term& x, const Term& y) {
+        return std::llabs(x.coeff) < std::llabs(y.coeff);
+    });
     std::int64_t span = 0;
     for (const Term& t : terms) {
         if (std::llabs(t.coeff) <= span) return false;
@@ -105,11 +106,10 @@ Array injective_scatter(const NodePtr& ybar, const Access& acc, const Shape& xsh
             matrix[static_cast<std::size_t>(o.axis * m + r)] = o.coeff > 0 ? 1 : -1;
             offset[o.axis] = o.coeff > 0 ? 0 : size - 1;
             if (o.coeff < 0) first += o.coeff * (size - 1);
-            ranges.emplace_back(x.index(first), size > 1 ? x.step * std::llabs(o.coeff) : 1,
-                                size);
+            ranges.emplace_back(x.index(first), size > 1 ? x.step * std::llabs(o.coeff) : 1, size);
         }
-        parts.emplace_back(detail::make_view(ybar, Shape(ranges), AffineMap(m, R, matrix, offset),
-                                             loc));
+        parts.emplace_back(
+            detail::make_view(ybar, Shape(ranges), AffineMap(m, R, matrix, offset), loc));
     }
     if (covers) return fuse(parts, loc);
     parts.insert(parts.begin(), zeros(xshape, ybar->dtype, loc));

@@ -51,6 +51,26 @@ bool loop_is_parallel(isl_ast_build* build, const IslPtr<isl_union_map>& deps) {
     return parallel;
 }
 
+// Pairs of instances of one reduction update that accumulate into the same element. The
+// dataflow dependences only chain each accumulation to the previous one in program order, so a
+// schedule that reorders the reduction counters (contraction_schedule.hpp orders them for the
+// locality of the operands) could let a loop over them pass the test while two of its
+// iterations add into one element; with these pairs such a loop never does.
+IslPtr<isl_union_map> accumulation_conflicts(const poly::Scop& scop) {
+    isl_union_map* out = isl_union_map_empty(isl_union_map_get_space(scop.writes.get()));
+    for (std::size_t s = 0; s < scop.kernel->statements.size(); ++s) {
+        if (scop.kernel->statements[s].kind != poly::StatementKind::Update) continue;
+        isl_union_set* dom = isl_union_set_from_set(scop.statement_domains[s].copy());
+        isl_union_map* w =
+            isl_union_map_intersect_domain(scop.writes.copy(), isl_union_set_copy(dom));
+        isl_union_map* back = isl_union_map_reverse(isl_union_map_copy(w));
+        isl_union_map* same = isl_union_map_apply_range(w, back);
+        same = isl_union_map_subtract(same, isl_union_set_identity(dom));
+        out = isl_union_map_union(out, same);
+    }
+    return take(out);
+}
+
 isl_id* before_for(isl_ast_build* build, void* user) {
     auto* bc = static_cast<BuildContext*>(user);
     bc->parallel.push_back(loop_is_parallel(build, bc->deps));
@@ -237,7 +257,10 @@ AstNode build_loop_ast(const poly::Scop& scop, const poly::Dependences& deps,
     isl_ctx* ctx = isl_schedule_get_ctx(schedule.get());
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
-    BuildContext bc{&scop, deps.all(), {}};
+    BuildContext bc{
+        &scop,
+        take(isl_union_map_union(deps.all().release(), accumulation_conflicts(scop).release())),
+        {}};
     isl_ast_build* build = isl_ast_build_alloc(ctx);
     build = isl_ast_build_set_before_each_for(build, before_for, &bc);
     isl_ast_node* tree = isl_ast_build_node_from_schedule(build, schedule.copy());

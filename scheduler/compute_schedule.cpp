@@ -71,9 +71,12 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
     if (n_rest > 0 && options.direct) {
         std::vector<int> rest_statements;
         for (int i = 0; i < static_cast<int>(statements.size()); ++i)
-            if (std::find(inits.begin(), inits.end(), i) == inits.end()) rest_statements.push_back(i);
-        main = direct_schedule(scop, deps, rest_statements);
+            if (std::find(inits.begin(), inits.end(), i) == inits.end())
+                rest_statements.push_back(i);
+        int absorbed = -1;
+        main = direct_schedule(scop, deps, rest_statements, inits, absorbed);
         if (main) out.constraints = constraints_of(deps, rest); // for dumps: what isl was spared
+        if (main && absorbed >= 0) inits.erase(std::find(inits.begin(), inits.end(), absorbed));
     }
     if (n_rest > 0 && !main) {
         main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);

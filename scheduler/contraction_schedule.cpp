@@ -1,37 +1,29 @@
-// The contraction cost model and its schedule tree (see contraction_schedule.hpp).
+// The contraction cost model (see contraction_schedule.hpp); the schedule tree it leads to is
+// built in contraction_tree.cpp.
 #include "scheduler/contraction_schedule.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
-#include <string>
-
-#include <isl/id.h>
-#include <isl/schedule.h>
-#include <isl/schedule_node.h>
-#include <isl/aff.h>
-#include <isl/set.h>
-#include <isl/union_set.h>
-
-#include "core/error.hpp"
-#include "scheduler/loop_ast.hpp"
 
 namespace hedra::sched {
 namespace {
 
-constexpr std::int64_t kVectorBytes = 32;       // one AVX2 register
-constexpr std::int64_t kMaxReduction = 512;     // K points per tile (Kc)
-constexpr std::int64_t kMinReduction = 256;     // ... with packed panels, at least
+constexpr std::int64_t kVectorBytes = 32;          // one AVX2 register
+constexpr std::int64_t kMaxReduction = 512;        // K points per tile (Kc)
+constexpr std::int64_t kMinReduction = 256;        // ... with packed panels, at least
 constexpr std::int64_t kMaxPackedReduction = 2048; // ... and at most
-constexpr std::int64_t kPackBytes = 128 * 1024; // packed K x V panels, all together
-constexpr std::int64_t kUnpackedWidth = 256;    // V tile when nothing is packed
-constexpr std::int64_t kMinInstances = 4096;    // smaller contractions keep isl's schedule
+constexpr std::int64_t kPackBytes = 128 * 1024;    // packed K x V panels, all together
+constexpr std::int64_t kUnpackedWidth = 256;       // V tile when nothing is packed
+constexpr std::int64_t kMaxRows = 384;             // A tile (rows) when there are many
+constexpr std::int64_t kMinInstances = 4096;       // smaller contractions keep isl's schedule
 constexpr int kRegisters = 16;
-constexpr double kContiguousFill = 2.0; // cost of filling a panel element, in products
-constexpr double kStridedFill = 8.0;    // ... from a source strided along V
+constexpr double kContiguousFill = 2.0;  // cost of filling a panel element, in products
+constexpr double kStridedFill = 8.0;     // ... from a source strided along V
 constexpr double kGatheredResult = 1.05; // V not the result's stride-1 axis (measured: a
-                                          // 256x1024x1024 A·B^T ran 2.3x slower that way)
-constexpr double kStridedRows = 1.1; // cost factor: broadcast rows on different cache lines
-constexpr double kMaxRefill = 0.02; // panel refills per product, for a parallel loop outside
+                                         // 256x1024x1024 A·B^T ran 2.3x slower that way)
+constexpr double kStridedRows = 1.1;     // cost factor: broadcast rows on different cache lines
+constexpr double kMaxRefill = 0.02;      // panel refills per product, for a parallel loop outside
 
 using poly::Buffer;
 using poly::Statement;
@@ -110,14 +102,14 @@ double panel_fills(const Statement& st, const poly::Read& r, int a, int v, std::
             read = read || r.access.coeff(row, d) != 0;
         if (written && !read) reuse *= static_cast<double>(st.extents[d]);
     }
-    double lanes = static_cast<double>(round_up(st.extents[v], width)) /
-                   static_cast<double>(st.extents[v]);
+    double lanes =
+        static_cast<double>(round_up(st.extents[v], width)) / static_cast<double>(st.extents[v]);
     return lanes / reuse;
 }
 
 // The cost of (A, V) per useful product, or nothing when the register tile cannot use it.
-std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statement& st, int a,
-                                  int v, std::int64_t width, std::int64_t k_total) {
+std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statement& st, int a, int v,
+                                  std::int64_t width, std::int64_t k_total) {
     const Buffer& out = program.buffers[st.write_buffer];
     std::int64_t ea = st.extents[a], ev = st.extents[v];
     std::int64_t ca = element_stride(out, st.write_access, a);
@@ -160,41 +152,18 @@ std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statemen
             left -= r;
         }
     double best_rows = row_cost / static_cast<double>(ea);
-    double lanes = static_cast<double>(round_up(ev, width)) / static_cast<double>(ev);
+    // Columns run in blocks of two vectors, then one vector; the rest run the scalar loops
+    // (about 8 times the cost per column).
+    std::int64_t rest = ev % width, half = width / 2;
+    double columns =
+        static_cast<double>(ev - rest) +
+        (rest >= half ? static_cast<double>(half) + 8.0 * static_cast<double>(rest - half)
+                      : 8.0 * static_cast<double>(rest));
+    double lanes = columns / static_cast<double>(ev);
     double c_traffic = (cv == 1 ? 1.0 : 8.0) / static_cast<double>(k_total);
     c.cost = lanes * best_rows * (1.0 + c_traffic + fill) * (row_vectors > 0 ? 1.3 : 1.0) *
              locality * (cv == 1 ? 1.0 : kGatheredResult);
     return c;
-}
-
-std::string counters(int rank) {
-    std::string s;
-    for (int d = 0; d < rank; ++d)
-        s += (d ? ", i" : "i") + std::to_string(d);
-    return s;
-}
-
-// "[{ S[i..] -> [(e0)] }, { S[i..] -> [(e1)] }]"
-isl_multi_union_pw_aff* band_of(isl_ctx* ctx, const Statement& st,
-                                const std::vector<std::string>& members) {
-    std::string s = "[";
-    for (std::size_t m = 0; m < members.size(); ++m)
-        s += (m ? ", { " : "{ ") + st.name + "[" + counters(static_cast<int>(st.extents.size())) +
-             "] -> [(" + members[m] + ")] }";
-    s += "]";
-    isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_read_from_str(ctx, s.c_str());
-    HEDRA_INTERNAL_CHECK(band, "contraction_schedule: isl cannot parse " + s);
-    return band;
-}
-
-isl_schedule_node* insert_band(isl_schedule_node* node, isl_multi_union_pw_aff* band,
-                               const std::vector<bool>& coincident) {
-    node = isl_schedule_node_insert_partial_schedule(node, band);
-    node = isl_schedule_node_band_set_permutable(node, 1);
-    for (std::size_t m = 0; m < coincident.size(); ++m)
-        node = isl_schedule_node_band_member_set_coincident(node, static_cast<int>(m),
-                                                            coincident[m]);
-    return node;
 }
 
 // The panel elements filled per statement instance when counter `d` runs outside the mark
@@ -217,6 +186,29 @@ double refill_share(const poly::ProgramIR& program, const Statement& st,
         refills += elements * static_cast<double>(st.extents[d]);
     }
     return refills / instances;
+}
+
+// The reduction counters ordered so the broadcast operands (read per row, not along V) walk
+// memory in their smallest steps innermost: a convolution's input gradient sums over
+// (kh, kw, co), whose co step jumps a whole image plane, so co goes outermost (the window of
+// one block then stays in L1: 68 -> 80 GFLOP/s). Ties keep the program order. Any order is a
+// reassociation of the sum (ast_build.hpp keeps such loops sequential).
+std::vector<int> locality_order(const poly::ProgramIR& program, const Statement& st,
+                                std::vector<int> reduction, int a, int v) {
+    auto step = [&](int k) {
+        std::int64_t smallest = INT64_MAX;
+        for (const poly::Read& r : st.reads) {
+            const Buffer& b = program.buffers[r.buffer];
+            if (element_stride(b, r.access, v) != 0 || element_stride(b, r.access, a) == 0)
+                continue;
+            std::int64_t s = std::llabs(element_stride(b, r.access, k));
+            if (s != 0) smallest = std::min(smallest, s);
+        }
+        return smallest;
+    };
+    std::stable_sort(reduction.begin(), reduction.end(),
+                     [&](int x, int y) { return step(x) > step(y); });
+    return reduction;
 }
 
 } // namespace
@@ -260,7 +252,7 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     plan.statement = statement;
     plan.a = best->a;
     plan.v = best->v;
-    plan.reduction = reduction;
+    plan.reduction = locality_order(program, st, reduction, best->a, best->v);
     plan.tile = st.extents;
     for (int d : outputs)
         if (d != plan.a && d != plan.v && st.extents[d] > 1) {
@@ -295,70 +287,23 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     if (best->packs > 0)
         vmax = std::max(width, kPackBytes / (dsize * kc * best->packs) / width * width);
     plan.tile[plan.v] = even_tile(ev, vmax, width);
+    // Many rows: blocks of rows whose broadcast operand (rows x K points) stays in L2 across
+    // the V tiles, the panels refilled per block (BLIS's mc loop).
+    std::int64_t ea_all = st.extents[plan.a];
+    if (ea_all > kMaxRows && best->packs > 0) plan.tile[plan.a] = even_tile(ea_all, kMaxRows, 6);
     // Something to run in parallel outside the mark (the printer register-tiles only inside a
-    // parallel loop's body): P, else V tiles, else halves of A, else halves of V.
+    // parallel loop's body, or in a kernel run on one thread): P, else V tiles, else halves of
+    // A, else halves of V.
     std::int64_t ea = st.extents[plan.a];
-    if (plan.parallel < 0 && plan.tile[plan.v] >= ev) {
-        if (ea >= 2)
-            plan.tile[plan.a] = ea < 12 ? (ea + 1) / 2 : round_up((ea + 1) / 2, 6);
-        else if (ev > width)
+    if (plan.parallel < 0 && plan.tile[plan.v] >= ev && plan.tile[plan.a] >= ea) {
+        // (Halves of fewer than 12 rows would shrink the register blocks more than a second
+        // thread gains: such a kernel runs on one thread.)
+        if (ea >= 12)
+            plan.tile[plan.a] = round_up((ea + 1) / 2, 6);
+        else if (ev >= 2 * width)
             plan.tile[plan.v] = round_up((ev + 1) / 2, width);
     }
     return plan;
-}
-
-poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop,
-                                                const ContractionPlan& plan) {
-    const Statement& st = scop.kernel->statements.at(plan.statement);
-    isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(plan.statement).get());
-    auto tiled = [&](int d) { return plan.tile[d] < st.extents[d]; };
-    auto name = [](int d) { return "i" + std::to_string(d); };
-    auto tile_of = [&](int d) {
-        if (plan.tile[d] == 1) return name(d);
-        return "floor((" + name(d) + ")/" + std::to_string(plan.tile[d]) + ")";
-    };
-    auto point_of = [&](int d) {
-        if (!tiled(d)) return name(d);
-        return "(" + name(d) + ") mod " + std::to_string(plan.tile[d]);
-    };
-    std::vector<std::string> outer, inner;
-    std::vector<bool> outer_coincident, inner_coincident;
-    for (int d : {plan.parallel, plan.a, plan.v})
-        if (d >= 0 && tiled(d)) {
-            outer.push_back(tile_of(d));
-            outer_coincident.push_back(true);
-        }
-    for (int k : plan.reduction)
-        if (tiled(k)) {
-            outer.push_back(tile_of(k));
-            outer_coincident.push_back(false);
-        }
-    for (int d : plan.others) {
-        inner.push_back(point_of(d));
-        inner_coincident.push_back(true);
-    }
-    inner.push_back(point_of(plan.a));
-    inner_coincident.push_back(true);
-    for (int k : plan.reduction)
-        if (plan.tile[k] > 1) {
-            inner.push_back(point_of(k));
-            inner_coincident.push_back(false);
-        }
-    inner.push_back(point_of(plan.v));
-    inner_coincident.push_back(true);
-
-    isl_union_set* domain =
-        isl_union_set_from_set(scop.statement_domains.at(plan.statement).copy());
-    isl_schedule* schedule = isl_schedule_from_domain(domain);
-    isl_schedule_node* node = isl_schedule_get_root(schedule);
-    isl_schedule_free(schedule);
-    node = isl_schedule_node_child(node, 0);
-    node = insert_band(node, band_of(ctx, st, inner), inner_coincident);
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kPermutableMark, nullptr));
-    if (!outer.empty()) node = insert_band(node, band_of(ctx, st, outer), outer_coincident);
-    schedule = isl_schedule_node_get_schedule(node);
-    isl_schedule_node_free(node);
-    return poly::take(schedule);
 }
 
 } // namespace hedra::sched

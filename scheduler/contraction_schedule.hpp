@@ -12,8 +12,9 @@
 // the form the register tile (backends/openmp/register_tile.hpp) turns into a micro-kernel:
 // V is the vector loop (an output counter; operands that run along it without depending on A
 // are packed into a contiguous panel, so V need not be stride-1 anywhere), A the row loop
-// (operands that depend on it are broadcast), K the reduction counters in DSL order (the
-// outermost ones tiled so a packed panel of K x V fits the cache), P one other output counter
+// (operands that depend on it are broadcast), K the reduction counters with the ones along
+// which the broadcast operands move least innermost (the outermost ones tiled so a packed panel
+// of K x V fits the cache), P one other output counter
 // kept outside as the parallel loop unless the panels would be refilled for each of its
 // iterations (a weight gradient's panel of the output gradient); without P the rows are split
 // in two for parallelism. (V, A) is the pair that wastes the fewest lanes and rows and touches
@@ -30,12 +31,12 @@
 namespace hedra::sched {
 
 struct ContractionPlan {
-    int statement = -1;               // in the kernel
-    int a = -1, v = -1;               // row and vector counters
-    int parallel = -1;                // P: an output counter outside the mark, or -1
-    std::vector<int> others;          // other output counters, inside the mark, in order
-    std::vector<int> reduction;       // K counters, in DSL order
-    std::vector<std::int64_t> tile;   // per counter: tile size (== extent: untiled)
+    int statement = -1;             // in the kernel
+    int a = -1, v = -1;             // row and vector counters
+    int parallel = -1;              // P: an output counter outside the mark, or -1
+    std::vector<int> others;        // other output counters, inside the mark, in order
+    std::vector<int> reduction;     // K counters, outermost first
+    std::vector<std::int64_t> tile; // per counter: tile size (== extent: untiled)
 };
 
 // The plan for statement `statement` of `kernel`, or nothing when it is not a contraction the
@@ -43,8 +44,18 @@ struct ContractionPlan {
 std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
                                                 const poly::Kernel& kernel, int statement);
 
-// The schedule of the plan's statement alone (its domain only), as described above.
-poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop,
-                                                const ContractionPlan& plan);
+// Among `inits` (statements that assign the reduction's identity ahead of it), the one this
+// plan can absorb: it assigns 0 to exactly the elements the update accumulates into, and no
+// reduction counter is tiled (each result is complete inside one block); -1 if none.
+int absorbable_init(const poly::Scop& scop, const ContractionPlan& plan,
+                    const std::vector<int>& inits);
+
+// The schedule of the plan's statement (its domain only), as described above. With `init`
+// (from absorbable_init) the init joins the nest: inside the row loop A, the row's columns are
+// set to 0 and then accumulated, a sequence the register tile turns into accumulators that
+// start at 0 (no pass that zeroes the result ahead, no loads of it in the micro-kernel); any
+// other printing of that nest is still correct.
+poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const ContractionPlan& plan,
+                                                int init = -1);
 
 } // namespace hedra::sched

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include <isl/id.h>
 #include <isl/aff.h>
+#include <isl/id.h>
 #include <isl/schedule.h>
 #include <isl/schedule_node.h>
 #include <isl/set.h>
@@ -22,6 +22,8 @@ namespace {
 using poly::IslPtr;
 using poly::Statement;
 using poly::take;
+
+constexpr std::int64_t kSmallWindow = 16;
 
 std::int64_t element_stride(const poly::Buffer& buffer, const AffineMap& access, int counter) {
     std::int64_t stride = 0, row = 1;
@@ -79,7 +81,8 @@ IslPtr<isl_schedule> band_schedule(const poly::Scop& scop, const std::vector<int
     }
     text += "]";
     isl_union_set* domain = isl_union_set_empty(isl_space_params_alloc(ctx, 0));
-    isl_union_set_list* filters = isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
+    isl_union_set_list* filters =
+        isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
     for (int s : statements) {
         isl_union_set* one = isl_union_set_from_set(scop.statement_domains[s].copy());
         domain = isl_union_set_union(domain, isl_union_set_copy(one));
@@ -124,8 +127,14 @@ IslPtr<isl_schedule> reduction_schedule(const poly::Scop& scop, int s) {
     // The reduction counters keep their order (the dependences isl computed, and the
     // parallelism test after it, assume the accumulations happen in program order), so the
     // innermost counter is an output counter or the last reduction counter.
+    // A small window (pooling's 2x2) is better summed in full vectors along the output's
+    // row than one window at a time.
+    std::int64_t window = 1;
+    for (int d : reductions)
+        window *= st.extents[d];
     std::vector<int> candidates = outputs;
-    if (!reductions.empty()) candidates.push_back(reductions.back());
+    if (!reductions.empty() && (window > kSmallWindow || outputs.empty()))
+        candidates.push_back(reductions.back());
     int best = -1, best_score = 0;
     for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
         int d = *it;
@@ -155,36 +164,68 @@ IslPtr<isl_schedule> reduction_schedule(const poly::Scop& scop, int s) {
     return band_schedule(scop, {s}, order, coincident);
 }
 
+// A lone assignment whose instances are independent (a map, a copy): its counters in order
+// with the best innermost, untiled, so that contiguous loops print as one flat loop
+// (loop_coalesce.hpp) instead of tiles of 64 x 256 a memory-bound pass gains nothing from.
+IslPtr<isl_schedule> assignment_schedule(const poly::Scop& scop, const poly::Dependences& deps,
+                                         int s);
+
 bool independent(const poly::Scop& scop, const poly::Dependences& deps,
                  const std::vector<int>& statements) {
     isl_union_set* domain = isl_union_set_empty(isl_union_set_get_space(scop.domain.get()));
     for (int s : statements)
-        domain = isl_union_set_union(domain, isl_union_set_from_set(scop.statement_domains[s].copy()));
-    isl_union_map* d = isl_union_map_intersect_domain(deps.all().release(),
-                                                      isl_union_set_copy(domain));
+        domain =
+            isl_union_set_union(domain, isl_union_set_from_set(scop.statement_domains[s].copy()));
+    isl_union_map* d =
+        isl_union_map_intersect_domain(deps.all().release(), isl_union_set_copy(domain));
     d = isl_union_map_intersect_range(d, domain);
     bool none = isl_union_map_is_empty(d) == isl_bool_true;
     isl_union_map_free(d);
     return none;
 }
 
+IslPtr<isl_schedule> assignment_schedule(const poly::Scop& scop, const poly::Dependences& deps,
+                                         int s) {
+    const std::vector<std::int64_t>& extents = scop.kernel->statements[s].extents;
+    if (!independent(scop, deps, {s})) return {};
+    int rank = static_cast<int>(extents.size());
+    int best = -1, best_score = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        if (extents[d] <= 1) continue;
+        int score = innermost_score(scop, {s}, d);
+        if (best < 0 || score > best_score) {
+            best = d;
+            best_score = score;
+        }
+    }
+    if (best < 0) return {};
+    std::vector<int> order;
+    for (int d = 0; d < rank; ++d)
+        if (extents[d] > 1 && d != best) order.push_back(d);
+    order.push_back(best);
+    return band_schedule(scop, {s}, order, std::vector<bool>(order.size(), true));
+}
+
 } // namespace
 
 IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
-                                     const std::vector<int>& statements) {
+                                     const std::vector<int>& statements,
+                                     const std::vector<int>& inits, int& absorbed) {
+    absorbed = -1;
     if (statements.empty()) return {};
     const auto& all = scop.kernel->statements;
     if (statements.size() == 1) {
         int s = statements[0];
-        if (all[s].kind != poly::StatementKind::Update) return {};
-        if (auto plan = plan_contraction(*scop.program, *scop.kernel, s))
-            return contraction_schedule(scop, *plan);
+        if (all[s].kind != poly::StatementKind::Update) return assignment_schedule(scop, deps, s);
+        if (auto plan = plan_contraction(*scop.program, *scop.kernel, s)) {
+            absorbed = absorbable_init(scop, *plan, inits);
+            return contraction_schedule(scop, *plan, absorbed);
+        }
         return reduction_schedule(scop, s);
     }
     const std::vector<std::int64_t>& extents = all[statements[0]].extents;
     for (int s : statements)
-        if (all[s].kind != poly::StatementKind::Assign || all[s].extents != extents)
-            return {};
+        if (all[s].kind != poly::StatementKind::Assign || all[s].extents != extents) return {};
     if (!independent(scop, deps, statements)) return {};
     int rank = static_cast<int>(extents.size());
     int best = -1, best_score = 0;

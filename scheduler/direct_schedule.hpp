@@ -3,6 +3,9 @@
 // strides, and on these it skewed a 2x2 pooling reduction and ran the four pieces of a pooling
 // gradient as four passes over memory):
 // - a lone contraction: contraction_schedule.hpp;
+// - a lone assignment with independent instances: its counters in order, the contiguous one
+//   innermost, untiled (a memory-bound pass gains nothing from tiles, and contiguous loops
+//   then print as one flat loop);
 // - a lone reduction otherwise: one band of all counters, the output counters outside, the
 //   reduction counters inside them, and the counter along which the accesses are contiguous
 //   innermost (a sum over rows vectorizes over the row; a 2x2 window reduction runs its
@@ -27,8 +30,10 @@ namespace hedra::sched {
 inline constexpr const char* kDirectMark = "direct";
 
 // The schedule of `statements` (kernel statement indices, in program order), or null when
-// none of the cases above applies.
+// none of the cases above applies. `inits` are the reduction inits hoisted ahead of them; a
+// contraction may absorb its own (contraction_schedule.hpp), reported in `absorbed` (else -1).
 poly::IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
-                                           const std::vector<int>& statements);
+                                           const std::vector<int>& statements,
+                                           const std::vector<int>& inits, int& absorbed);
 
 } // namespace hedra::sched

@@ -38,8 +38,8 @@ void include_read(Box& box, const Statement& st, const AffineMap& access) {
 
 // Per counter of `st`: the shift and the new extent that keep its writes inside `box`, or
 // nothing when a write row is not a constant or one counter with coefficient 1.
-std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>>
-restriction(const Statement& st, const Box& box) {
+std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> restriction(const Statement& st,
+                                                                              const Box& box) {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     for (std::int64_t e : st.extents)
         out.emplace_back(0, e);

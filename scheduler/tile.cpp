@@ -27,14 +27,16 @@ std::int64_t member_size(const TileOptions& o, int member, bool innermost) {
     return innermost ? o.default_innermost_size : o.default_size;
 }
 
-// Whether the band's parent or only child is a mark: a band that an earlier pass finished.
+// Whether the band is below a mark or its only child is one: a band that an earlier pass
+// finished (contraction_schedule.hpp, direct_schedule.hpp).
 bool next_to_mark(isl_schedule_node* band) {
     bool marked = false;
-    if (isl_schedule_node_has_parent(band) == isl_bool_true) {
-        isl_schedule_node* parent = isl_schedule_node_parent(isl_schedule_node_copy(band));
-        marked = isl_schedule_node_get_type(parent) == isl_schedule_node_mark;
-        isl_schedule_node_free(parent);
+    isl_schedule_node* up = isl_schedule_node_copy(band);
+    while (!marked && isl_schedule_node_has_parent(up) == isl_bool_true) {
+        up = isl_schedule_node_parent(up);
+        marked = isl_schedule_node_get_type(up) == isl_schedule_node_mark;
     }
+    isl_schedule_node_free(up);
     if (!marked && isl_schedule_node_n_children(band) == 1) {
         isl_schedule_node* child = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
         marked = isl_schedule_node_get_type(child) == isl_schedule_node_mark;

@@ -25,6 +25,7 @@ struct PrintOptions {
     bool parallel = true;       // emit OpenMP parallel loops
     bool simd = true;           // emit omp simd on innermost parallel loops
     bool register_tiles = true; // contractions as register-tiled micro-kernels
+    bool coalesce = true;       // contiguous loop nests as one loop (loop_coalesce.hpp)
     // Kernels with fewer statement instances run sequentially: a parallel region costs
     // microseconds, more than such a kernel.
     std::int64_t min_parallel_work = 32768;

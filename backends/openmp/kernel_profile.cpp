@@ -141,8 +141,8 @@ std::string profile_table() {
                       "hedra: program %zu, %zu kernels, %lld runs, %.3f ms per run "
                       "(HEDRA_PROFILE, %s time)\n  %-6s %7s %10s %9s %6s %8s  %s\n",
                       p + 1, order.size(), runs, total / 1e6 / static_cast<double>(runs),
-                      profile_clock() == 2 ? "cpu" : "wall",
-                      "kernel", "calls", "total ms", "ms/call", "%", "GFLOP/s", "computes");
+                      profile_clock() == 2 ? "cpu" : "wall", "kernel", "calls", "total ms",
+                      "ms/call", "%", "GFLOP/s", "computes");
         s += line;
         for (std::size_t k : order) {
             long long ns = prog.counters[2 * k], calls = prog.counters[2 * k + 1];

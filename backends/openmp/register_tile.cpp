@@ -101,7 +101,27 @@ struct Nest {
     std::string ua, uv; // inclusive upper bounds
     std::int64_t trip_v = 0;
     std::int64_t c_stride = 1; // of V in the written element (else gathered and scattered)
+    // The result's init inside A, ahead of the K loops (contraction_schedule.hpp): a loop over
+    // V's columns setting them to 0. The accumulators then start at 0 instead of loading C.
+    const AstNode* init_loop = nullptr;
+    std::size_t init_after = 0; // the index in the loops above V of the loop holding it
 };
+
+// `loop` is `for (V) { init(...) }` over the columns of the update's V loop `v`, with init an
+// assignment of 0 to the update's buffer.
+bool is_init_row(const RegisterTileContext& cx, const AstNode& loop, const AstNode& v,
+                 const poly::Statement& update) {
+    if (loop.kind != AstNode::Kind::For || loop.body.size() != 1 ||
+        loop.body[0].kind != AstNode::Kind::Call || loop.cond.kind != AstExpr::Kind::Op ||
+        v.cond.kind != AstExpr::Kind::Op || loop.cond.args.size() != 2 || v.cond.args.size() != 2)
+        return false;
+    const poly::Statement& init = cx.kernel.statements.at(loop.body[0].statement);
+    return init.kind == poly::StatementKind::Assign && init.write_buffer == update.write_buffer &&
+           init.value->op == ScalarOp::Const && init.value->fvalue == 0.0 &&
+           c_index_expr(loop.init) == c_index_expr(v.init) &&
+           c_index_expr(loop.cond.args[1]) == c_index_expr(v.cond.args[1]) &&
+           loop.cond.op == v.cond.op && sched::to_string(loop.inc) == sched::to_string(v.inc);
+}
 
 // Elements of a packed panel: one row per iteration of the K loops, each round_up(trip_v, width).
 std::optional<std::int64_t> pack_elements(const Nest& n, std::int64_t width) {
@@ -117,14 +137,28 @@ std::optional<std::int64_t> pack_elements(const Nest& n, std::int64_t width) {
 std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
     std::vector<const AstNode*> loops;
     const std::vector<AstNode>* body = &mark.body;
-    while (body->size() == 1 && (*body)[0].kind == AstNode::Kind::For) {
-        loops.push_back(&(*body)[0]);
-        body = &(*body)[0].body;
+    const AstNode* init_loop = nullptr;
+    std::size_t init_after = 0;
+    while (true) {
+        if (body->size() == 1 && (*body)[0].kind == AstNode::Kind::For) {
+            loops.push_back(&(*body)[0]);
+            body = &(*body)[0].body;
+        } else if (body->size() == 2 && !init_loop && !loops.empty() &&
+                   (*body)[1].kind == AstNode::Kind::For) {
+            init_loop = &(*body)[0]; // checked below, once V is known
+            init_after = loops.size() - 1;
+            loops.push_back(&(*body)[1]);
+            body = &(*body)[1].body;
+        } else {
+            break;
+        }
     }
     if (body->size() != 1 || (*body)[0].kind != AstNode::Kind::Call || loops.size() < 3)
         return std::nullopt;
     Nest n;
     n.call = &(*body)[0];
+    n.init_loop = init_loop;
+    n.init_after = init_after;
     const poly::Statement& st = cx.kernel.statements.at(n.call->statement);
     const poly::Buffer& out = cx.program.buffers.at(st.write_buffer);
     if (st.kind != poly::StatementKind::Update || st.reduce_op != ReduceOp::Sum ||
@@ -142,6 +176,8 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
         n.ks.insert(n.ks.begin(), loops[--i]);
     if (n.ks.empty() || i == 0) return std::nullopt;
     n.a = loops[i - 1];
+    if (n.init_loop && (n.init_after != i - 1 || !is_init_row(cx, *n.init_loop, *n.v, st)))
+        return std::nullopt;
     auto ca = write_coef(n.a);
     auto trip = max_trip(*n.v);
     auto trip_a = max_trip(*n.a);
@@ -200,8 +236,8 @@ public:
     // of R (in blocks of 4, 2, 1), run in the original loop order.
     void print(int indent, std::string& out) {
         std::string p = pad_of(indent);
-        out += p + "{ // register tile: " + std::to_string(rows_) + " x " +
-               std::to_string(width_) + "\n";
+        out += p + "{ // register tile: " + std::to_string(rows_) + " x " + std::to_string(width_) +
+               "\n";
         if (!prologue_done_) print_prologue(indent + 1, {}, out);
         out += p + "    long hd_r = " + c_index_expr(n_.a->init) + ";\n";
         std::vector<int> row_counts{rows_};
@@ -210,8 +246,8 @@ public:
         for (int rows : row_counts) {
             std::string last = "hd_r + " + std::to_string(rows - 1);
             if (rows == rows_)
-                out += p + "    for (; " + last + " <= " + n_.ua + "; hd_r += " +
-                       std::to_string(rows) + ") {\n";
+                out += p + "    for (; " + last + " <= " + n_.ua +
+                       "; hd_r += " + std::to_string(rows) + ") {\n";
             else
                 out += p + "    if (" + last + " <= " + n_.ua + ") {\n";
             out += p + "        long hd_c = hd_lv;\n";
@@ -237,8 +273,8 @@ public:
         std::size_t level = n_.outer.size();
         while (packs_ > 0 && level > 0) {
             const std::string& it = n_.outer[level - 1]->iterator;
-            bool used = mentions(n_.a->init, it) || mentions(n_.v->init, it) ||
-                        mentions(n_.v->cond, it);
+            bool used =
+                mentions(n_.a->init, it) || mentions(n_.v->init, it) || mentions(n_.v->cond, it);
             for (const AstNode* k : n_.ks)
                 used = used || mentions(k->init, it) || mentions(k->cond, it);
             for (std::size_t r = 0; r < reads_.size(); ++r)
@@ -287,7 +323,8 @@ private:
             per_row += r.vector && r.per_row;
         }
         rows_ = std::clamp((kRegisters - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1, kMaxRows);
-        if (auto trip_a = max_trip(*n_.a)) rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
+        if (auto trip_a = max_trip(*n_.a))
+            rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
     }
 
     // `const long <iterator> = <value>;` for A, the K loops and V, then the counters.
@@ -315,9 +352,10 @@ private:
             std::string name = pack_name(reads_[r].pack);
             out += p + scalar_ + " " + name + "[" + std::to_string(pack_rows_ * pack_width_) +
                    "] __attribute__((aligned(64)));\n";
-            const std::string store = name + "[hd_pi * " + std::to_string(pack_width_) +
-                                      "L + (hd_j - hd_lv)] = " +
-                                      c_element(cx_.program.buffers[rd.buffer], rd.access) + ";\n";
+            const std::string store =
+                name + "[hd_pi * " + std::to_string(pack_width_) +
+                "L + (hd_j - hd_lv)] = " + c_element(cx_.program.buffers[rd.buffer], rd.access) +
+                ";\n";
             // V innermost, unless the source's rows along V are a page or more apart (a
             // transposed matmul operand): then the K loops run innermost, where the source is
             // usually contiguous, and each V column fills its panel column (measured: 8.1 ->
@@ -331,12 +369,13 @@ private:
                 out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
             int depth = 1;
             if (!v_inner)
-                out += pad_of(indent + depth++) + "for (long hd_j = hd_lv; hd_j <= hd_uv; ++hd_j) {\n";
+                out +=
+                    pad_of(indent + depth++) + "for (long hd_j = hd_lv; hd_j <= hd_uv; ++hd_j) {\n";
             out += pad_of(indent + depth) + "long hd_pi = 0;\n";
             for (const AstNode* k : n_.ks)
                 out += pad_of(indent + depth++) + "for (long " + k->iterator + " = " +
-                       c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" +
-                       k->iterator + ") {\n";
+                       c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" + k->iterator +
+                       ") {\n";
             std::string q = pad_of(indent + depth);
             if (v_inner) {
                 out += q + "for (long hd_j = hd_lv; hd_j <= hd_uv; ++hd_j) {\n";
@@ -387,11 +426,12 @@ private:
         std::string p = pad_of(indent), q = p + "    ";
         std::string c = c_element(out_buf_, st_.write_access);
         for (int r = 0; r < rows; ++r) {
-            out += p + vtype_ + " " + acc(r, 0) + (halves > 1 ? ", " + acc(r, 1) : "") + ";\n" +
-                   p + "{\n";
+            out += p + vtype_ + " " + acc(r, 0) + (halves > 1 ? ", " + acc(r, 1) : "") + ";\n" + p +
+                   "{\n";
             out += bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
             for (int h = 0; h < halves; ++h)
-                out += q + acc(r, h) + " = " + load_c(c, h) + ";\n";
+                out += q + acc(r, h) + " = " +
+                       (n_.init_loop ? "(" + vtype_ + "){}" : load_c(c, h)) + ";\n";
             out += p + "}\n";
         }
         if (packs_ > 0) out += p + "long hd_pi = 0;\n";
@@ -459,6 +499,13 @@ private:
         std::string p = pad_of(indent);
         out += p + "for (long " + n_.a->iterator + " = hd_r; " + n_.a->iterator + " < hd_r + " +
                std::to_string(rows) + "; ++" + n_.a->iterator + ") {\n";
+        if (n_.init_loop) { // the columns' init, then their accumulation
+            const AstNode& l = *n_.init_loop;
+            out += pad_of(indent + 1) + "for (long " + l.iterator + " = hd_c; " + l.iterator +
+                   " <= hd_uv; ++" + l.iterator + ") {\n";
+            cx_.print_statement(l.body[0], indent + 2, out);
+            out += pad_of(indent + 1) + "}\n";
+        }
         int depth = 1;
         for (const AstNode* k : n_.ks) {
             out += pad_of(indent + depth) + "for (long " + k->iterator + " = " +
@@ -498,8 +545,8 @@ bool print_register_tile(const RegisterTileContext& context, const AstNode& mark
     for (std::size_t i = 0; i < nest->outer.size(); ++i) {
         if (i == level) {
             out += pad_of(indent + depth++) + "{\n";
-            printer.print_prologue(indent + depth, {nest->outer.begin() + static_cast<long>(i),
-                                                    nest->outer.end()},
+            printer.print_prologue(indent + depth,
+                                   {nest->outer.begin() + static_cast<long>(i), nest->outer.end()},
                                    out);
         }
         const AstNode* l = nest->outer[i];

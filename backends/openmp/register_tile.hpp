@@ -9,6 +9,12 @@
 // aliasing at power-of-two row lengths). Rows past the last block of R run in blocks of 4, 2
 // and 1. Each element still accumulates its terms in the original K order; the columns past
 // the last vector run the original loops.
+// V need not be C's stride-1 axis (a convolution vectorizes over output channels): C's block
+// is then gathered and scattered lane by lane, and reads strided along V are always packed,
+// over all the K loops (one panel row per K iteration, filled K-innermost when the source rows
+// are pages apart). Panels that read no loop above A are filled once above those loops. When
+// A's body is `for V { C = 0 }` followed by the K loops (contraction_schedule.hpp puts the
+// reduction's init there), the accumulators start at 0 instead of loading C.
 #pragma once
 
 #include <functional>

@@ -36,12 +36,25 @@ TEST_CASE("differential: matmul in every transposition, with partial register bl
     }
 }
 
+TEST_CASE("differential: f64 contractions (4-lane vectors) through gathered results") {
+    auto f64 = [](const Shape& shape, unsigned seed) {
+        std::vector<float> v = test::random_values(static_cast<std::size_t>(shape.size()), seed);
+        return array(std::vector<double>(v.begin(), v.end()), shape);
+    };
+    Array a = f64(Shape::of({45, 70}), 35);
+    Array bt = f64(Shape::of({33, 70}), 36);
+    Array x = f64(Shape::of({2, 3, 10, 10}), 37);
+    Array w = f64(Shape::of({9, 3, 3, 3}), 38);
+    check_differential({matmul(a, transpose2(bt)), nn::conv2d(x, w, Array(), 1, 1)},
+                       Compare::Tolerance, {1e-10, 1e-10});
+}
+
 TEST_CASE("differential: convolutions and their gradients (padding, stride, channels)") {
     struct Case {
         std::int64_t n, c, h, co, k, stride, pad;
     };
-    for (Case cs : {Case{3, 5, 11, 7, 3, 1, 1}, Case{2, 3, 12, 18, 5, 1, 2},
-                    Case{2, 4, 9, 6, 3, 2, 0}}) {
+    for (Case cs :
+         {Case{3, 5, 11, 7, 3, 1, 1}, Case{2, 3, 12, 18, 5, 1, 2}, Case{2, 4, 9, 6, 3, 2, 0}}) {
         CAPTURE(cs.co);
         Array x = test::random_array(Shape::of({cs.n, cs.c, cs.h, cs.h}), 41);
         Array w = test::random_array(Shape::of({cs.co, cs.c, cs.k, cs.k}), 42);

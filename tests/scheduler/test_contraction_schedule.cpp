@@ -58,7 +58,7 @@ TEST_CASE("contraction plan: a convolution vectorizes along output channels (res
     auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
     REQUIRE(plan);
     CHECK(plan->v == 1);
-    CHECK(plan->reduction == std::vector<int>{4, 5, 6});
+    CHECK(plan->reduction == std::vector<int>{4, 5, 6}); // (c, kh, kw): kw steps least
     CHECK(plan->parallel >= 0);
     CHECK(plan->parallel != plan->a);
     // 16·5·5 = 400 reduction points fit one panel: nothing tiled there.
@@ -90,6 +90,6 @@ TEST_CASE("contraction: the printed register tile gathers a strided result and p
     poly::ProgramIR ir = sched::partition({nn::conv2d(x, w, Array(), 1, 0).node()}, {});
     std::string code = backend::lower(ir).source;
     CHECK(code.find("register tile") != std::string::npos);
-    CHECK(code.find("(hd_vf){") != std::string::npos);   // C gathered along V
+    CHECK(code.find("(hd_vf){") != std::string::npos);           // C gathered along V
     CHECK(code.find("hd_pk0[hd_pi * 32L") != std::string::npos); // the weight panel
 }

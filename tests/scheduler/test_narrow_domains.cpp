@@ -7,8 +7,7 @@ using test::small_values;
 
 namespace {
 
-const poly::Statement* writer_of(const poly::ProgramIR& ir, int buffer,
-                                 poly::StatementKind kind) {
+const poly::Statement* writer_of(const poly::ProgramIR& ir, int buffer, poly::StatementKind kind) {
     for (const poly::Kernel& k : ir.kernels)
         for (const poly::Statement& st : k.statements)
             if (st.write_buffer == buffer && st.kind == kind) return &st;
@@ -71,7 +70,7 @@ TEST_CASE("narrow_domains: pieces of a fuse outside the read box are dropped") {
     int statements_writing_stack = 0;
     for (const poly::Kernel& k : p.ir.kernels)
         for (const poly::Statement& st : k.statements)
-            statements_writing_stack += p.ir.buffers[st.write_buffer].role ==
-                                        poly::BufferRole::Temporary;
+            statements_writing_stack +=
+                p.ir.buffers[st.write_buffer].role == poly::BufferRole::Temporary;
     CHECK(statements_writing_stack <= 1);
 }

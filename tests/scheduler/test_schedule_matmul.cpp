@@ -1,6 +1,7 @@
 // Structural tests of the schedule of matmul and of a transpose (scheduler/compute_schedule,
-// tile, ast_build): the init is its own nest, the parallel loop is the outer (tile) loop over
-// i, the stride-1 loop is innermost, and the reduction loop is never marked parallel.
+// tile, ast_build): the init never runs inside the reduction loop, the parallel loop is the
+// outer (tile) loop over i, the stride-1 loop is innermost, and the reduction loop is never
+// marked parallel.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -57,15 +58,25 @@ std::set<int> statements_in(const AstNode& n) {
 
 } // namespace
 
-TEST_CASE("schedule: matmul init is its own nest; the outer tile loop over i is parallel") {
+bool has_if(const AstNode& n) {
+    if (n.kind == AstNode::Kind::If) return true;
+    for (const AstNode& c : n.body)
+        if (has_if(c)) return true;
+    return false;
+}
+
+TEST_CASE("schedule: matmul's init runs in its own loop over j inside the row loop, never in a "
+          "k loop (no k == 0 guards); the outer loop over i is parallel") {
     for (auto [m, n, k] : {std::array<std::int64_t, 3>{200, 96, 80}, {7, 33, 5}, {1000, 8, 3}}) {
         CAPTURE(m);
         AstNode root = schedule_kernel(test::matmul_ir(m, n, k));
         INFO(sched::to_string(root));
-        REQUIRE(root.body.size() == 2);
-        CHECK(statements_in(root.body[0]) == std::set<int>{0});
-        CHECK(statements_in(root.body[1]) == std::set<int>{1});
-        const AstNode* outer = &root.body[1];
+        CHECK(!has_if(root));
+        // A contraction's nest takes its init in; a small kernel keeps it as a nest ahead.
+        REQUIRE((root.body.size() == 1 || root.body.size() == 2));
+        if (root.body.size() == 2) CHECK(statements_in(root.body[0]) == std::set<int>{0});
+        if (m == 200) CHECK(root.body.size() == 1);
+        const AstNode* outer = &root.body.back();
         while (outer->kind == AstNode::Kind::Mark)
             outer = &outer->body.at(0);
         const AstNode& nest = *outer;
@@ -78,16 +89,36 @@ TEST_CASE("schedule: matmul init is its own nest; the outer tile loop over i is 
             // The outermost loop drives i (counter 0) only.
             CHECK(mentions(c.counters[0], around.front()->iterator));
             CHECK(!mentions(c.counters[1], around.front()->iterator));
-            CHECK(!mentions(c.counters[2], around.front()->iterator));
             // The innermost loop drives j (counter 1), the stride-1 one.
             CHECK(mentions(c.counters[1], around.back()->iterator));
             CHECK(around.back()->parallel);
+            if (c.statement == 0) {
+                CHECK(around.size() <= 3); // i tile, i, j: no k loop around the init
+                return;
+            }
+            CHECK(!mentions(c.counters[2], around.front()->iterator));
             // Every loop driving k is sequential.
             for (const AstNode* l : around)
                 if (mentions(c.counters[2], l->iterator)) CHECK(!l->parallel);
         });
         CHECK(seen > 0);
     }
+}
+
+TEST_CASE("schedule: without direct schedules (explicit tiles), matmul's init is hoisted into "
+          "its own nest ahead of the reduction") {
+    poly::IslContext ctx;
+    poly::ProgramIR p = test::matmul_ir(200, 96, 80);
+    poly::Scop scop = poly::build_scop(ctx, p, p.kernels[0]);
+    poly::Dependences deps = poly::compute_dependences(scop);
+    sched::ScheduleOptions isl_only;
+    isl_only.direct = false;
+    sched::KernelSchedule ks = sched::compute_schedule(ctx, scop, deps, isl_only);
+    AstNode root = sched::build_loop_ast(scop, deps, sched::tile_schedule(scop, ks.schedule));
+    INFO(sched::to_string(root));
+    REQUIRE(root.body.size() == 2);
+    CHECK(statements_in(root.body[0]) == std::set<int>{0});
+    CHECK(statements_in(root.body[1]) == std::set<int>{1});
 }
 
 TEST_CASE("schedule: transpose keeps the write stride-1 innermost; both loops parallel") {

@@ -124,8 +124,15 @@ std::vector<FuzzProgram> expression_edits(const FuzzProgram& p) {
             if (!uses_input(op.expr, static_cast<int>(k)) && op.operands.size() > 1) {
                 FuzzProgram q = p;
                 Op& m = q.ops[i];
+                int slot = m.operands[k].slot;
                 m.operands.erase(m.operands.begin() + static_cast<std::ptrdiff_t>(k));
                 renumber_inputs_above(m.expr, static_cast<int>(k));
+                if (slot >= 0 && std::none_of(m.operands.begin(), m.operands.end(),
+                                              [&](const MapOperand& o) { return o.slot == slot; })) {
+                    m.inputs.erase(m.inputs.begin() + slot); // the op no longer reads it
+                    for (MapOperand& o : m.operands)
+                        if (o.slot > slot) --o.slot;
+                }
                 out.push_back(q);
             }
         int nodes = op.expr.size();
