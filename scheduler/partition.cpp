@@ -3,6 +3,7 @@
 // kernel per materialized node by inlining its definition. See partition.hpp for the rules.
 #include "scheduler/partition.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_set>
@@ -127,6 +128,7 @@ public:
     ProgramIR run(const std::vector<NodePtr>& placeholders) {
         decide();
         cap_expressions();
+        distribute_fuses();
         make_buffers(placeholders);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)
             if (mat_[i]) make_kernel(static_cast<int>(i));
@@ -219,6 +221,73 @@ private:
         }
     }
 
+    // A fuse read only inside one materialized map's kernel, element for element, is not
+    // stored: that kernel computes the map once per piece (one statement per piece, in the
+    // fuse's order, so the later piece still wins). A pooling adjoint routed through a ReLU's
+    // gradient then costs one pass over memory instead of two.
+    void distribute_fuses() {
+        std::size_t n = g_.nodes.size();
+        distributed_.assign(n, -1);
+        // The materialized node whose kernel each node is inlined into (-1: several or none).
+        std::vector<int> root(n, -1);
+        for (std::size_t j = n; j-- > 0;) {
+            if (mat_[j]) {
+                root[j] = static_cast<int>(j);
+                continue;
+            }
+            int r = -2;
+            for (int u : g_.nodes[j].consumers) {
+                int ru = root[u];
+                r = r == -2 || r == ru ? ru : -1;
+            }
+            root[j] = r == -2 ? -1 : r;
+        }
+        for (std::size_t f = 0; f < n; ++f) {
+            const CanonicalNode& fc = g_.nodes[f];
+            if (kind(static_cast<int>(f)) != NodeKind::Fuse || !mat_[f] || fc.leaf || fc.output ||
+                fc.consumers.empty())
+                continue;
+            int m = root[fc.consumers[0]];
+            if (m < 0 || !inlinable_map(m) || distributed_[m] >= 0) continue;
+            bool inside = true;
+            for (int u : fc.consumers)
+                inside = inside && (u == m || (inlinable_map(u) && root[u] == m));
+            if (!inside || cn(m).node->shape.sizes() != fc.node->shape.sizes()) continue;
+            int uses = 0;
+            AffineMap id = AffineMap::identity(cn(m).node->shape.rank());
+            if (!reads_at(m, id, static_cast<int>(f), uses) ||
+                uses != static_cast<int>(fc.consumers.size()))
+                continue;
+            // Pieces are inlined where the fuse was read: keep the statements capped.
+            std::int64_t largest_piece = 1;
+            for (const NodePtr& piece : fc.node->inputs) {
+                int p =
+                    g_.find(g_.resolve(piece, AffineMap::identity(piece->shape.rank())).node.get());
+                if (p >= 0) largest_piece = std::max(largest_piece, operand_size(p));
+            }
+            if (size_[m] + largest_piece * uses > options_.max_expression_nodes) continue;
+            mat_[f] = false;
+            distributed_[m] = static_cast<int>(f);
+        }
+    }
+
+    // Whether every read of fuse `f` in the inlined tree of node `i` (read at `access`, counters
+    // of the kernel's root -> counters of i) is at the root's own counters; counts the reads.
+    bool reads_at(int i, const AffineMap& access, int f, int& uses) const {
+        const Node& node = *cn(i).node;
+        for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+            int o = cn(i).operands[k];
+            CanonicalGraph::Use use = g_.resolve(node.inputs[k], access);
+            if (o == f) {
+                ++uses;
+                if (!(use.access == AffineMap::identity(access.in_rank()))) return false;
+            } else if (inlinable_map(o) && !mat_[o] && !reads_at(o, use.access, f, uses)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     int add_buffer(const NodePtr& node, BufferRole role) {
         int b = static_cast<int>(ir_.buffers.size());
         ir_.buffers.push_back({"b" + std::to_string(b), node->dtype, sizes_of(*node), role, node});
@@ -263,6 +332,13 @@ private:
         int i = g_.find(use.node.get());
         HEDRA_INTERNAL_CHECK(i >= 0, "partition: a use outside the canonical graph");
         NodeKind k = kind(i);
+        if (i == piece_of_.fuse) {
+            // In a distributed map's statement for one piece: the piece's value, whose counters
+            // are the statement's (reads_at checked the access).
+            HEDRA_INTERNAL_CHECK(use.access == piece_of_.to_fused, "partition: distributed read");
+            const NodePtr& piece = piece_of_.piece;
+            return inline_use(piece, AffineMap::identity(piece->shape.rank()), reads);
+        }
         if (leaf_buffer_[i] >= 0) return reads.read(leaf_buffer_[i], use.access, use.node->dtype);
         if (buffer_of_[i] >= 0 && k != NodeKind::Constant && k != NodeKind::Iota)
             return reads.read(buffer_of_[i], use.access, use.node->dtype);
@@ -342,6 +418,18 @@ private:
                                                  piece_access(piece->shape, n.shape), v,
                                                  std::move(reads)));
             }
+        } else if (distributed_[static_cast<std::size_t>(i)] >= 0) {
+            int f = distributed_[static_cast<std::size_t>(i)];
+            const Node& fn = *cn(f).node;
+            for (const NodePtr& piece : fn.inputs) {
+                ReadList reads;
+                AffineMap to_fused = piece_access(piece->shape, fn.shape);
+                piece_of_ = {f, piece, to_fused};
+                ScalarExpr v = expand(i, to_fused, reads);
+                piece_of_ = {};
+                k.statements.push_back(statement(StatementKind::Assign, sizes_of(*piece), w,
+                                                 to_fused, v, std::move(reads)));
+            }
         } else {
             ReadList reads;
             ScalarExpr v = n.kind == NodeKind::View ? inline_use(n.inputs.at(0), n.access, reads)
@@ -356,6 +444,12 @@ private:
     PartitionOptions options_;
     ProgramIR ir_;
     std::vector<bool> mat_;
+    std::vector<int> distributed_; // per map: the fuse computed piece by piece in its kernel
+    struct PieceRead {
+        int fuse = -1;
+        NodePtr piece;
+        AffineMap to_fused; // piece counters -> fuse counters
+    } piece_of_;            // while building a distributed map's statement for one piece
     std::vector<std::int64_t> size_;
     std::vector<int> leaf_buffer_; // per graph node: its Input buffer (leaves)
     std::vector<int> buffer_of_;   // per graph node: the buffer its kernel writes

@@ -11,7 +11,9 @@
 //   recomputed in each (a bias add and a ReLU cost no pass over memory of their own);
 // - reductions are materialized as an Assign of the identity over the result and an Update over
 //   the input's full counter box (so matmul is one kernel and its product is never stored);
-// - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins);
+// - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins), except
+//   a fuse read only by one materialized map at the map's own counters: that map's kernel then
+//   has one Assign per piece, the map applied to the piece (the fuse is never stored);
 // - every graph output is an Output buffer written by the program (a copy for a leaf);
 // - a statement's inlined expression is capped (max_expression_nodes): past the cap, the
 //   largest inlined operand is materialized.
