@@ -2,6 +2,7 @@
 #include "nn/mnist_dataset.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -85,6 +86,36 @@ MnistDataset load_mnist(const std::string& directory, DType label_dtype) {
                     sizes_string(a) + " but test images " + sizes_string(b) + "; " +
                     mnist_data_hint());
     return d;
+}
+
+PixelStatistics pixel_statistics(const MnistSplit& split) {
+    if (split.images.dtype() != DType::F32 || split.images.size() == 0)
+        throw Error("pixel_statistics: the images must be a non-empty f32 array, got " +
+                    std::string(dtype_name(split.images.dtype())) + " with " +
+                    std::to_string(split.images.size()) + " elements");
+    // Two passes in double: the mean first, then the spread around it (no cancellation).
+    auto values = split.images.values<float>();
+    double sum = 0.0;
+    for (float v : values)
+        sum += v;
+    const double mean = sum / static_cast<double>(values.size());
+    double squares = 0.0;
+    for (float v : values)
+        squares += (v - mean) * (v - mean);
+    return {mean, std::sqrt(squares / static_cast<double>(values.size()))};
+}
+
+void standardize(MnistSplit& split, const PixelStatistics& statistics) {
+    if (!(statistics.stddev > 0.0))
+        throw Error("standardize: the standard deviation is " + std::to_string(statistics.stddev) +
+                    "; images whose pixels are all equal cannot be standardized");
+    HostArray out(split.images.sizes(), DType::F32);
+    auto in = split.images.values<float>();
+    auto values = out.mutable_values<float>();
+    const double scale = 1.0 / statistics.stddev;
+    for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<float>((in[i] - statistics.mean) * scale);
+    split.images = std::move(out);
 }
 
 std::vector<std::int64_t> sequential_indices(std::int64_t n) {

@@ -42,6 +42,18 @@ MnistSplit load_mnist_split(const std::string& directory, bool train,
 MnistDataset load_mnist(const std::string& directory = kDefaultMnistDirectory,
                         DType label_dtype = DType::I32);
 
+// The mean and standard deviation of all pixels of a split's images.
+struct PixelStatistics {
+    double mean = 0.0;
+    double stddev = 1.0;
+};
+PixelStatistics pixel_statistics(const MnistSplit& split);
+
+// Every pixel x of the split's images becomes (x - mean) / stddev (zero mean, unit variance
+// under the statistics given: the training split's, for both splits). Throws hedra::Error if
+// stddev is not positive.
+void standardize(MnistSplit& split, const PixelStatistics& statistics);
+
 // 0, 1, ..., n-1 (the order for evaluation).
 std::vector<std::int64_t> sequential_indices(std::int64_t n);
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -158,4 +159,41 @@ TEST_CASE("the real fashion-mnist files, when installed") {
     auto [lo, hi] = std::minmax_element(pixels.begin(), pixels.end());
     CHECK(*lo == 0.0f);
     CHECK(*hi == 1.0f);
+}
+
+TEST_CASE("pixel statistics and standardization against hand-computed values") {
+    // Pixels 0, 0.25, 0.5, 1: mean 0.4375, variance (0.4375^2 + 0.1875^2 + 0.0625^2 +
+    // 0.5625^2) / 4 = 0.1367..., as numpy's x.mean() and x.std() give.
+    MnistSplit split{HostArray::from<float>({0.0f, 0.25f, 0.5f, 1.0f}, {1, 2, 2}),
+                     HostArray::from<std::int32_t>({3}, {1})};
+    PixelStatistics stats = pixel_statistics(split);
+    CHECK(stats.mean == doctest::Approx(0.4375).epsilon(1e-12));
+    CHECK(stats.stddev == doctest::Approx(std::sqrt(0.13671875)).epsilon(1e-12));
+    MnistSplit test{HostArray::from<float>({0.4375f, 1.0f}, {1, 1, 2}),
+                    HostArray::from<std::int32_t>({1}, {1})};
+    standardize(split, stats);
+    standardize(test, stats); // the training split's statistics, applied to another split
+    auto v = split.images.values<float>();
+    double mean = 0.0, squares = 0.0;
+    for (float x : v)
+        mean += x / 4.0;
+    for (float x : v)
+        squares += (x - mean) * (x - mean) / 4.0;
+    CHECK(std::abs(mean) < 1e-7);
+    CHECK(squares == doctest::Approx(1.0).epsilon(1e-6));
+    CHECK(split.images.sizes() == std::vector<std::int64_t>{1, 2, 2});
+    CHECK(test.images.values<float>()[0] == doctest::Approx(0.0).epsilon(1e-6));
+    CHECK(test.images.values<float>()[1] ==
+          doctest::Approx(0.5625 / std::sqrt(0.13671875)).epsilon(1e-6));
+}
+
+TEST_CASE("standardizing constant images is refused with the reason") {
+    MnistSplit split{HostArray::from<float>({0.5f, 0.5f}, {1, 1, 2}),
+                     HostArray::from<std::int32_t>({0}, {1})};
+    PixelStatistics stats = pixel_statistics(split);
+    CHECK(stats.stddev == 0.0);
+    CHECK(error_of([&] { standardize(split, stats); }).find("all equal") != std::string::npos);
+    MnistSplit wrong{HostArray::from<std::int32_t>({1, 2}, {1, 1, 2}),
+                     HostArray::from<std::int32_t>({0}, {1})};
+    CHECK(error_of([&] { pixel_statistics(wrong); }).find("f32") != std::string::npos);
 }
