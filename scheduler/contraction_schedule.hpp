@@ -55,7 +55,10 @@ int absorbable_init(const poly::Scop& scop, const ContractionPlan& plan,
 // set to 0 and then accumulated, a sequence the register tile turns into accumulators that
 // start at 0 (no pass that zeroes the result ahead, no loads of it in the micro-kernel); any
 // other printing of that nest is still correct.
+// With `epilogue` (an Assign reading the result at the same element, partition.hpp; only
+// together with `init`) the row's epilogue follows its accumulation inside the row loop, so the
+// register tile applies it to the accumulators before they are stored.
 poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const ContractionPlan& plan,
-                                                int init = -1);
+                                                int init = -1, int epilogue = -1);
 
 } // namespace hedra::sched

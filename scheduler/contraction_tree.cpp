@@ -4,6 +4,7 @@
 // cost model in contraction_schedule.cpp.
 #include "scheduler/contraction_schedule.hpp"
 
+#include <array>
 #include <string>
 
 #include <isl/aff.h>
@@ -108,12 +109,16 @@ int absorbable_init(const poly::Scop& scop, const ContractionPlan& plan,
 }
 
 poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const ContractionPlan& plan,
-                                                int init) {
+                                                int init, int epilogue) {
     const Statement& st = scop.kernel->statements.at(plan.statement);
     isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(plan.statement).get());
-    // Per update counter, the init's counter for the same result axis (with an init).
-    std::vector<int> to_init;
+    HEDRA_INTERNAL_CHECK(epilogue < 0 || init >= 0, "contraction_schedule: epilogue without init");
+    // Per update counter, the init's (and the epilogue's) counter for the same result axis.
+    std::vector<int> to_init, to_epi;
     if (init >= 0) to_init = counter_map(st, scop.kernel->statements.at(init));
+    if (epilogue >= 0) to_epi = counter_map(st, scop.kernel->statements.at(epilogue));
+    HEDRA_INTERNAL_CHECK(epilogue < 0 || !to_epi.empty(),
+                         "contraction_schedule: the epilogue does not write the result's box");
     auto tiled = [&](int d) { return plan.tile[d] < st.extents[d]; };
     auto name = [](int d) { return "i" + std::to_string(d); };
     auto tile_of = [&](int d, int c) {
@@ -124,54 +129,61 @@ poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const Co
         if (!tiled(d)) return name(c);
         return "(" + name(c) + ") mod " + std::to_string(plan.tile[d]);
     };
-    // Members as (update expression, init expression) pairs.
-    using Members = std::vector<std::pair<std::string, std::string>>;
+    // Members as (update, init, epilogue) expressions.
+    using Member = std::array<std::string, 3>;
+    using Members = std::vector<Member>;
     Members outer, inner, init_v, update_kv;
     std::vector<bool> outer_coincident, inner_coincident, kv_coincident;
-    auto both = [&](int d, bool point) {
-        int c = init >= 0 ? to_init[d] : d;
-        return point ? std::make_pair(point_of(d, d), point_of(d, c))
-                     : std::make_pair(tile_of(d, d), tile_of(d, c));
+    auto all3 = [&](int d, bool point) {
+        int ci = init >= 0 ? to_init[d] : d, ce = epilogue >= 0 ? to_epi[d] : d;
+        return point ? Member{point_of(d, d), point_of(d, ci), point_of(d, ce)}
+                     : Member{tile_of(d, d), tile_of(d, ci), tile_of(d, ce)};
     };
     for (int d : {plan.parallel, plan.a, plan.v})
         if (d >= 0 && tiled(d)) {
-            outer.push_back(both(d, false));
+            outer.push_back(all3(d, false));
             outer_coincident.push_back(true);
         }
     for (int k : plan.reduction)
         if (tiled(k)) {
-            outer.push_back({tile_of(k, k), ""});
+            outer.push_back({tile_of(k, k), "", ""});
             outer_coincident.push_back(false);
         }
     for (int d : plan.others) {
-        inner.push_back(both(d, true));
+        inner.push_back(all3(d, true));
         inner_coincident.push_back(true);
     }
-    inner.push_back(both(plan.a, true));
+    inner.push_back(all3(plan.a, true));
     inner_coincident.push_back(true);
     for (int k : plan.reduction)
         if (plan.tile[k] > 1) {
-            update_kv.push_back({point_of(k, k), ""});
+            update_kv.push_back({point_of(k, k), "", ""});
             kv_coincident.push_back(false);
         }
-    update_kv.push_back(both(plan.v, true));
+    update_kv.push_back(all3(plan.v, true));
     kv_coincident.push_back(true);
-    init_v.push_back(both(plan.v, true));
+    init_v.push_back(all3(plan.v, true));
 
     const Statement* init_st = init >= 0 ? &scop.kernel->statements.at(init) : nullptr;
-    auto band = [&](const Members& members, bool with_init) {
-        std::vector<std::string> up, in;
-        for (const auto& [u, i] : members) {
-            up.push_back(u);
-            in.push_back(i);
+    const Statement* epi_st = epilogue >= 0 ? &scop.kernel->statements.at(epilogue) : nullptr;
+    // One band over the update and, for members that are not reduction tiles, the others.
+    auto band = [&](const Members& members, bool with_others) {
+        std::vector<std::string> up, in, ep;
+        for (const Member& m : members) {
+            up.push_back(m[0]);
+            in.push_back(m[1]);
+            ep.push_back(m[2]);
         }
-        return with_init ? band_of(ctx, {{&st, up}, {init_st, in}}) : band_of(ctx, {{&st, up}});
+        if (!with_others) return band_of(ctx, {{&st, up}});
+        if (epi_st) return band_of(ctx, {{&st, up}, {init_st, in}, {epi_st, ep}});
+        return band_of(ctx, {{&st, up}, {init_st, in}});
     };
     isl_union_set* domain =
         isl_union_set_from_set(scop.statement_domains.at(plan.statement).copy());
-    if (init >= 0)
-        domain = isl_union_set_union(
-            domain, isl_union_set_from_set(scop.statement_domains.at(init).copy()));
+    for (int extra : {init, epilogue})
+        if (extra >= 0)
+            domain = isl_union_set_union(
+                domain, isl_union_set_from_set(scop.statement_domains.at(extra).copy()));
     isl_schedule* schedule = isl_schedule_from_domain(domain);
     isl_schedule_node* node = isl_schedule_get_root(schedule);
     isl_schedule_free(schedule);
@@ -183,20 +195,29 @@ poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const Co
         coincident.insert(coincident.end(), kv_coincident.begin(), kv_coincident.end());
         node = insert_band(node, band(all, false), coincident);
     } else {
-        // Inside the rows: the init's row of columns, then the reduction over it.
-        isl_union_set_list* filters = isl_union_set_list_alloc(ctx, 2);
+        // Inside the rows: the init's row of columns, the reduction over it, then the
+        // epilogue's row of columns.
+        isl_union_set_list* filters = isl_union_set_list_alloc(ctx, 3);
         filters = isl_union_set_list_add(
             filters, isl_union_set_from_set(scop.statement_domains.at(init).copy()));
         filters = isl_union_set_list_add(
             filters, isl_union_set_from_set(scop.statement_domains.at(plan.statement).copy()));
+        if (epi_st)
+            filters = isl_union_set_list_add(
+                filters, isl_union_set_from_set(scop.statement_domains.at(epilogue).copy()));
         node = isl_schedule_node_insert_sequence(node, filters);
         node = isl_schedule_node_child(isl_schedule_node_child(node, 0), 0);
-        node = insert_band(node, band_of(ctx, {{init_st, {init_v[0].second}}}), {true});
+        node = insert_band(node, band_of(ctx, {{init_st, {init_v[0][1]}}}), {true});
         node = isl_schedule_node_parent(isl_schedule_node_parent(node));
         node = isl_schedule_node_child(isl_schedule_node_child(node, 1), 0);
         node = insert_band(node, band(update_kv, false), kv_coincident);
-        node = isl_schedule_node_parent(isl_schedule_node_parent(node)); // the sequence
-        node = insert_band(node, band(inner, true), inner_coincident);
+        node = isl_schedule_node_parent(isl_schedule_node_parent(node));
+        if (epi_st) {
+            node = isl_schedule_node_child(isl_schedule_node_child(node, 2), 0);
+            node = insert_band(node, band_of(ctx, {{epi_st, {init_v[0][2]}}}), {true});
+            node = isl_schedule_node_parent(isl_schedule_node_parent(node));
+        }
+        node = insert_band(node, band(inner, true), inner_coincident); // above the sequence
     }
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kPermutableMark, nullptr));
     if (!outer.empty()) node = insert_band(node, band(outer, init >= 0), outer_coincident);

@@ -206,6 +206,16 @@ IslPtr<isl_schedule> assignment_schedule(const poly::Scop& scop, const poly::Dep
     return band_schedule(scop, {s}, order, std::vector<bool>(order.size(), true));
 }
 
+// An Assign that reads the update's result and writes another buffer: the epilogue the
+// partitioner appends to a sum's kernel.
+bool is_epilogue(const poly::Statement& e, const poly::Statement& update) {
+    if (e.kind != poly::StatementKind::Assign || e.write_buffer == update.write_buffer)
+        return false;
+    for (const poly::Read& r : e.reads)
+        if (r.buffer == update.write_buffer) return true;
+    return false;
+}
+
 } // namespace
 
 IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
@@ -222,6 +232,19 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
             return contraction_schedule(scop, *plan, absorbed);
         }
         return reduction_schedule(scop, s);
+    }
+    // A contraction and its epilogue (partition.hpp): the epilogue joins the contraction's nest
+    // when the init does (each result is complete inside one block), else it follows it.
+    if (statements.size() == 2 && all[statements[0]].kind == poly::StatementKind::Update &&
+        is_epilogue(all[statements[1]], all[statements[0]])) {
+        int s = statements[0], e = statements[1];
+        auto plan = plan_contraction(*scop.program, *scop.kernel, s);
+        if (!plan) return {};
+        absorbed = absorbable_init(scop, *plan, inits);
+        if (absorbed >= 0) return contraction_schedule(scop, *plan, absorbed, e);
+        IslPtr<isl_schedule> c = contraction_schedule(scop, *plan, -1);
+        return take(
+            isl_schedule_sequence(c.release(), poly::statement_program_order(scop, e).release()));
     }
     const std::vector<std::int64_t>& extents = all[statements[0]].extents;
     for (int s : statements)

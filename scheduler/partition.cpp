@@ -129,9 +129,10 @@ public:
         decide();
         cap_expressions();
         distribute_fuses();
+        find_epilogues();
         make_buffers(placeholders);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)
-            if (mat_[i]) make_kernel(static_cast<int>(i));
+            if (mat_[i] && folded_into_[i] < 0) make_kernel(static_cast<int>(i));
         for (int o : g_.outputs)
             ir_.outputs.push_back(buffer_of_[static_cast<std::size_t>(o)]);
         return std::move(ir_);
@@ -288,6 +289,47 @@ private:
         return true;
     }
 
+    // Maps that become the epilogue of a sum's kernel (partition.hpp): materialized, not
+    // distributed, reading the sum once at its own counters over the same counter box, and
+    // reading nothing else that is computed after the sum.
+    void find_epilogues() {
+        std::size_t n = g_.nodes.size();
+        epilogue_of_.assign(n, -1);
+        folded_into_.assign(n, -1);
+        if (!options_.epilogues) return;
+        for (std::size_t m = 0; m < n; ++m) {
+            if (!mat_[m] || !inlinable_map(static_cast<int>(m)) || distributed_[m] >= 0) continue;
+            const Node& mn = *cn(static_cast<int>(m)).node;
+            // The sum: the latest materialized operand in the map's inlined tree.
+            int r = -1;
+            bool ok = true;
+            latest_operand(static_cast<int>(m), r, ok);
+            if (!ok || r < 0 || kind(r) != NodeKind::Reduce || cn(r).leaf ||
+                cn(r).node->reduce_op != ReduceOp::Sum || !is_float(cn(r).node->dtype) ||
+                epilogue_of_[r] >= 0 || cn(r).node->shape.sizes() != mn.shape.sizes())
+                continue;
+            int uses = 0;
+            AffineMap id = AffineMap::identity(mn.shape.rank());
+            if (!reads_at(static_cast<int>(m), id, r, uses) || uses != 1) continue;
+            epilogue_of_[r] = static_cast<int>(m);
+            folded_into_[m] = r;
+        }
+    }
+
+    // The largest materialized (or leaf) operand index read by the inlined tree of `i`; `ok`
+    // turns false if two distinct operands share that index's kernel position (never) or the
+    // tree reads a fuse being distributed.
+    void latest_operand(int i, int& latest, bool& ok) const {
+        for (int o : cn(i).operands) {
+            if (inlinable_map(o) && !mat_[o]) {
+                latest_operand(o, latest, ok);
+            } else if (!cn(o).leaf && kind(o) != NodeKind::Constant && kind(o) != NodeKind::Iota) {
+                if (!mat_[o]) ok = false;
+                latest = std::max(latest, o);
+            }
+        }
+    }
+
     int add_buffer(const NodePtr& node, BufferRole role) {
         int b = static_cast<int>(ir_.buffers.size());
         ir_.buffers.push_back({"b" + std::to_string(b), node->dtype, sizes_of(*node), role, node});
@@ -409,6 +451,14 @@ private:
             if (n.reduce_op == ReduceOp::Custom) u.combiner = n.expr;
             u.reduction_dims = n.axes;
             k.statements.push_back(std::move(u));
+            if (int m = epilogue_of_[static_cast<std::size_t>(i)]; m >= 0) {
+                ReadList epi_reads;
+                const Node& mn = *cn(m).node;
+                ScalarExpr v = expand(m, AffineMap::identity(mn.shape.rank()), epi_reads);
+                k.statements.push_back(statement(
+                    StatementKind::Assign, sizes_of(mn), buffer_of_[static_cast<std::size_t>(m)],
+                    AffineMap::identity(mn.shape.rank()), v, std::move(epi_reads)));
+            }
         } else if (n.kind == NodeKind::Fuse) {
             for (const NodePtr& piece : n.inputs) {
                 ReadList reads;
@@ -445,6 +495,8 @@ private:
     ProgramIR ir_;
     std::vector<bool> mat_;
     std::vector<int> distributed_; // per map: the fuse computed piece by piece in its kernel
+    std::vector<int> epilogue_of_; // per sum: the map appended to its kernel, or -1
+    std::vector<int> folded_into_; // per map: the sum whose kernel computes it, or -1
     struct PieceRead {
         int fuse = -1;
         NodePtr piece;

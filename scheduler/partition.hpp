@@ -14,6 +14,10 @@
 // - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins), except
 //   a fuse read only by one materialized map at the map's own counters: that map's kernel then
 //   has one Assign per piece, the map applied to the piece (the fuse is never stored);
+// - a materialized map that reads a sum reduction's result at the sum's own counters, and
+//   otherwise only what exists before the sum's kernel runs, joins that kernel as a final
+//   Assign (an epilogue: w - lr * sum(...) is written where the sum completes; the register
+//   tile applies it to the accumulators, so a result read only there is never stored);
 // - every graph output is an Output buffer written by the program (a copy for a leaf);
 // - a statement's inlined expression is capped (max_expression_nodes): past the cap, the
 //   largest inlined operand is materialized.
@@ -31,6 +35,9 @@ namespace hedra::sched {
 struct PartitionOptions {
     int max_expression_nodes = 64;
     bool narrow = true; // compute only the read part of temporaries (narrow_domains.hpp)
+    // A map that reads a sum's result element for element (an SGD update of a weight gradient)
+    // joins the sum's kernel as a final Assign (its epilogue); see partition.hpp above.
+    bool epilogues = true;
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

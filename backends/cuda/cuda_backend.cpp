@@ -282,7 +282,10 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
             return it->second;
         }
     }
-    poly::ProgramIR ir = sched::partition(outputs, placeholders);
+    // No epilogues: the CUDA contraction template takes a kernel of an init and a sum only.
+    sched::PartitionOptions partition_options;
+    partition_options.epilogues = false;
+    poly::ProgramIR ir = sched::partition(outputs, placeholders, partition_options);
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;
     {

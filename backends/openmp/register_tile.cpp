@@ -105,6 +105,9 @@ struct Nest {
     // V's columns setting them to 0. The accumulators then start at 0 instead of loading C.
     const AstNode* init_loop = nullptr;
     std::size_t init_after = 0; // the index in the loops above V of the loop holding it
+    // The epilogue (partition.hpp) after the K loops inside A: a loop over V's columns
+    // assigning a map of the result to another buffer, applied to the accumulators.
+    const AstNode* epi_loop = nullptr;
 };
 
 // `loop` is `for (V) { init(...) }` over the columns of the update's V loop `v`, with init an
@@ -118,6 +121,27 @@ bool is_init_row(const RegisterTileContext& cx, const AstNode& loop, const AstNo
     const poly::Statement& init = cx.kernel.statements.at(loop.body[0].statement);
     return init.kind == poly::StatementKind::Assign && init.write_buffer == update.write_buffer &&
            init.value->op == ScalarOp::Const && init.value->fvalue == 0.0 &&
+           c_index_expr(loop.init) == c_index_expr(v.init) &&
+           c_index_expr(loop.cond.args[1]) == c_index_expr(v.cond.args[1]) &&
+           loop.cond.op == v.cond.op && sched::to_string(loop.inc) == sched::to_string(v.inc);
+}
+
+// `loop` is `for (V') { epilogue(...) }` over the columns of the update's V loop `v`: an Assign
+// to another buffer of the update's dtype that reads the update's result (partition.hpp).
+bool is_epilogue_row(const RegisterTileContext& cx, const AstNode& loop, const AstNode& v,
+                     const poly::Statement& update) {
+    if (loop.kind != AstNode::Kind::For || loop.body.size() != 1 ||
+        loop.body[0].kind != AstNode::Kind::Call || loop.cond.kind != AstExpr::Kind::Op ||
+        v.cond.kind != AstExpr::Kind::Op || loop.cond.args.size() != 2 || v.cond.args.size() != 2)
+        return false;
+    const poly::Statement& e = cx.kernel.statements.at(loop.body[0].statement);
+    bool reads_result = false;
+    for (const poly::Read& r : e.reads)
+        reads_result = reads_result || r.buffer == update.write_buffer;
+    return e.kind == poly::StatementKind::Assign && e.write_buffer != update.write_buffer &&
+           e.write_buffer >= 0 && reads_result &&
+           cx.program.buffers.at(e.write_buffer).dtype ==
+               cx.program.buffers.at(update.write_buffer).dtype &&
            c_index_expr(loop.init) == c_index_expr(v.init) &&
            c_index_expr(loop.cond.args[1]) == c_index_expr(v.cond.args[1]) &&
            loop.cond.op == v.cond.op && sched::to_string(loop.inc) == sched::to_string(v.inc);
@@ -138,14 +162,16 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
     std::vector<const AstNode*> loops;
     const std::vector<AstNode>* body = &mark.body;
     const AstNode* init_loop = nullptr;
+    const AstNode* epi_loop = nullptr;
     std::size_t init_after = 0;
     while (true) {
         if (body->size() == 1 && (*body)[0].kind == AstNode::Kind::For) {
             loops.push_back(&(*body)[0]);
             body = &(*body)[0].body;
-        } else if (body->size() == 2 && !init_loop && !loops.empty() &&
+        } else if ((body->size() == 2 || body->size() == 3) && !init_loop && !loops.empty() &&
                    (*body)[1].kind == AstNode::Kind::For) {
             init_loop = &(*body)[0]; // checked below, once V is known
+            if (body->size() == 3) epi_loop = &(*body)[2];
             init_after = loops.size() - 1;
             loops.push_back(&(*body)[1]);
             body = &(*body)[1].body;
@@ -178,6 +204,8 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
     n.a = loops[i - 1];
     if (n.init_loop && (n.init_after != i - 1 || !is_init_row(cx, *n.init_loop, *n.v, st)))
         return std::nullopt;
+    if (epi_loop && !is_epilogue_row(cx, *epi_loop, *n.v, st)) return std::nullopt;
+    n.epi_loop = epi_loop;
     auto ca = write_coef(n.a);
     auto trip = max_trip(*n.v);
     auto trip_a = max_trip(*n.a);
@@ -229,6 +257,7 @@ public:
         vtype_ = t == DType::F32 ? "hd_vf" : "hd_vd";
         scalar_ = c_value_type(t);
         plan_reads();
+        plan_epilogue();
     }
 
     // Blocks of R rows (R = rows_, as many as the registers allow, up to 6) run over the columns
@@ -327,6 +356,71 @@ private:
             rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
     }
 
+    // The epilogue's reads: the result (the accumulators), operands contiguous along V
+    // (vectors) or constant along it (broadcast); anything else, or an expression the vector
+    // types cannot print, runs the epilogue's own loop over the stored result instead.
+    void plan_epilogue() {
+        if (!n_.epi_loop) return;
+        epi_call_ = &n_.epi_loop->body[0];
+        epi_ = &cx_.kernel.statements.at(epi_call_->statement);
+        const std::string& it = n_.epi_loop->iterator;
+        auto cm = element_coefficient(cx_.program.buffers[epi_->write_buffer], epi_->write_access,
+                                      *epi_call_, it);
+        epi_stride_ = cm ? *cm : 0;
+        epi_vector_ = epi_stride_ != 0 && vector_expression(epi_->value, out_buf_.dtype);
+        for (const poly::Read& r : epi_->reads) {
+            epi_reads_vector_.push_back(false);
+            if (r.buffer < 0) { // an index expression: not printed as a vector here
+                epi_vector_ = false;
+                continue;
+            }
+            if (r.buffer == st_.write_buffer) continue;
+            auto c = element_coefficient(cx_.program.buffers[r.buffer], r.access, *epi_call_, it);
+            if (!c || (*c != 0 && *c != 1)) epi_vector_ = false;
+            epi_reads_vector_.back() = c && *c == 1;
+        }
+        // The result need not be stored when nothing but the epilogue reads it.
+        result_dead_ = epi_vector_ && out_buf_.role == poly::BufferRole::Temporary;
+        for (const poly::Kernel& k : cx_.program.kernels)
+            for (const poly::Statement& other : k.statements) {
+                if (&other == epi_ || &other == &st_) continue;
+                for (const poly::Read& r : other.reads)
+                    if (r.buffer == st_.write_buffer) result_dead_ = false;
+            }
+    }
+
+    // The epilogue of rows hd_r .. hd_r + rows - 1 at `halves` vectors of columns from hd_c.
+    void print_epilogue(int indent, int rows, int halves, std::string& out) {
+        std::string p = pad_of(indent), q = p + "    ";
+        const std::string& it = n_.epi_loop->iterator;
+        for (int r = 0; r < rows; ++r) {
+            // Rounded as the map's own kernel rounds it: one operation at a time.
+            out += p + "{\n" + q + "#pragma clang fp contract(off)\n" + q + "const long " +
+                   n_.a->iterator + " = hd_r + " + std::to_string(r) + "L;\n";
+            if (!epi_vector_) {
+                out += q + "for (long " + it + " = hd_c; " + it + " < hd_c + " +
+                       std::to_string(halves * lanes_) + "L; ++" + it + ") {\n";
+                cx_.print_statement(*epi_call_, indent + 2, out);
+                out += q + "}\n" + p + "}\n";
+                continue;
+            }
+            out += q + "const long " + it + " = hd_c;\n" + c_counter_lines(*epi_call_, q);
+            std::string m = c_element(cx_.program.buffers[epi_->write_buffer], epi_->write_access);
+            for (int h = 0; h < halves; ++h) {
+                std::vector<std::string> inputs;
+                for (std::size_t k = 0; k < epi_->reads.size(); ++k) {
+                    const poly::Read& rd = epi_->reads[k];
+                    std::string e = c_element(cx_.program.buffers[rd.buffer], rd.access);
+                    inputs.push_back(rd.buffer == st_.write_buffer ? acc(r, h)
+                                     : epi_reads_vector_[k]        ? vector_at(e, h)
+                                                                   : e);
+                }
+                out += store_strided(q, m, h, vector_value(epi_->value, inputs), epi_stride_);
+            }
+            out += p + "}\n";
+        }
+    }
+
     // `const long <iterator> = <value>;` for A, the K loops and V, then the counters.
     std::string bind(const std::string& p, const std::string& a, const std::string& v,
                      bool ks_at_start) const {
@@ -407,14 +501,18 @@ private:
     }
     std::string store_c(const std::string& pad, const std::string& element, int half,
                         const std::string& value) const {
-        if (n_.c_stride == 1)
+        return store_strided(pad, element, half, value, n_.c_stride);
+    }
+    std::string store_strided(const std::string& pad, const std::string& element, int half,
+                              const std::string& value, std::int64_t stride) const {
+        if (stride == 1)
             return pad + "*(" + vtype_ + "*)(&" + element + " + " + std::to_string(half * lanes_) +
                    ") = " + value + ";\n";
-        std::string s;
+        std::string s = pad + "{\n" + pad + "    const " + vtype_ + " hd_e = " + value + ";\n";
         for (int l = 0; l < lanes_; ++l)
-            s += pad + "(&" + element + ")[" + std::to_string((half * lanes_ + l) * n_.c_stride) +
-                 "L] = " + value + "[" + std::to_string(l) + "];\n";
-        return s;
+            s += pad + "    (&" + element + ")[" + std::to_string((half * lanes_ + l) * stride) +
+                 "L] = hd_e[" + std::to_string(l) + "];\n";
+        return s + pad + "}\n";
     }
 
     std::string vector_at(const std::string& element, int half) const {
@@ -446,12 +544,13 @@ private:
         if (packs_ > 0) out += pad_of(indent + depth) + "++hd_pi;\n";
         for (int d = depth - 1; d >= 0; --d)
             out += pad_of(indent + d) + "}\n";
-        for (int r = 0; r < rows; ++r) {
+        for (int r = 0; r < rows && !result_dead_; ++r) {
             out += p + "{\n" + bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
             for (int h = 0; h < halves; ++h)
                 out += store_c(q, c, h, acc(r, h));
             out += p + "}\n";
         }
+        if (epi_) print_epilogue(indent, rows, halves, out);
     }
 
     std::string read_value(std::size_t r, int half) const {
@@ -516,8 +615,16 @@ private:
         out += pad_of(indent + depth) + "for (long " + n_.v->iterator + " = hd_c; " +
                n_.v->iterator + " <= hd_uv; ++" + n_.v->iterator + ") {\n";
         cx_.print_statement(*n_.call, indent + depth + 1, out);
-        for (int d = depth; d >= 0; --d)
+        for (int d = depth; d >= 1; --d)
             out += pad_of(indent + d) + "}\n";
+        if (epi_) { // the columns' epilogue, once their sums are complete
+            const std::string& it = n_.epi_loop->iterator;
+            out += pad_of(indent + 1) + "for (long " + it + " = hd_c; " + it + " <= hd_uv; ++" +
+                   it + ") {\n";
+            cx_.print_statement(*epi_call_, indent + 2, out);
+            out += pad_of(indent + 1) + "}\n";
+        }
+        out += pad_of(indent) + "}\n";
     }
 
     const RegisterTileContext& cx_;
@@ -528,6 +635,12 @@ private:
     std::string vtype_, scalar_;
     std::vector<ReadPlan> reads_;
     int packs_ = 0, name_base_ = 0;
+    const poly::Statement* epi_ = nullptr; // the epilogue (Nest::epi_loop), if any
+    const AstNode* epi_call_ = nullptr;
+    std::int64_t epi_stride_ = 0;        // of V in the epilogue's written element
+    bool epi_vector_ = false;            // printed on the accumulators
+    std::vector<bool> epi_reads_vector_; // per epilogue read: a vector along V
+    bool result_dead_ = false;           // only the epilogue reads the result
     bool prologue_done_ = false;
     std::vector<const AstNode*> hoisted_;
     std::int64_t pack_width_ = 0, pack_rows_ = 0;

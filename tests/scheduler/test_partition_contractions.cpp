@@ -100,15 +100,26 @@ TEST_CASE("batched matmul is one kernel") {
     check_close(p.results[0], want);
 }
 
-TEST_CASE("matmul with a bias and an activation stays one kernel plus its epilogue") {
+TEST_CASE("matmul with a bias and an activation is one kernel: the sum, then its epilogue") {
     auto av = small_values(6, 5), bv = small_values(6, 6);
     Array a = array(av, Shape::of({2, 3}));
     Array b = array(bv, Shape::of({3, 2}));
     Array bias = array(std::vector<float>{0.5f, -20.0f}, Shape::of({2}));
     Array y = relu(matmul(a, b) + bias);
     Partitioned p = check_against_reference({y});
-    CHECK(p.ir.kernels.size() == 2); // the contraction, then the fused epilogue
+    REQUIRE(p.ir.kernels.size() == 1);
+    const auto& st = p.ir.kernels[0].statements;
+    REQUIRE(st.size() == 3); // init, sum, and the map of the sum as a final Assign
+    CHECK(st[1].kind == StatementKind::Update);
+    CHECK(st[2].kind == StatementKind::Assign);
+    CHECK(st[2].write_buffer != st[1].write_buffer);
     CHECK(count_buffers(p.ir, BufferRole::Temporary) == 1);
+    // Without epilogues (the cuda backend's choice) the map is a kernel of its own.
+    sched::PartitionOptions separate;
+    separate.epilogues = false;
+    Partitioned q = run_partitioned({y}, {}, {}, separate);
+    CHECK(q.ir.kernels.size() == 2);
+    check_close(q.results[0], p.results[0]);
 }
 
 TEST_CASE("a convolution as window view, map and reduce is one kernel") {
