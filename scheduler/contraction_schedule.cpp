@@ -9,14 +9,15 @@
 namespace hedra::sched {
 namespace {
 
-constexpr std::int64_t kVectorBytes = 32;          // one AVX2 register
-constexpr std::int64_t kMaxReduction = 512;        // K points per tile (Kc)
-constexpr std::int64_t kMinReduction = 256;        // ... with packed panels, at least
-constexpr std::int64_t kMaxPackedReduction = 2048; // ... and at most
-constexpr std::int64_t kPackBytes = 128 * 1024;    // packed K x V panels, all together
-constexpr std::int64_t kUnpackedWidth = 256;       // V tile when nothing is packed
-constexpr std::int64_t kMaxRows = 384;             // A tile (rows) when there are many
-constexpr std::int64_t kMinInstances = 4096;       // smaller contractions keep isl's schedule
+constexpr std::int64_t kVectorBytes = 32;            // one AVX2 register
+constexpr std::int64_t kMaxReduction = 512;          // K points per tile (Kc)
+constexpr std::int64_t kMinReduction = 256;          // ... with packed panels, at least
+constexpr std::int64_t kMaxPackedReduction = 2048;   // ... and at most
+constexpr std::int64_t kStridedPackReduction = 1024; // a transposed panel: K whole up to this
+constexpr std::int64_t kPackBytes = 128 * 1024;      // packed K x V panels, all together
+constexpr std::int64_t kUnpackedWidth = 256;         // V tile when nothing is packed
+constexpr std::int64_t kMaxRows = 384;               // A tile (rows) when there are many
+constexpr std::int64_t kMinInstances = 4096;         // smaller contractions keep isl's schedule
 constexpr int kRegisters = 16;
 constexpr double kContiguousFill = 2.0;  // cost of filling a panel element, in products
 constexpr double kStridedFill = 8.0;     // ... from a source strided along V
@@ -69,6 +70,7 @@ std::int64_t even_tile(std::int64_t extent, std::int64_t max, std::int64_t multi
 struct Candidate {
     double cost = 0;
     int a = -1, v = -1, packs = 0;
+    bool strided_pack = false; // a panel gathered from a source strided along V
 };
 
 // Whether some axis of read `r` is indexed by both an output and a reduction counter.
@@ -133,6 +135,7 @@ std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statemen
         if (sv == 0) continue;
         if (sa == 0) {
             ++c.packs;
+            c.strided_pack = c.strided_pack || sv != 1;
             fill += panel_fills(st, r, a, v, width) * (sv == 1 ? kContiguousFill : kStridedFill);
         } else if (sv == 1)
             ++row_vectors;
@@ -269,6 +272,11 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     if (best->packs > 0)
         k_max = std::clamp(kPackBytes / (dsize * round_up(st.extents[plan.v], width) * best->packs),
                            kMinReduction, kMaxPackedReduction);
+    // A panel gathered from a source strided along V (x·Wᵀ: W's rows along K) is filled one
+    // vector block of columns at a time, each K step one cache line of the source row, with K
+    // whole: no partial sums to reload, and the init and epilogue join the tile (measured on
+    // 256x1024x784 and 256x1024x1024 x·Wᵀ: 4.8 -> 4.2 ms and 6.05 -> 5.7 ms).
+    if (best->strided_pack) k_max = std::max(k_max, kStridedPackReduction);
     std::int64_t kc = 1;
     for (std::size_t i = reduction.size(); i-- > 0;) {
         int k = reduction[i];
@@ -286,6 +294,7 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     std::int64_t vmax = kUnpackedWidth;
     if (best->packs > 0)
         vmax = std::max(width, kPackBytes / (dsize * kc * best->packs) / width * width);
+    if (best->strided_pack) vmax = width;
     plan.tile[plan.v] = even_tile(ev, vmax, width);
     // Many rows: blocks of rows whose broadcast operand (rows x K points) stays in L2 across
     // the V tiles, the panels refilled per block (BLIS's mc loop).
