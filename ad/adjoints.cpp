@@ -24,7 +24,7 @@ ScalarExpr bin(ScalarOp op, ScalarExpr a, ScalarExpr b) {
 }
 
 NodePtr map_node(const ScalarExpr& e, const std::vector<NodePtr>& inputs, const Shape& shape,
-                 std::source_location loc) {
+                 SourceLocation loc) {
     return detail::make_map_node(e, inputs, shape, loc);
 }
 
@@ -117,7 +117,7 @@ Array reduce_adjoint(const NodePtr& node, const Array& ybar) {
 }
 
 // `a` read on `piece`, a subset of a's shape (as index sets).
-Array restrict_to(const Array& a, const Shape& piece, std::source_location loc) {
+Array restrict_to(const Array& a, const Shape& piece, SourceLocation loc) {
     const Shape& s = a.shape();
     if (s == piece) return a;
     const int r = s.rank();

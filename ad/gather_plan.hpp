@@ -2,10 +2,10 @@
 // plan shared with its variant that pushes the gather through a map (gather_through_map.cpp).
 #pragma once
 
-#include <source_location>
 #include <vector>
 
 #include "core/node.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra::ad {
 
@@ -47,6 +47,6 @@ GatherPlan plan_gather(const Access& acc, const std::vector<std::int64_t>& n, co
 // wherever its inputs that depend on the placed axes are zero: only those inputs are dilated
 // and zero-padded (a convolution's output gradient, not its product with the weights). Returns
 // nullptr where that does not apply.
-NodePtr gather_through_map(const NodePtr& ybar, const GatherPlan& plan, std::source_location loc);
+NodePtr gather_through_map(const NodePtr& ybar, const GatherPlan& plan, SourceLocation loc);
 
 } // namespace hedra::ad

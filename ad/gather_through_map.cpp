@@ -115,7 +115,7 @@ bool classify(MapOperand& op, const GatherPlan& plan) {
 }
 
 // The operand's source dilated and zero-padded along its owned axes (P's ranges there).
-NodePtr padded_source(const MapOperand& op, const GatherPlan& plan, std::source_location loc) {
+NodePtr padded_source(const MapOperand& op, const GatherPlan& plan, SourceLocation loc) {
     const NodePtr& src = op.source;
     const int rs = src->shape.rank();
     std::vector<Range> tranges, pranges;
@@ -148,7 +148,7 @@ NodePtr padded_source(const MapOperand& op, const GatherPlan& plan, std::source_
 // The operand read over V's box: owned axes follow P's row counters, the others the summed
 // cotangent axes.
 NodePtr gathered(const MapOperand& op, const NodePtr& source, const GatherPlan& plan,
-                 std::source_location loc) {
+                 SourceLocation loc) {
     const int rv = plan.vshape.rank(), rs = source->shape.rank();
     std::vector<std::int64_t> map(static_cast<std::size_t>(rs * rv), 0), off(rs, 0);
     for (int s = 0; s < rs; ++s) {
@@ -176,7 +176,7 @@ NodePtr gathered(const MapOperand& op, const NodePtr& source, const GatherPlan& 
 
 } // namespace
 
-NodePtr gather_through_map(const NodePtr& ybar, const GatherPlan& plan, std::source_location loc) {
+NodePtr gather_through_map(const NodePtr& ybar, const GatherPlan& plan, SourceLocation loc) {
     if (ybar->kind != NodeKind::Map) return nullptr;
     for (int r = 0; r < plan.rank(); ++r)
         if (plan.rows[r].primary < 0 && plan.pshape[r].size != 1) return nullptr;

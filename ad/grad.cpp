@@ -18,7 +18,7 @@ namespace {
 const NodePtr& stop_marker() {
     static const NodePtr marker =
         detail::make_array_leaf(HostArray(std::vector<std::int64_t>{}, DType::Bool), Shape(),
-                                std::source_location::current())
+                                SourceLocation::current())
             .node();
     return marker;
 }
@@ -40,7 +40,7 @@ Array total(const NodePtr& node, const std::vector<NodePtr>& parts) {
 // A parameter that is a View disappears from the graph when its users are views too (a view
 // of a view is composed into one view of the source): its gradient would silently be zero.
 void check_views_not_composed_away(const std::vector<NodePtr>& order,
-                                   const std::vector<Array>& inputs, std::source_location loc) {
+                                   const std::vector<Array>& inputs, SourceLocation loc) {
     std::unordered_set<const Node*> reached;
     for (const NodePtr& n : order)
         reached.insert(n.get());
@@ -68,7 +68,7 @@ bool is_stop_gradient(const Node& node) {
 }
 } // namespace ad
 
-Array stop_gradient(const Array& a, std::source_location loc) {
+Array stop_gradient(const Array& a, SourceLocation loc) {
     const NodePtr& n = a.node();
     if (!is_float(n->dtype)) return a;
     NodePtr tag = detail::broadcast_node(stop_marker(), n->shape, loc);
@@ -80,7 +80,7 @@ Array stop_gradient(const Array& a, std::source_location loc) {
 }
 
 std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Array>& cotangents,
-                       const std::vector<Array>& inputs, std::source_location loc) {
+                       const std::vector<Array>& inputs, SourceLocation loc) {
     if (outputs.size() != cotangents.size())
         throw Error("vjp: " + std::to_string(outputs.size()) + " outputs but " +
                     std::to_string(cotangents.size()) + " cotangents; at " + location_string(loc));
@@ -153,8 +153,7 @@ std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Arra
     return result;
 }
 
-std::vector<Array> grad(const Array& loss, const std::vector<Array>& params,
-                        std::source_location loc) {
+std::vector<Array> grad(const Array& loss, const std::vector<Array>& params, SourceLocation loc) {
     const NodePtr& l = loss.node();
     if (l->shape.rank() != 0)
         throw Error("grad: the loss must have rank 0 but has shape " + l->shape.to_string() +
@@ -167,7 +166,7 @@ std::vector<Array> grad(const Array& loss, const std::vector<Array>& params,
     return vjp({loss}, {constant(1.0, l->dtype, loc)}, params, loc);
 }
 
-Array grad(const Array& loss, const Array& param, std::source_location loc) {
+Array grad(const Array& loss, const Array& param, SourceLocation loc) {
     return grad(loss, std::vector<Array>{param}, loc).at(0);
 }
 

@@ -5,10 +5,10 @@
 // The rules are summarized in docs/ad.md.
 #pragma once
 
-#include <source_location>
 #include <vector>
 
 #include "core/array.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra {
 
@@ -16,19 +16,18 @@ namespace hedra {
 // of any kind: leaves or intermediate arrays), each with its parameter's shape and dtype. A
 // parameter the loss does not depend on gets zeros.
 std::vector<Array> grad(const Array& loss, const std::vector<Array>& params,
-                        std::source_location loc = std::source_location::current());
-Array grad(const Array& loss, const Array& param,
-           std::source_location loc = std::source_location::current());
+                        SourceLocation loc = SourceLocation::current());
+Array grad(const Array& loss, const Array& param, SourceLocation loc = SourceLocation::current());
 
 // The vector-Jacobian product: Σ_o ⟨cotangents[o], d outputs[o] / d inputs[i]⟩ for each input,
 // i.e. the cotangents pulled back to the inputs. cotangents[o] has the shape of outputs[o]
 // (its dtype is converted to the output's).
 std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Array>& cotangents,
                        const std::vector<Array>& inputs,
-                       std::source_location loc = std::source_location::current());
+                       SourceLocation loc = SourceLocation::current());
 
 // The value of `a`, through which no gradient flows (the derivative is taken as zero).
-Array stop_gradient(const Array& a, std::source_location loc = std::source_location::current());
+Array stop_gradient(const Array& a, SourceLocation loc = SourceLocation::current());
 
 namespace ad {
 // Whether `node` is the identity map that stop_gradient builds.

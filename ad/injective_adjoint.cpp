@@ -47,7 +47,7 @@ bool distinct_sums(std::vector<Term> terms, const std::vector<std::int64_t>& n) 
 } // namespace
 
 Array injective_scatter(const NodePtr& ybar, const Access& acc, const Shape& xshape,
-                        std::source_location loc) {
+                        SourceLocation loc) {
     const std::vector<std::int64_t> n = ybar->shape.sizes();
     const int m = acc.rows, R = acc.cols;
     std::vector<std::vector<Term>> rows;

@@ -8,16 +8,15 @@
 // leave input elements uncovered). The partitioner makes that one kernel of assignments.
 #pragma once
 
-#include <source_location>
-
 #include "ad/gather_plan.hpp"
 #include "core/array.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra::ad {
 
 // x̄ for a separable access `acc` (see gather_plan.hpp) when it is injective over ȳ's box with
 // window (extra) axes and at most 16 pieces; an invalid Array otherwise.
 Array injective_scatter(const NodePtr& ybar, const Access& acc, const Shape& xshape,
-                        std::source_location loc);
+                        SourceLocation loc);
 
 } // namespace hedra::ad

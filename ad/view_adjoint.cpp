@@ -254,8 +254,7 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
 
 // The gather, for an access in which every column with more than one element has at most one
 // nonzero. `xshape` is the shape of the view's input.
-Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape,
-             std::source_location loc) {
+Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape, SourceLocation loc) {
     if (Array moved = injective_scatter(ybar, acc, xshape, loc); moved.valid()) return moved;
     const GatherPlan plan = plan_gather(acc, ybar->shape.sizes(), xshape);
     NodePtr v;

@@ -26,28 +26,28 @@ std::string Array::describe() const {
            node_kind_name(n->kind) + " at " + location_string(n->loc);
 }
 
-Array constant(double value, DType dtype, std::source_location loc) {
+Array constant(double value, DType dtype, SourceLocation loc) {
     auto n = detail::new_node(NodeKind::Constant, dtype, Shape(), {}, loc);
     n->expr = scalar_const(value, dtype);
     return Array(intern(std::move(n)));
 }
 
-Array full(const Shape& shape, double value, DType dtype, std::source_location loc) {
+Array full(const Shape& shape, double value, DType dtype, SourceLocation loc) {
     NodePtr c = constant(value, dtype, loc).node();
     return Array(detail::make_view(c, shape, AffineMap(shape.rank(), 0, {}, {}), loc));
 }
 
-Array zeros(const Shape& shape, DType dtype, std::source_location loc) {
+Array zeros(const Shape& shape, DType dtype, SourceLocation loc) {
     return full(shape, 0.0, dtype, loc);
 }
 
-Array ones(const Shape& shape, DType dtype, std::source_location loc) {
+Array ones(const Shape& shape, DType dtype, SourceLocation loc) {
     return full(shape, 1.0, dtype, loc);
 }
 
 namespace detail {
 
-Array make_array_leaf(HostArray data, const Shape& shape, std::source_location loc) {
+Array make_array_leaf(HostArray data, const Shape& shape, SourceLocation loc) {
     if (data.size() != shape.size())
         throw Error("array: host data with sizes " + list_string(data.sizes()) + " has " +
                     std::to_string(data.size()) + " elements but shape " + shape.to_string() +
@@ -68,22 +68,22 @@ Array make_array_leaf(HostArray data, const Shape& shape, std::source_location l
 
 } // namespace detail
 
-Array array(const HostArray& data, const Shape& shape, std::source_location loc) {
+Array array(const HostArray& data, const Shape& shape, SourceLocation loc) {
     return detail::make_array_leaf(data, shape, loc);
 }
 
-Array array(const HostArray& data, std::source_location loc) {
+Array array(const HostArray& data, SourceLocation loc) {
     return detail::make_array_leaf(data, Shape::of(data.sizes()), loc);
 }
 
-Array placeholder(const Shape& shape, DType dtype, std::string name, std::source_location loc) {
+Array placeholder(const Shape& shape, DType dtype, std::string name, SourceLocation loc) {
     auto n = detail::new_node(NodeKind::Placeholder, dtype, shape, {}, loc);
     n->id = fresh_node_id();
     n->name = std::move(name);
     return Array(intern(std::move(n)));
 }
 
-Array index_components(const Shape& shape, int axis, std::source_location loc) {
+Array index_components(const Shape& shape, int axis, SourceLocation loc) {
     auto n = detail::new_node(NodeKind::Iota, DType::I64, shape, {}, loc);
     n->axis = detail::normalize_axis("index_components", axis, shape.rank(), shape, nullptr);
     return Array(intern(std::move(n)));

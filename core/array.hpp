@@ -3,12 +3,12 @@
 #pragma once
 
 #include <optional>
-#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/node.hpp"
+#include "core/source_location.hpp"
 #include "core/sym.hpp"
 
 namespace hedra {
@@ -37,13 +37,13 @@ private:
 class Operand {
 public:
     // The default argument records where the user wrote the operation (an operator call).
-    Operand(const Array& a, std::source_location loc = std::source_location::current())
+    Operand(const Array& a, SourceLocation loc = SourceLocation::current())
         : array_(a), loc_(loc) {}
     template <class T>
         requires std::is_arithmetic_v<T>
-    Operand(T literal, std::source_location loc = std::source_location::current())
+    Operand(T literal, SourceLocation loc = SourceLocation::current())
         : literal_(Sym(literal)), loc_(loc) {}
-    const std::source_location& loc() const { return loc_; }
+    const SourceLocation& loc() const { return loc_; }
 
     bool is_array() const { return !literal_.has_value(); }
     const Array& array() const { return array_; }
@@ -52,7 +52,7 @@ public:
 private:
     Array array_;
     std::optional<Sym> literal_;
-    std::source_location loc_;
+    SourceLocation loc_;
 };
 
 // ---- leaves -------------------------------------------------------------------------------
@@ -60,42 +60,42 @@ enum class Ownership { Copy, Borrow };
 
 // A rank-0 constant of the given dtype (strong: it takes part in promotion).
 Array constant(double value, DType dtype = DType::F32,
-               std::source_location loc = std::source_location::current());
+               SourceLocation loc = SourceLocation::current());
 // `value` broadcast to `shape`.
 Array full(const Shape& shape, double value, DType dtype = DType::F32,
-           std::source_location loc = std::source_location::current());
+           SourceLocation loc = SourceLocation::current());
 Array zeros(const Shape& shape, DType dtype = DType::F32,
-            std::source_location loc = std::source_location::current());
+            SourceLocation loc = SourceLocation::current());
 Array ones(const Shape& shape, DType dtype = DType::F32,
-           std::source_location loc = std::source_location::current());
+           SourceLocation loc = SourceLocation::current());
 
 // Host data laid out row-major over `shape` (data.size() must equal shape.size()).
 // The data is copied; with Ownership::Borrow from a HostArray it is shared, not copied.
 template <class T>
 Array array(const std::vector<T>& data, const Shape& shape,
-            std::source_location loc = std::source_location::current());
+            SourceLocation loc = SourceLocation::current());
 Array array(const HostArray& data, const Shape& shape,
-            std::source_location loc = std::source_location::current());
-Array array(const HostArray& data, std::source_location loc = std::source_location::current());
+            SourceLocation loc = SourceLocation::current());
+Array array(const HostArray& data, SourceLocation loc = SourceLocation::current());
 // Borrowed memory: the caller keeps `data` alive and unchanged while the array is in use.
 template <class T>
 Array array(const T* data, const Shape& shape, Ownership ownership,
-            std::source_location loc = std::source_location::current());
+            SourceLocation loc = SourceLocation::current());
 
 // An input of a compiled program (see compile()).
 Array placeholder(const Shape& shape, DType dtype = DType::F32, std::string name = "",
-                  std::source_location loc = std::source_location::current());
+                  SourceLocation loc = SourceLocation::current());
 
 // The index value along `axis` at every index of `shape` (dtype i64).
 Array index_components(const Shape& shape, int axis,
-                       std::source_location loc = std::source_location::current());
+                       SourceLocation loc = SourceLocation::current());
 
 namespace detail {
-Array make_array_leaf(HostArray data, const Shape& shape, std::source_location loc);
+Array make_array_leaf(HostArray data, const Shape& shape, SourceLocation loc);
 }
 
 template <class T>
-Array array(const std::vector<T>& data, const Shape& shape, std::source_location loc) {
+Array array(const std::vector<T>& data, const Shape& shape, SourceLocation loc) {
     // Flat here; make_array_leaf checks the element count against the shape.
     return detail::make_array_leaf(
         HostArray::from(std::vector<T>(data), {static_cast<std::int64_t>(data.size())}), shape,
@@ -103,7 +103,7 @@ Array array(const std::vector<T>& data, const Shape& shape, std::source_location
 }
 
 template <class T>
-Array array(const T* data, const Shape& shape, Ownership ownership, std::source_location loc) {
+Array array(const T* data, const Shape& shape, Ownership ownership, SourceLocation loc) {
     if (ownership == Ownership::Copy)
         return array(std::vector<T>(data, data + shape.size()), shape, loc);
     return detail::make_array_leaf(

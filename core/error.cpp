@@ -4,7 +4,7 @@
 
 namespace hedra {
 
-std::string location_string(const std::source_location& loc) {
+std::string location_string(const SourceLocation& loc) {
     std::string_view file = loc.file_name();
     if (auto slash = file.find_last_of('/'); slash != std::string_view::npos)
         file = file.substr(slash + 1);
@@ -12,9 +12,8 @@ std::string location_string(const std::source_location& loc) {
     return std::string(file) + ":" + std::to_string(loc.line());
 }
 
-void internal_error(const std::string& what, std::source_location loc) {
-    throw Error("internal error in hedra (please report): " + what + " at " +
-                location_string(loc));
+void internal_error(const std::string& what, SourceLocation loc) {
+    throw Error("internal error in hedra (please report): " + what + " at " + location_string(loc));
 }
 
 } // namespace hedra

@@ -3,9 +3,10 @@
 // the user's shapes as ranges, the axis, and where the arrays were created.
 #pragma once
 
-#include <source_location>
 #include <stdexcept>
 #include <string>
+
+#include "core/source_location.hpp"
 
 namespace hedra {
 
@@ -15,11 +16,11 @@ public:
 };
 
 // "file.cpp:17" (file name without directories, to keep messages short).
-std::string location_string(const std::source_location& loc);
+std::string location_string(const SourceLocation& loc);
 
 // Internal invariant violated: a bug in hedra, not in the user's program.
 [[noreturn]] void internal_error(const std::string& what,
-                                 std::source_location loc = std::source_location::current());
+                                 SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra
 

@@ -169,7 +169,7 @@ std::vector<NodePtr> non_empty(const std::vector<NodePtr>& nodes) {
 namespace detail {
 
 NodePtr make_fuse_node(std::vector<NodePtr> pieces, const Shape& shape, bool overwrite,
-                       std::source_location loc) {
+                       SourceLocation loc) {
     HEDRA_INTERNAL_CHECK(!pieces.empty(), "fuse of no pieces");
     if (pieces.size() == 1 && pieces[0]->shape == shape) return pieces[0];
     DType dtype = pieces[0]->dtype;
@@ -180,7 +180,7 @@ NodePtr make_fuse_node(std::vector<NodePtr> pieces, const Shape& shape, bool ove
 
 } // namespace detail
 
-Array fuse(const std::vector<Array>& pieces, std::source_location loc) {
+Array fuse(const std::vector<Array>& pieces, SourceLocation loc) {
     std::vector<NodePtr> all = check_pieces("fuse", pieces);
     std::vector<NodePtr> nodes = non_empty(all);
     if (nodes.empty()) return Array(all[0]);
@@ -196,7 +196,7 @@ Array fuse(const std::vector<Array>& pieces, std::source_location loc) {
     return Array(detail::make_fuse_node(std::move(nodes), hull, false, loc));
 }
 
-Array overwrite(const std::vector<Array>& pieces, std::source_location loc) {
+Array overwrite(const std::vector<Array>& pieces, SourceLocation loc) {
     std::vector<NodePtr> all = check_pieces("overwrite", pieces);
     std::vector<NodePtr> nodes = non_empty(all);
     if (nodes.empty()) return Array(all[0]);
@@ -218,7 +218,7 @@ Array overwrite(const std::vector<Array>& pieces, std::source_location loc) {
     return Array(detail::make_fuse_node(std::move(visible), hull, true, loc));
 }
 
-Array stack(int axis, const std::vector<Array>& arrays, std::source_location loc) {
+Array stack(int axis, const std::vector<Array>& arrays, SourceLocation loc) {
     if (arrays.empty()) throw Error("stack: no arrays given");
     std::vector<NodePtr> nodes;
     for (const Array& a : arrays)

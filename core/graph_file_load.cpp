@@ -58,9 +58,15 @@ Shape GraphReader::shape_member(const Value& obj) const {
         std::int64_t step = integer(r.items()[1], "step", 1, 1LL << 40);
         std::int64_t size = integer(r.items()[2], "size", 0, 1LL << 40);
         if (size <= 1 && step != 1) fail(r, "a range of size <= 1 has step 1");
+        // The end too stays within +-2^62, so no arithmetic on these ranges (their ends,
+        // hulls, distances between them) overflows 64 bits.
+        __int128 end = start + static_cast<__int128>(step) * size;
+        if (end > (1LL << 62))
+            fail(r, "the range [" + std::to_string(start) + ", " + std::to_string(step) + ", " +
+                        std::to_string(size) + "] ends beyond 2^62 (start + step*size)");
         ranges.emplace_back(start, step, size);
-        elements *= size;
-        if (elements > (1LL << 48)) fail(r, "the shape has more than 2^48 elements");
+        if (__builtin_mul_overflow(elements, size, &elements) || elements > (1LL << 48))
+            fail(r, "the shape has more than 2^48 elements");
     }
     return Shape(std::move(ranges));
 }

@@ -167,7 +167,7 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         for (const Value& i : in->items())
             inputs.push_back(node_ref(i, position));
     }
-    auto node = new_node(kind, dtype, shape, std::move(inputs), std::source_location::current());
+    auto node = new_node(kind, dtype, shape, std::move(inputs), SourceLocation::current());
     bool omitted = false;
     auto identity = [&] {
         const Value* id = n.find("id");

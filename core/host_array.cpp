@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/allocation.hpp"
 #include "core/scalar_expr.hpp"
 
 namespace hedra {
@@ -59,6 +60,8 @@ HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype)
     if (count > (SIZE_MAX - 64) / dtype_size(dtype_))
         throw Error("host array " + sizes_string(sizes_) + ": out of memory");
     std::size_t bytes = count * dtype_size(dtype_);
+    check_allocation(bytes, "host array " + sizes_string(sizes_) + " of " +
+                                std::string(dtype_name(dtype_)));
     std::size_t padded = (bytes + 63) / 64 * 64;
     if (padded == 0) padded = 64; // a valid pointer even for an empty array
     void* p = std::aligned_alloc(64, padded);

@@ -15,7 +15,7 @@ using detail::site;
 
 // Unary functions take no source location, so their nodes carry an unknown one; binary
 // operators take the site recorded by their first Operand (the user's expression).
-constexpr std::source_location kNoLocation{};
+constexpr SourceLocation kNoLocation{};
 
 Array map1(ScalarOp op, const Array& a, const char* name) {
     auto s = detail::trace_arguments({a});
@@ -125,7 +125,7 @@ Array min(const Array& a, std::vector<int> axes, bool keepdims) {
     return reduce(ReduceOp::Min, a, std::move(axes), keepdims, kNoLocation);
 }
 
-Array transpose(const Array& a, std::vector<int> perm, std::source_location loc) {
+Array transpose(const Array& a, std::vector<int> perm, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank();
     if (perm.empty())
@@ -145,7 +145,7 @@ Array transpose(const Array& a, std::vector<int> perm, std::source_location loc)
     return reshape(a, Transform::permutation(perm), loc);
 }
 
-Array matmul(const Array& a, const Array& b, std::source_location loc) {
+Array matmul(const Array& a, const Array& b, SourceLocation loc) {
     const NodePtr &na = a.node(), &nb = b.node();
     const int ra = na->shape.rank(), rb = nb->shape.rank();
     auto fail = [&](const std::string& why) {
@@ -204,7 +204,7 @@ Array matmul(const Array& a, const Array& b, std::source_location loc) {
     return Array(detail::cast_node(total.node(), out, loc));
 }
 
-Array flatten(const Array& a, int first, int last, std::source_location loc) {
+Array flatten(const Array& a, int first, int last, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank();
     first = detail::normalize_axis("flatten", first, r, n->shape, n);
@@ -268,7 +268,7 @@ Array flatten(const Array& a, int first, int last, std::source_location loc) {
 }
 
 Array unflatten(const Array& a, int axis, const std::vector<std::int64_t>& sizes,
-                std::source_location loc) {
+                SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank();
     axis = detail::normalize_axis("unflatten", axis, r, n->shape, n);
@@ -311,7 +311,7 @@ Array unflatten(const Array& a, int axis, const std::vector<std::int64_t>& sizes
 }
 
 Array pad(const Array& a, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-          double value, std::source_location loc) {
+          double value, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank();
     if (static_cast<int>(pairs.size()) != r)
@@ -331,7 +331,7 @@ Array pad(const Array& a, const std::vector<std::pair<std::int64_t, std::int64_t
     return overwrite({full(Shape(std::move(ranges)), value, n->dtype, loc), a}, loc);
 }
 
-Array rebase(const Array& a, std::source_location loc) {
+Array rebase(const Array& a, SourceLocation loc) {
     return reshape(a, Shape::of(a.shape().sizes()), loc);
 }
 

@@ -2,10 +2,10 @@
 // sums and means, pad, flatten/unflatten, elementwise math.
 #pragma once
 
-#include <source_location>
 #include <vector>
 
 #include "core/primitives.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra {
 
@@ -42,21 +42,20 @@ Array min(const Array& a, std::vector<int> axes = {}, bool keepdims = false);
 
 // Reverse (or permute) axes; `perm` empty reverses all.
 Array transpose(const Array& a, std::vector<int> perm = {},
-                std::source_location loc = std::source_location::current());
+                SourceLocation loc = SourceLocation::current());
 // (..., m, k) x (..., k, n) -> (..., m, n); batch axes broadcast; rank-1 operands as in NumPy.
 // A view of each operand, a map and a sum: no materialized broadcast product.
-Array matmul(const Array& a, const Array& b,
-             std::source_location loc = std::source_location::current());
+Array matmul(const Array& a, const Array& b, SourceLocation loc = SourceLocation::current());
 // Pad each axis by (before, after) elements of `value` (pairs.size() == rank).
 Array pad(const Array& a, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-          double value = 0.0, std::source_location loc = std::source_location::current());
+          double value = 0.0, SourceLocation loc = SourceLocation::current());
 // Row-major merge of axes [first, last] into one (introduces div/mod in accesses), and its
 // inverse. Requires 0-based step-1 ranges on those axes.
 Array flatten(const Array& a, int first = 0, int last = -1,
-              std::source_location loc = std::source_location::current());
+              SourceLocation loc = SourceLocation::current());
 Array unflatten(const Array& a, int axis, const std::vector<std::int64_t>& sizes,
-                std::source_location loc = std::source_location::current());
+                SourceLocation loc = SourceLocation::current());
 // A 0-based step-1 copy of the shape (moves the index space, not data).
-Array rebase(const Array& a, std::source_location loc = std::source_location::current());
+Array rebase(const Array& a, SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra

@@ -60,7 +60,7 @@ Shape broadcast_shape(const std::vector<NodePtr>& arrays, const std::vector<std:
 } // namespace
 
 NodePtr make_map_node(const ScalarExpr& expr, const std::vector<NodePtr>& inputs,
-                      const Shape& shape, std::source_location loc) {
+                      const Shape& shape, SourceLocation loc) {
     std::vector<bool> used(inputs.size(), false);
     collect_inputs(expr, used);
     // Renumber: keep each used input once, in order of first use.
@@ -87,7 +87,7 @@ NodePtr make_map_node(const ScalarExpr& expr, const std::vector<NodePtr>& inputs
     return intern(std::move(n));
 }
 
-NodePtr cast_node(const NodePtr& a, DType to, std::source_location loc) {
+NodePtr cast_node(const NodePtr& a, DType to, SourceLocation loc) {
     if (a->dtype == to) return a;
     return make_map_node(scalar_cast(scalar_input(0, a->dtype), to), {a}, a->shape, loc);
 }
@@ -106,7 +106,7 @@ std::vector<Sym> trace_arguments(const std::vector<Operand>& operands) {
 
 std::vector<Array> make_map(const std::vector<ScalarExpr>& outputs,
                             const std::vector<Operand>& operands, const std::string& op,
-                            std::source_location loc) {
+                            SourceLocation loc) {
     std::vector<NodePtr> arrays;
     std::vector<std::size_t> names;
     for (std::size_t i = 0; i < operands.size(); ++i) {

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "core/host_array.hpp"
 #include "core/scalar_expr.hpp"
 #include "core/shape.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra {
 
@@ -43,19 +43,19 @@ struct Node {
     Shape shape;
     std::vector<NodePtr> inputs;
 
-    ScalarExpr expr;              // Constant, Map, Reduce(Custom: combiner of Input(0), Input(1))
-    ScalarExpr identity;          // Reduce(Custom): the identity element, a Const
-    AffineMap access;             // View
-    int axis = 0;                 // Iota
-    std::vector<int> axes;        // Reduce: sorted reduced axes of inputs[0]
-    bool keepdims = false;        // Reduce: reduced axes stay as [0,1)
+    ScalarExpr expr;       // Constant, Map, Reduce(Custom: combiner of Input(0), Input(1))
+    ScalarExpr identity;   // Reduce(Custom): the identity element, a Const
+    AffineMap access;      // View
+    int axis = 0;          // Iota
+    std::vector<int> axes; // Reduce: sorted reduced axes of inputs[0]
+    bool keepdims = false; // Reduce: reduced axes stay as [0,1)
     ReduceOp reduce_op = ReduceOp::Sum;
-    bool overwrite = false;       // Fuse
-    std::uint64_t id = 0;         // Data, Placeholder: unique identity
-    std::string name;             // Placeholder: user's name (not part of identity)
-    HostArray data;               // Data
-    std::source_location loc;     // where the user created it (first creator when shared)
-    std::size_t hash = 0;         // structural hash
+    bool overwrite = false; // Fuse
+    std::uint64_t id = 0;   // Data, Placeholder: unique identity
+    std::string name;       // Placeholder: user's name (not part of identity)
+    HostArray data;         // Data
+    SourceLocation loc;     // where the user created it (first creator when shared)
+    std::size_t hash = 0;   // structural hash
 
     // The memoized result after `compute`, shared by every user of this node.
     std::shared_ptr<const HostArray> memo() const;

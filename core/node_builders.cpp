@@ -7,7 +7,7 @@
 namespace hedra::detail {
 
 std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vector<NodePtr> inputs,
-                               std::source_location loc) {
+                               SourceLocation loc) {
     auto n = std::make_shared<Node>();
     n->kind = kind;
     n->dtype = dtype;

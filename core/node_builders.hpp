@@ -4,36 +4,36 @@
 // Not part of the public API.
 #pragma once
 
-#include <source_location>
 #include <string>
 #include <vector>
 
 #include "core/array.hpp"
 #include "core/node.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra::detail {
 
 // A fresh, not yet interned node.
 std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vector<NodePtr> inputs,
-                               std::source_location loc);
+                               SourceLocation loc);
 
 // A View of `input` on `shape`; `access` maps result counters to input counters. A View of a
 // View composes into one; an identity view is `input` itself.
 NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& access,
-                  std::source_location loc);
+                  SourceLocation loc);
 // `input` broadcast to `shape` (already checked: aligned from the right, each axis equal or of
 // size 1 in `input`).
-NodePtr broadcast_node(const NodePtr& input, const Shape& shape, std::source_location loc);
+NodePtr broadcast_node(const NodePtr& input, const Shape& shape, SourceLocation loc);
 // A Map node of `expr` over `inputs` (all of shape `shape`), with unused inputs dropped and
 // repeated ones merged; `expr` = Input(k) alone is inputs[k] itself.
 NodePtr make_map_node(const ScalarExpr& expr, const std::vector<NodePtr>& inputs,
-                      const Shape& shape, std::source_location loc);
+                      const Shape& shape, SourceLocation loc);
 // A Fuse node without checks: the caller guarantees the pieces tile `shape` (or, with
 // `overwrite`, cover it).
 NodePtr make_fuse_node(std::vector<NodePtr> pieces, const Shape& shape, bool overwrite,
-                       std::source_location loc);
+                       SourceLocation loc);
 // `a` converted elementwise to `to` (`a` itself if it has that dtype).
-NodePtr cast_node(const NodePtr& a, DType to, std::source_location loc);
+NodePtr cast_node(const NodePtr& a, DType to, SourceLocation loc);
 
 // Axis numbers: negative counts from the end; throws "OP: axis 3 out of range for shape (2,3)".
 // `rank` is the number of valid positions (shape.rank(), or one more for a new axis).

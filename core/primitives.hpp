@@ -5,11 +5,11 @@
 
 #include <array>
 #include <functional>
-#include <source_location>
 #include <string>
 #include <vector>
 
 #include "core/array.hpp"
+#include "core/source_location.hpp"
 #include "core/transform.hpp"
 
 namespace hedra {
@@ -20,17 +20,16 @@ namespace detail {
 // output. `op` names the operation in error messages ("lazy", "add", ...).
 std::vector<Array> make_map(const std::vector<ScalarExpr>& outputs,
                             const std::vector<Operand>& operands, const std::string& op,
-                            std::source_location loc);
+                            SourceLocation loc);
 // The Syms a callable is traced on: inputs for arrays (numbered in order), weak literals as is.
 std::vector<Sym> trace_arguments(const std::vector<Operand>& operands);
 
 template <class F, std::size_t... I>
-std::vector<ScalarExpr> trace_fixed(F& f, const std::vector<Sym>& syms,
-                                    std::index_sequence<I...>) {
+std::vector<ScalarExpr> trace_fixed(F& f, const std::vector<Sym>& syms, std::index_sequence<I...>) {
     return trace_results(f(syms[I]...));
 }
 template <std::size_t N, class F>
-std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, std::source_location loc) {
+std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, SourceLocation loc) {
     auto syms = trace_arguments(ops);
     return make_map(trace_fixed(f, syms, std::make_index_sequence<N>{}), ops, "lazy", loc);
 }
@@ -38,28 +37,28 @@ std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, std::source_loc
 
 // lazy(f, a, b, ...): f traced on symbolic scalars and mapped over the broadcast operands.
 template <class F>
-Array lazy(F f, const Operand& a, std::source_location loc = std::source_location::current()) {
+Array lazy(F f, const Operand& a, SourceLocation loc = SourceLocation::current()) {
     return detail::lazy_n<1>(f, {a}, loc).at(0);
 }
 template <class F>
 Array lazy(F f, const Operand& a, const Operand& b,
-           std::source_location loc = std::source_location::current()) {
+           SourceLocation loc = SourceLocation::current()) {
     return detail::lazy_n<2>(f, {a, b}, loc).at(0);
 }
 template <class F>
 Array lazy(F f, const Operand& a, const Operand& b, const Operand& c,
-           std::source_location loc = std::source_location::current()) {
+           SourceLocation loc = SourceLocation::current()) {
     return detail::lazy_n<3>(f, {a, b, c}, loc).at(0);
 }
 template <class F>
 Array lazy(F f, const Operand& a, const Operand& b, const Operand& c, const Operand& d,
-           std::source_location loc = std::source_location::current()) {
+           SourceLocation loc = SourceLocation::current()) {
     return detail::lazy_n<4>(f, {a, b, c, d}, loc).at(0);
 }
 // Any number of operands: f takes a const std::vector<Sym>&.
 template <class F>
 Array lazy_n_ary(F f, const std::vector<Operand>& operands,
-                 std::source_location loc = std::source_location::current()) {
+                 SourceLocation loc = SourceLocation::current()) {
     auto syms = detail::trace_arguments(operands);
     return detail::make_map(detail::trace_results(f(syms)), operands, "lazy", loc).at(0);
 }
@@ -67,41 +66,38 @@ Array lazy_n_ary(F f, const std::vector<Operand>& operands,
 template <class F, class... Ops>
 std::vector<Array> lazy_multiple_value(F f, const Ops&... operands) {
     std::vector<Operand> ops{Operand(operands)...};
-    return detail::lazy_n<sizeof...(Ops)>(f, ops, std::source_location::current());
+    return detail::lazy_n<sizeof...(Ops)>(f, ops, SourceLocation::current());
 }
 
 // ---- reshape and view ---------------------------------------------------------------------
 // result[t(i)] = a[i]; t must match a's rank and pins.
-Array reshape(const Array& a, const Transform& t,
-              std::source_location loc = std::source_location::current());
+Array reshape(const Array& a, const Transform& t, SourceLocation loc = SourceLocation::current());
 // Per axis (aligned from the right; new leading axes broadcast): move (same size), broadcast
 // (source size 1) or select (target a subset of the source).
-Array reshape(const Array& a, const Shape& s,
-              std::source_location loc = std::source_location::current());
+Array reshape(const Array& a, const Shape& s, SourceLocation loc = SourceLocation::current());
 // result[j] = a[m(j)] for j in s; m's image of s must lie inside a's shape.
 Array view(const Array& a, const Shape& s, const AffineMap& m,
-           std::source_location loc = std::source_location::current());
+           SourceLocation loc = SourceLocation::current());
 // Broadcast a to `s` (NumPy rules, aligned from the right).
-Array broadcast_to(const Array& a, const Shape& s,
-                   std::source_location loc = std::source_location::current());
+Array broadcast_to(const Array& a, const Shape& s, SourceLocation loc = SourceLocation::current());
 
 // ---- reduce -------------------------------------------------------------------------------
 // Reduce over `axes` (any order, no duplicates; negative counts from the end; empty = all).
 // Sum/prod of bool or i32 give i64; and/or give bool; max/min keep the dtype.
 Array reduce(ReduceOp op, const Array& a, std::vector<int> axes = {}, bool keepdims = false,
-             std::source_location loc = std::source_location::current());
+             SourceLocation loc = SourceLocation::current());
 // A user associative callable with its identity: f(acc, x) -> acc.
 template <class F>
 Array reduce(F f, double identity, const Array& a, std::vector<int> axes = {},
-             bool keepdims = false, std::source_location loc = std::source_location::current());
+             bool keepdims = false, SourceLocation loc = SourceLocation::current());
 
 namespace detail {
 Array make_custom_reduce(const ScalarExpr& combiner, double identity, const Array& a,
-                         std::vector<int> axes, bool keepdims, std::source_location loc);
+                         std::vector<int> axes, bool keepdims, SourceLocation loc);
 }
 template <class F>
 Array reduce(F f, double identity, const Array& a, std::vector<int> axes, bool keepdims,
-             std::source_location loc) {
+             SourceLocation loc) {
     Sym acc(scalar_input(0, a.dtype())), x(scalar_input(1, a.dtype()));
     auto out = detail::trace_results(f(acc, x));
     if (out.size() != 1) throw Error("reduce: the combiner must return one value");
@@ -110,13 +106,11 @@ Array reduce(F f, double identity, const Array& a, std::vector<int> axes, bool k
 
 // ---- fuse, overwrite, stack ---------------------------------------------------------------
 // Pairwise-disjoint pieces whose union is a shape (strided pieces may interleave).
-Array fuse(const std::vector<Array>& pieces,
-           std::source_location loc = std::source_location::current());
+Array fuse(const std::vector<Array>& pieces, SourceLocation loc = SourceLocation::current());
 // Overlaps allowed; the rightmost piece wins; the union must be a shape.
-Array overwrite(const std::vector<Array>& pieces,
-                std::source_location loc = std::source_location::current());
+Array overwrite(const std::vector<Array>& pieces, SourceLocation loc = SourceLocation::current());
 // Arrays of one shape stacked along a new axis `axis` (indices 0..n-1).
 Array stack(int axis, const std::vector<Array>& arrays,
-            std::source_location loc = std::source_location::current());
+            SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra

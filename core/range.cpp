@@ -1,6 +1,7 @@
 #include "core/range.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -39,6 +40,11 @@ Range::Range(std::int64_t start_, std::int64_t step_, std::int64_t size_)
         throw Error("invalid range: size " + std::to_string(size) + " must not be negative");
     if (size <= 1) step = 1;
     if (size == 0) start = 0; // all empty ranges are one set: "[0,0)"
+    __int128 end = start + static_cast<__int128>(step) * size; // at most 2^126 in magnitude
+    if (end > INT64_MAX)
+        throw Error("invalid range: start " + std::to_string(start) + ", step " +
+                    std::to_string(step) + ", size " + std::to_string(size) +
+                    ": its end start + step*size overflows 64 bits");
 }
 
 bool Range::contains(std::int64_t i) const {
@@ -64,29 +70,40 @@ Range range(std::int64_t start, std::int64_t end, std::int64_t step) {
     if (step < 1)
         throw Error("invalid range [" + std::to_string(start) + "," + std::to_string(end) +
                     "): step " + std::to_string(step) + " must be at least 1");
-    std::int64_t size = end > start ? (end - start + step - 1) / step : 0;
-    return Range(start, step, size);
+    // In 128 bits: end - start + step - 1 can overflow int64 for far-apart bounds.
+    __int128 span = static_cast<__int128>(end) - start;
+    __int128 size = span > 0 ? (span + step - 1) / step : 0;
+    if (size > INT64_MAX)
+        throw Error("invalid range [" + std::to_string(start) + "," + std::to_string(end) +
+                    "): its size overflows 64 bits");
+    return Range(start, step, static_cast<std::int64_t>(size));
 }
 
 Range intersect(const Range& a, const Range& b) {
     if (a.empty() || b.empty()) return Range(0, 1, 0);
-    // Solve a.start + a.step*i == b.start + b.step*j.
+    // Solve a.start + a.step*i == b.start + b.step*j, in 128 bits: the difference of the starts
+    // and the lcm of the steps can overflow int64 (the points found lie in both ranges, so the
+    // result fits again).
+    using Wide = __int128;
     std::int64_t x = 0;
     std::int64_t g = ext_gcd(a.step, b.step, x);
-    std::int64_t diff = b.start - a.start;
+    Wide diff = static_cast<Wide>(b.start) - a.start;
     if (diff % g != 0) return Range(0, 1, 0);
-    std::int64_t lcm = a.step / g * b.step;
+    Wide lcm = static_cast<Wide>(a.step / g) * b.step;
     std::int64_t m = b.step / g;
-    // i == x * diff/g (mod m)
-    std::int64_t i0 = floor_mod(static_cast<std::int64_t>(
-                                    (static_cast<__int128>(x) * (diff / g)) % m),
-                                m);
-    std::int64_t first = a.start + a.step * i0; // some common point, maybe below both starts
-    std::int64_t lo = std::max(a.start, b.start), hi = std::min(a.last(), b.last());
+    // i == x * diff/g (mod m); x and diff/g reduced mod m first so that the product fits
+    Wide i0 = (static_cast<Wide>(floor_mod(x, m)) *
+               floor_mod(static_cast<std::int64_t>((diff / g) % m), m)) %
+              m;
+    Wide first = a.start + a.step * i0; // some common point, maybe below both starts
+    Wide lo = std::max(a.start, b.start), hi = std::min(a.last(), b.last());
     if (first < lo) first += ((lo - first + lcm - 1) / lcm) * lcm;
     else first -= ((first - lo) / lcm) * lcm;
     if (first > hi) return Range(0, 1, 0);
-    return Range(first, lcm, (hi - first) / lcm + 1);
+    auto size = static_cast<std::int64_t>((hi - first) / lcm + 1);
+    // size 1 when lcm does not fit: two common points would be lcm apart
+    return Range(static_cast<std::int64_t>(first), size > 1 ? static_cast<std::int64_t>(lcm) : 1,
+                 size);
 }
 
 bool disjoint(const Range& a, const Range& b) { return intersect(a, b).empty(); }
@@ -94,13 +111,24 @@ bool disjoint(const Range& a, const Range& b) { return intersect(a, b).empty(); 
 Range hull(const Range& a, const Range& b) {
     if (a.empty()) return b;
     if (b.empty()) return a;
+    // Distances from lo in unsigned 64 bits: they can exceed INT64_MAX (then the Range
+    // constructor rejects the hull, whose end does not fit).
     std::int64_t lo = std::min(a.start, b.start), hi = std::max(a.last(), b.last());
-    std::int64_t step = 0;
-    for (std::int64_t d : {a.size > 1 ? a.step : 0, b.size > 1 ? b.step : 0,
-                           a.start - lo, b.start - lo})
+    auto from_lo = [&](std::int64_t v) {
+        return static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo);
+    };
+    std::uint64_t step = 0;
+    for (std::uint64_t d :
+         {a.size > 1 ? static_cast<std::uint64_t>(a.step) : 0,
+          b.size > 1 ? static_cast<std::uint64_t>(b.step) : 0, from_lo(a.start), from_lo(b.start)})
         step = std::gcd(step, d);
     if (step == 0) step = 1;
-    return Range(lo, step, (hi - lo) / step + 1);
+    std::uint64_t size = from_lo(hi) / step + 1;
+    if (step > static_cast<std::uint64_t>(INT64_MAX) ||
+        size > static_cast<std::uint64_t>(INT64_MAX))
+        throw Error("the hull of the ranges " + a.to_string() + " and " + b.to_string() +
+                    " has a step or size that overflows 64 bits");
+    return Range(lo, static_cast<std::int64_t>(step), static_cast<std::int64_t>(size));
 }
 
 } // namespace hedra

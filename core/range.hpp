@@ -1,6 +1,8 @@
 // Range: the index set {start + k*step : 0 <= k < size}, step >= 1, size >= 0.
 // Normalized so that equal sets compare equal: a range of size <= 1 has step 1.
 // Internally hedra iterates over the counter k; `index(k)` maps it back.
+// The constructor also checks that start + step*size fits in 64 bits, so end(), last() and
+// index(k) for 0 <= k <= size never overflow.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,7 @@ struct Range {
     std::int64_t size = 0;
 
     Range() = default;
-    // Throws hedra::Error if step < 1 or size < 0.
+    // Throws hedra::Error if step < 1, size < 0, or start + step*size overflows int64.
     Range(std::int64_t start, std::int64_t step, std::int64_t size);
 
     std::int64_t end() const { return start + step * size; } // exclusive

@@ -35,7 +35,7 @@ Shape reduced_shape(const Shape& in, const std::vector<int>& axes, bool keepdims
 }
 
 std::shared_ptr<Node> make_reduce_node(ReduceOp op, const NodePtr& in, std::vector<int> axes,
-                                       bool keepdims, std::source_location loc) {
+                                       bool keepdims, SourceLocation loc) {
     auto n = detail::new_node(NodeKind::Reduce, in->dtype, reduced_shape(in->shape, axes, keepdims),
                               {in}, loc);
     n->reduce_op = op;
@@ -47,7 +47,7 @@ std::shared_ptr<Node> make_reduce_node(ReduceOp op, const NodePtr& in, std::vect
 } // namespace
 
 Array reduce(ReduceOp op, const Array& a, std::vector<int> axes, bool keepdims,
-             std::source_location loc) {
+             SourceLocation loc) {
     const NodePtr& n = a.node();
     if (op == ReduceOp::Custom)
         throw Error("reduce: ReduceOp::Custom needs a combiner; call reduce(f, identity, a, "
@@ -62,7 +62,7 @@ Array reduce(ReduceOp op, const Array& a, std::vector<int> axes, bool keepdims,
 namespace detail {
 
 Array make_custom_reduce(const ScalarExpr& combiner, double identity, const Array& a,
-                         std::vector<int> axes, bool keepdims, std::source_location loc) {
+                         std::vector<int> axes, bool keepdims, SourceLocation loc) {
     const NodePtr& n = a.node();
     if (combiner->dtype != n->dtype)
         throw Error("reduce: the combiner returns " + std::string(dtype_name(combiner->dtype)) +

@@ -28,7 +28,7 @@ AffineMap canonical_access(const AffineMap& m, const Shape& shape) {
 } // namespace
 
 NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& access,
-                  std::source_location loc) {
+                  SourceLocation loc) {
     HEDRA_INTERNAL_CHECK(access.in_rank() == shape.rank() &&
                              access.out_rank() == input->shape.rank(),
                          "view access of the wrong rank");
@@ -46,7 +46,7 @@ NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& acc
     return intern(std::move(n));
 }
 
-NodePtr broadcast_node(const NodePtr& input, const Shape& shape, std::source_location loc) {
+NodePtr broadcast_node(const NodePtr& input, const Shape& shape, SourceLocation loc) {
     if (input->shape == shape) return input;
     int r = input->shape.rank(), lead = shape.rank() - r;
     HEDRA_INTERNAL_CHECK(lead >= 0, "broadcast to a lower rank");
@@ -62,7 +62,7 @@ NodePtr broadcast_node(const NodePtr& input, const Shape& shape, std::source_loc
 
 using detail::site;
 
-Array reshape(const Array& a, const Transform& t, std::source_location loc) {
+Array reshape(const Array& a, const Transform& t, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank();
     if (t.input_rank() != r)
@@ -93,7 +93,7 @@ Array reshape(const Array& a, const Transform& t, std::source_location loc) {
         detail::make_view(n, out, AffineMap(R, r, std::move(matrix), std::move(offset)), loc));
 }
 
-Array reshape(const Array& a, const Shape& s, std::source_location loc) {
+Array reshape(const Array& a, const Shape& s, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank(), R = s.rank(), lead = R - r;
     auto fail = [&](const std::string& why) {
@@ -124,7 +124,7 @@ Array reshape(const Array& a, const Shape& s, std::source_location loc) {
         detail::make_view(n, s, AffineMap(R, r, std::move(matrix), std::move(offset)), loc));
 }
 
-Array view(const Array& a, const Shape& s, const AffineMap& m, std::source_location loc) {
+Array view(const Array& a, const Shape& s, const AffineMap& m, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank(), R = s.rank();
     auto where = [&] { return "view: image of " + s.to_string() + " under " + m.to_string(); };
@@ -164,7 +164,7 @@ Array view(const Array& a, const Shape& s, const AffineMap& m, std::source_locat
         detail::make_view(n, s, AffineMap(R, r, std::move(matrix), std::move(offset)), loc));
 }
 
-Array broadcast_to(const Array& a, const Shape& s, std::source_location loc) {
+Array broadcast_to(const Array& a, const Shape& s, SourceLocation loc) {
     const NodePtr& n = a.node();
     const int r = n->shape.rank(), lead = s.rank() - r;
     auto fail = [&](const std::string& why) {

@@ -40,7 +40,7 @@ private:
     std::vector<std::int64_t> matrix_, offset_;
 };
 
-std::string at(std::source_location loc) {
+std::string at(SourceLocation loc) {
     return " (called at " + location_string(loc) + ")";
 }
 
@@ -57,8 +57,7 @@ Array as_column(const Array& v) {
 }
 
 // bias (C) added along axis 1 of y (N, C, ...): bias seen as (C, 1, ..., 1).
-Array add_channel_bias(const Array& y, const Array& bias, const char* op,
-                       std::source_location loc) {
+Array add_channel_bias(const Array& y, const Array& bias, const char* op, SourceLocation loc) {
     if (!bias.valid()) return y;
     if (bias.rank() != 1 || bias.shape()[0].size != y.shape()[1].size)
         throw Error(std::string(op) + ": bias must have shape (" +
@@ -72,7 +71,7 @@ Array add_channel_bias(const Array& y, const Array& bias, const char* op,
 
 } // namespace
 
-Array linear(const Array& x, const Array& weight, const Array& bias, std::source_location loc) {
+Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocation loc) {
     const int k = x.rank() - 1;
     if (x.rank() < 2 || weight.rank() != x.rank())
         throw Error("linear: x must be (N, features...) and weight (out, features...) with the "
@@ -104,7 +103,7 @@ Array linear(const Array& x, const Array& weight, const Array& bias, std::source
 }
 
 Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_t stride,
-             std::int64_t padding, std::source_location loc) {
+             std::int64_t padding, SourceLocation loc) {
     if (x.rank() != 4 || weight.rank() != 4)
         throw Error("conv2d: x must be (N, C, H, W) and weight (CO, C, KH, KW); got x " +
                     x.describe() + " and weight " + weight.describe() + at(loc));
@@ -135,8 +134,7 @@ Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_
     return add_channel_bias(sum(products, {4, 5, 6}), bias, "conv2d", loc);
 }
 
-Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride,
-                std::source_location loc) {
+Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, SourceLocation loc) {
     if (stride == 0) stride = kernel;
     if (x.rank() != 4 || kernel < 1 || stride < 1)
         throw Error("maxpool2d: x must be (N, C, H, W) with kernel and stride >= 1; got x " +
@@ -168,7 +166,7 @@ Array softmax(const Array& x, int axis) {
 namespace {
 
 void check_logits_and_labels(const char* op, const Array& logits, const Array& labels,
-                             std::source_location loc) {
+                             SourceLocation loc) {
     if (logits.rank() != 2 || !is_float(logits.dtype()))
         throw Error(std::string(op) + ": logits must be a float array (batch, classes), got " +
                     logits.describe() + at(loc));
@@ -181,7 +179,7 @@ void check_logits_and_labels(const char* op, const Array& logits, const Array& l
 
 } // namespace
 
-Array softmax_cross_entropy(const Array& logits, const Array& labels, std::source_location loc) {
+Array softmax_cross_entropy(const Array& logits, const Array& labels, SourceLocation loc) {
     check_logits_and_labels("softmax_cross_entropy", logits, labels, loc);
     Array z = zero_based(logits);
     Array onehot = index_components(z.shape(), 1, loc) == as_column(zero_based(labels));
@@ -189,7 +187,7 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels, std::sourc
     return -sum(picked) / static_cast<double>(logits.shape()[0].size);
 }
 
-Array count_correct(const Array& logits, const Array& labels, std::source_location loc) {
+Array count_correct(const Array& logits, const Array& labels, SourceLocation loc) {
     check_logits_and_labels("count_correct", logits, labels, loc);
     Array z = zero_based(logits);
     const std::int64_t classes = z.shape()[1].size;

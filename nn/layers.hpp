@@ -8,9 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <source_location>
 
 #include "core/array.hpp"
+#include "core/source_location.hpp"
 
 namespace hedra::nn {
 
@@ -18,7 +18,7 @@ namespace hedra::nn {
 // with the same feature sizes F (any number of feature axes: an image (C, H, W) is contracted
 // over all three axes, with no flatten). `bias` (O) may be an empty Array.
 Array linear(const Array& x, const Array& weight, const Array& bias = Array(),
-             std::source_location loc = std::source_location::current());
+             SourceLocation loc = SourceLocation::current());
 
 // 2-D convolution (cross-correlation, as PyTorch's): x (N, C, H, W), weight (CO, C, KH, KW),
 // bias (CO) or an empty Array; zero padding `padding` on both sides of H and W, then a window
@@ -26,12 +26,12 @@ Array linear(const Array& x, const Array& weight, const Array& bias = Array(),
 // OH = (H + 2·padding − KH) / stride + 1, likewise OW.
 Array conv2d(const Array& x, const Array& weight, const Array& bias = Array(),
              std::int64_t stride = 1, std::int64_t padding = 0,
-             std::source_location loc = std::source_location::current());
+             SourceLocation loc = SourceLocation::current());
 
 // Max pooling over kernel×kernel windows of the last two axes of x (N, C, H, W), moved by
 // `stride` (0: stride = kernel); no padding, a partial window at the edge is dropped.
 Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride = 0,
-                std::source_location loc = std::source_location::current());
+                SourceLocation loc = SourceLocation::current());
 
 // Activations are hedra's own: relu, tanh and sigmoid (core/library.hpp).
 
@@ -44,11 +44,11 @@ Array log_softmax(const Array& x, int axis = -1);
 // mask is index_components(logits' shape, 1) == labels, so no one-hot data is ever built.
 // The result is a rank-0 array of the logits' dtype.
 Array softmax_cross_entropy(const Array& logits, const Array& labels,
-                            std::source_location loc = std::source_location::current());
+                            SourceLocation loc = SourceLocation::current());
 
 // The number of rows whose largest logit is at the label's class (ties go to the lowest
 // class, as argmax does): a rank-0 i64 array.
 Array count_correct(const Array& logits, const Array& labels,
-                    std::source_location loc = std::source_location::current());
+                    SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra::nn

@@ -155,7 +155,6 @@ void ReportObserver::analyzed(const poly::Scop& scop, const poly::Dependences& d
     k.output = deps.output.to_string();
     k.anti = deps.anti.to_string();
     report_.kernels.push_back(std::move(k));
-    deps_ = deps;
     if (files_) files_->analyzed(scop, deps);
 }
 
@@ -183,6 +182,7 @@ poly::IslPtr<isl_schedule> ReportObserver::replacement_schedule(poly::IslContext
                                violated.to_string() +
                                " (each source instance must run before its sink)");
     report_.kernels.back().loaded = true;
+    deps_ = deps; // for finalized's check, which releases them
     return s;
 }
 
@@ -202,8 +202,12 @@ void ReportObserver::scheduled(const poly::Scop& scop, const sched::KernelSchedu
 
 void ReportObserver::finalized(const poly::Scop& scop, const poly::IslPtr<isl_schedule>& s) {
     KernelReport& k = report_.kernels.back();
+    // Taken out of the observer here: isl objects must not outlive lower()'s isl context (it is
+    // not freed while they reference it, and leaks).
+    poly::Dependences deps = std::move(deps_);
+    deps_ = {};
     if (k.loaded) { // tiling trusts the file's "permutable" marks: check the result too
-        poly::IslPtr<isl_union_map> violated = sched::violated_dependences(deps_, s);
+        poly::IslPtr<isl_union_map> violated = sched::violated_dependences(deps, s);
         if (!sched::is_empty(violated))
             throw ToolError(3, "the schedule of kernel " + k.name + " in '" + load_path_ +
                                    "' is illegal once tiled (a band marked permutable is not): "

@@ -80,7 +80,9 @@ public:
 private:
     Report& report_;
     std::unique_ptr<sched::CompileObserver> files_; // HEDRA_DUMP's files, when it is set
-    poly::Dependences deps_; // the current kernel's, to check a loaded schedule after tiling
+    // The current kernel's when its schedule was loaded, to check it after tiling; held only
+    // from replacement_schedule to finalized (lower()'s isl context must outlive them).
+    poly::Dependences deps_;
     const ScheduleFile* load_;
     std::string load_path_;
 };

@@ -1,6 +1,7 @@
 // Lifetime-based sharing of temporary buffers (see buffer_plan.hpp).
 #include "backends/openmp/buffer_plan.hpp"
 
+#include "core/allocation.hpp"
 #include "core/error.hpp"
 
 #include <cstdlib>
@@ -57,6 +58,7 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
 }
 
 AlignedStorage::AlignedStorage(std::size_t n) : bytes(n) {
+    check_allocation(n, "a buffer of a compiled program");
     std::size_t rounded = (n + 63) / 64 * 64;
     data = std::aligned_alloc(64, rounded > 0 ? rounded : 64);
     if (!data)

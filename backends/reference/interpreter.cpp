@@ -119,6 +119,19 @@ private:
                                  " value does not match the node's sizes or dtype");
     }
 
+    // The zero-filled value of `n` (by default over its shape); an allocation error names the
+    // node's operation, shape and creation site.
+    static HostArray result(const Node& n) { return result(n, n.shape.sizes(), n.dtype); }
+    static HostArray result(const Node& n, std::vector<std::int64_t> sizes, DType dtype) {
+        try {
+            return HostArray(std::move(sizes), dtype);
+        } catch (const Error& e) {
+            throw Error(std::string(e.what()) + "; the value of a " + node_kind_name(n.kind) +
+                        " of shape " + n.shape.to_string() + " created at " +
+                        location_string(n.loc) + " (reference backend)");
+        }
+    }
+
     HostArray evaluate_node(const Node& n) {
         switch (n.kind) {
         case NodeKind::Constant:
@@ -142,7 +155,7 @@ private:
     }
 
     HostArray constant(const Node& n) {
-        HostArray out(n.shape.sizes(), n.dtype);
+        HostArray out = result(n);
         HEDRA_INTERNAL_CHECK(out.size() == 1, "interpreter: a constant has one element");
         store(out, 0, hedra::evaluate(n.expr, {}));
         return out;
@@ -151,7 +164,7 @@ private:
     HostArray data(const Node& n) {
         HEDRA_INTERNAL_CHECK(n.data.sizes() == n.shape.sizes(), "interpreter: data sizes");
         if (n.data.dtype() == n.dtype) return n.data;
-        HostArray out(n.shape.sizes(), n.dtype);
+        HostArray out = result(n);
         for (std::int64_t i = 0; i < out.size(); ++i)
             store(out, i, load(n.data, i));
         return out;
@@ -173,7 +186,7 @@ private:
     }
 
     HostArray iota(const Node& n) {
-        HostArray out(n.shape.sizes(), n.dtype);
+        HostArray out = result(n);
         HEDRA_INTERNAL_CHECK(n.axis >= 0 && n.axis < n.shape.rank(), "interpreter: iota axis");
         const Range& r = n.shape[n.axis];
         for_each_counter(n.shape.sizes(), [&](const Counters& k, std::int64_t i) {
@@ -183,7 +196,7 @@ private:
     }
 
     HostArray map(const Node& n) {
-        HostArray out(n.shape.sizes(), n.dtype);
+        HostArray out = result(n);
         std::vector<const HostArray*> ins;
         for (const NodePtr& in : n.inputs) {
             HEDRA_INTERNAL_CHECK(in->shape.sizes() == n.shape.sizes(),
@@ -200,7 +213,7 @@ private:
     }
 
     HostArray view(const Node& n) {
-        HostArray out(n.shape.sizes(), n.dtype);
+        HostArray out = result(n);
         const HostArray& in = value(n.inputs.at(0));
         const AffineMap& m = n.access;
         HEDRA_INTERNAL_CHECK(m.in_rank() == n.shape.rank() && m.out_rank() == in.rank(),
@@ -245,7 +258,7 @@ private:
             a = combine(n, extremum, a, load(in, i), in_type, acc_type);
         });
 
-        HostArray out(out_sizes, out_type);
+        HostArray out = result(n, out_sizes, out_type);
         for (std::size_t i = 0; i < acc.size(); ++i)
             store(out, i, acc[i]);
         return out;
@@ -282,7 +295,7 @@ private:
     }
 
     HostArray fuse(const Node& n) {
-        HostArray out(n.shape.sizes(), n.dtype);
+        HostArray out = result(n);
         int rank = n.shape.rank();
         Counters index(rank), c(rank);
         for_each_counter(n.shape.sizes(), [&](const Counters& k, std::int64_t i) {

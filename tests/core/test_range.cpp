@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -131,4 +132,37 @@ TEST_CASE("hull matches the smallest enclosing progression") {
         bool is_union = elements(h) == all;
         CHECK(is_union == (a.size + b.size - intersect(a, b).size == h.size));
     }
+}
+
+TEST_CASE("ranges near the 64-bit limits: no arithmetic overflows") {
+    const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+    // The end start + step*size must fit: then end(), last() and index(k) do too.
+    CHECK(Range(max - 4, 2, 2).end() == max);
+    CHECK(Range(max - 4, 2, 2).last() == max - 2);
+    CHECK_ERROR(Range(max - 4, 2, 3), "invalid range", "overflows 64 bits");
+    CHECK_ERROR(Range(0, std::int64_t{1} << 62, 2), "step 4611686018427387904", "overflows");
+    CHECK_ERROR(Range(min, std::int64_t{1} << 40, std::int64_t{1} << 40), "overflows");
+    CHECK(Range(min, 1, 0).empty()); // normalized to [0,0)
+    CHECK(Range(max - 1, 7, 1).to_string() == "{9223372036854775806}");
+    // range(start, end): the distance end - start itself does not fit in 64 bits.
+    CHECK_ERROR(range(min, max), "invalid range", "size overflows 64 bits");
+    CHECK(range(min, 0, std::int64_t{1} << 62) == Range(min, std::int64_t{1} << 62, 2));
+    CHECK(range(-5, max - 5, max) == Range(-5, 1, 1));
+    // {min, min + 2^62, ..., 2^62}: every element fits, the exclusive end 2^63 does not.
+    CHECK_ERROR(range(min, max, std::int64_t{1} << 62), "overflows 64 bits");
+    // intersect: the starts' difference and the steps' lcm do not fit (hand-computed results).
+    CHECK(intersect(Range(min, 1, 2), Range(max - 2, 1, 2)).empty());
+    const std::int64_t p = (std::int64_t{1} << 40) - 3, q = (std::int64_t{1} << 40) - 1;
+    CHECK(intersect(Range(0, p, 3), Range(0, q, 3)) == Range(0, 1, 1)); // lcm ~ 2^80
+    CHECK(intersect(Range(-(std::int64_t{1} << 62), std::int64_t{1} << 62, 2), Range(0, 1, 1)) ==
+          Range(0, 1, 1));
+    CHECK(intersect(Range(min, 3, 4), Range(min + 6, 1, 10)) == Range(min + 6, 3, 2));
+    // hull: the distance between the ranges does not fit, or the hull's end does not.
+    CHECK_ERROR(hull(Range(min, 1, 1), Range(max - 1, 1, 1)), "overflows 64 bits");
+    CHECK_ERROR(
+        hull(Range(-(std::int64_t{1} << 62), 1, 1), Range((std::int64_t{1} << 62) - 1, 1, 1)),
+        "overflows 64 bits");
+    CHECK(hull(Range(min, 1, 1), Range(-1, 1, 1)) == Range(min, max, 2));
+    CHECK(hull(Range(max - 5, 1, 1), Range(max - 13, 4, 2)) == Range(max - 13, 4, 3));
 }

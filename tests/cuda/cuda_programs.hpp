@@ -70,7 +70,10 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                  [] {
                      std::vector<std::int32_t> av, bv;
                      for (int i = 0; i < 64; ++i) {
-                         av.push_back(i * 97 - 3000 + (i % 7) * 2147480000);
+                         // large values of both signs: computed in 64 bits, then wrapped to
+                         // 32 (a defined conversion; int arithmetic would overflow)
+                         av.push_back(static_cast<std::int32_t>(std::int64_t{i} * 97 - 3000 +
+                                                                std::int64_t{i % 7} * 2147480000));
                          bv.push_back(i % 7 - 3);
                      }
                      Array a = array(av, Shape::of({8, 8})), b = array(bv, Shape::of({8, 8}));

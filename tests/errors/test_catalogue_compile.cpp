@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "backends/openmp/openmp_backend.hpp"
+#include "core/allocation.hpp"
 #include "core/expect_error.hpp"
 #include "hedra.hpp"
 
@@ -94,8 +95,16 @@ TEST_CASE("catalogue: allocation failure from a huge shape") {
     // 2^45 f32 elements (128 TiB): a valid shape whose result cannot be allocated.
     Array big =
         full(Shape::of({std::int64_t{1} << 15, std::int64_t{1} << 15, std::int64_t{1} << 15}), 1.0);
-    CHECK_ERROR(compute(big + 1.0f, on("reference")), "out of memory", "(32768,32768,32768)");
+    // Refused before the allocator is asked (its answer differs: null, or a sanitizer's abort),
+    // naming the bytes, the array and, on the reference backend, the node and its creation site.
+    CHECK_ERROR(compute(big + 1.0f, on("reference")), "out of memory", "(32768,32768,32768)",
+                "140737488355328 bytes", "created at test_catalogue_compile.cpp",
+                "reference backend");
     CHECK_ERROR(compute(big + 1.0f, on("openmp")), "out of memory", "140737488355328 bytes");
     CHECK_ERROR(HostArray({std::int64_t{1} << 40, std::int64_t{1} << 20}, DType::F64), "host array",
-                "out of memory");
+                "out of memory", "9223372036854775808 bytes", "(1099511627776,1048576) of f64");
+    CHECK(allocation_limit_bytes() >= (std::size_t{1} << 20));
+    CHECK_NOTHROW(check_allocation(std::size_t{1} << 20, "a test buffer"));
+    CHECK_ERROR(check_allocation(allocation_limit_bytes() + 1, "a test buffer"),
+                "out of memory: cannot allocate", "bytes for a test buffer");
 }

@@ -223,3 +223,37 @@ TEST_CASE("graph file errors: random damage never crashes, only throws hedra::Er
         check_random_damage(save_graph(g.outputs, g.placeholders), 300);
     }
 }
+
+TEST_CASE("graph file errors: ranges whose arithmetic would overflow 64 bits") {
+    // An end (start + step*size) beyond 2^62, once by the start and once by step*size alone.
+    CHECK_ERROR(load_graph(file(kExprs, nodes(replace(kX, "[[0,1,2]", "[[4611686018427387903,1,2]"),
+                                              kMap, kView, kSum)),
+                           "o.json"),
+                "o.json:4:", "node 0 (placeholder)", "ends beyond 2^62");
+    CHECK_ERROR(
+        load_graph(file(kExprs, nodes(replace(kX, "[[0,1,2]", "[[0,1099511627776,1099511627776]"),
+                                      kMap, kView, kSum)),
+                   "o.json"),
+        "node 0 (placeholder)", "ends beyond 2^62");
+    // An element count whose product overflows before it is compared with 2^48.
+    CHECK_ERROR(load_graph(file(kExprs, nodes(replace(kX, "[[0,1,2],[0,1,3]]",
+                                                      "[[0,1,1099511627776],[0,1,1099511627776]]"),
+                                              kMap, kView, kSum)),
+                           "o.json"),
+                "node 0 (placeholder)", "more than 2^48 elements");
+    // Two valid one-element pieces as far apart as allowed: the hull a fuse of them would have,
+    // {-2^62, 2^62 - 1}, has no end that fits in 64 bits.
+    std::string piece = "{\"kind\": \"placeholder\", \"dtype\": \"f32\", \"shape\": [[START,1,1]]}";
+    std::string fuse_file =
+        file("",
+             replace(piece, "START", "-4611686018427387904") + ",\n" +
+                 replace(piece, "START", "4611686018427387903") + ",\n" +
+                 "{\"kind\": \"fuse\", \"dtype\": \"f32\", \"shape\": [[0,1,2]], "
+                 "\"inputs\": [0, 1], \"overwrite\": OVERWRITE}\n",
+             "\"inputs\": [0, 1], \"outputs\": [2]");
+    for (const char* overwrite : {"false", "true"}) {
+        CAPTURE(overwrite);
+        CHECK_ERROR(load_graph(replace(fuse_file, "OVERWRITE", overwrite), "f.json"),
+                    "f.json:6:", "node 2 (fuse)", "overflows 64 bits");
+    }
+}
