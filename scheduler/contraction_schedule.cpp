@@ -9,15 +9,16 @@
 namespace hedra::sched {
 namespace {
 
-constexpr std::int64_t kVectorBytes = 32;            // one AVX2 register
-constexpr std::int64_t kMaxReduction = 512;          // K points per tile (Kc)
-constexpr std::int64_t kMinReduction = 256;          // ... with packed panels, at least
-constexpr std::int64_t kMaxPackedReduction = 2048;   // ... and at most
-constexpr std::int64_t kStridedPackReduction = 1024; // a transposed panel: K whole up to this
-constexpr std::int64_t kPackBytes = 128 * 1024;      // packed K x V panels, all together
-constexpr std::int64_t kUnpackedWidth = 256;         // V tile when nothing is packed
-constexpr std::int64_t kMaxRows = 384;               // A tile (rows) when there are many
-constexpr std::int64_t kMinInstances = 4096;         // smaller contractions keep isl's schedule
+constexpr std::int64_t kVectorBytes = 32;                // one AVX2 register
+constexpr std::int64_t kMaxReduction = 512;              // K points per tile (Kc)
+constexpr std::int64_t kMinReduction = 256;              // ... with packed panels, at least
+constexpr std::int64_t kMaxPackedReduction = 2048;       // ... and at most
+constexpr std::int64_t kStridedPackReduction = 1024;     // a transposed panel: K whole up to this
+constexpr std::int64_t kPackBytes = 128 * 1024;          // packed K x V panels, all together
+constexpr std::int64_t kBroadcastPackBytes = 256 * 1024; // an A tile's copied broadcast rows
+constexpr std::int64_t kUnpackedWidth = 256;             // V tile when nothing is packed
+constexpr std::int64_t kMaxRows = 384;                   // A tile (rows) when there are many
+constexpr std::int64_t kMinInstances = 4096;             // smaller contractions keep isl's schedule
 constexpr int kRegisters = 16;
 constexpr double kContiguousFill = 2.0;  // cost of filling a panel element, in products
 constexpr double kStridedFill = 8.0;     // ... from a source strided along V
@@ -300,11 +301,35 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     // the V tiles, the panels refilled per block (BLIS's mc loop).
     std::int64_t ea_all = st.extents[plan.a];
     if (ea_all > kMaxRows && best->packs > 0) plan.tile[plan.a] = even_tile(ea_all, kMaxRows, 6);
+    // A broadcast operand whose innermost K steps are a KiB or more apart, with K whole: its
+    // rows are copied once per A tile (register_tile.hpp), A tiles sized so the copy stays in
+    // L2, and the V tiles run inside them.
+    if (plan.parallel < 0 && plan.others.empty() && kc == k_total && best->packs > 0 &&
+        !best->strided_pack) {
+        bool far = false;
+        for (const poly::Read& r : st.reads) {
+            const Buffer& b = program.buffers[r.buffer];
+            if (element_stride(b, r.access, plan.v) == 0 &&
+                element_stride(b, r.access, plan.a) != 0 &&
+                std::llabs(element_stride(b, r.access, plan.reduction.back())) * dsize >= 1024)
+                far = true;
+        }
+        if (far) {
+            plan.v_tiles_inside = true;
+            // (Rounded up: 1024 rows of K = 256 make 4 tiles of 258, not 5 of 210, which two
+            // threads share evenly.)
+            std::int64_t rows = round_up(
+                std::clamp<std::int64_t>(kBroadcastPackBytes / (kc * dsize), 6, kMaxRows), 6);
+            if (ea_all >= 12) rows = std::min(rows, round_up((ea_all + 1) / 2, 6));
+            plan.tile[plan.a] = even_tile(ea_all, rows, 6);
+        }
+    }
     // Something to run in parallel outside the mark (the printer register-tiles only inside a
     // parallel loop's body, or in a kernel run on one thread): P, else V tiles, else halves of
     // A, else halves of V.
     std::int64_t ea = st.extents[plan.a];
-    if (plan.parallel < 0 && plan.tile[plan.v] >= ev && plan.tile[plan.a] >= ea) {
+    if (plan.parallel < 0 && (plan.tile[plan.v] >= ev || plan.v_tiles_inside) &&
+        plan.tile[plan.a] >= ea) {
         // (Halves of fewer than 12 rows would shrink the register blocks more than a second
         // thread gains: such a kernel runs on one thread.)
         if (ea >= 12)

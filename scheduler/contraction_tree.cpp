@@ -140,7 +140,7 @@ poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const Co
                      : Member{tile_of(d, d), tile_of(d, ci), tile_of(d, ce)};
     };
     for (int d : {plan.parallel, plan.a, plan.v})
-        if (d >= 0 && tiled(d)) {
+        if (d >= 0 && tiled(d) && !(d == plan.v && plan.v_tiles_inside)) {
             outer.push_back(all3(d, false));
             outer_coincident.push_back(true);
         }
@@ -149,6 +149,10 @@ poly::IslPtr<isl_schedule> contraction_schedule(const poly::Scop& scop, const Co
             outer.push_back({tile_of(k, k), "", ""});
             outer_coincident.push_back(false);
         }
+    if (plan.v_tiles_inside && tiled(plan.v)) {
+        inner.push_back(all3(plan.v, false));
+        inner_coincident.push_back(true);
+    }
     for (int d : plan.others) {
         inner.push_back(all3(d, true));
         inner_coincident.push_back(true);

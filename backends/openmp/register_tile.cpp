@@ -19,6 +19,11 @@ constexpr int kMaxRows = 6;      // R: rows of A per block (6 x 16: 12 accumulat
 constexpr int kRegisters = 16;   // AVX2 vector registers
 constexpr int kVectorBytes = 32; // one AVX2 register
 constexpr std::size_t kMaxPackBytes = 256 * 1024;
+// A broadcast operand whose innermost K steps are this far apart (a weight gradient's dZ[b, o],
+// rows 4 KiB apart: every K step maps to the same L1 set) is copied, once above the loops over
+// V tiles, into panels of R rows x K contiguous (BLIS's packed A), up to this size.
+constexpr std::int64_t kFarBroadcastBytes = 1024;
+constexpr std::size_t kMaxRowPackBytes = 512 * 1024;
 
 std::string pad_of(int indent) {
     return std::string(static_cast<std::size_t>(indent) * 4, ' ');
@@ -90,6 +95,7 @@ struct ReadPlan {
     bool vector = false;  // runs along V (else one value per row and K step)
     bool per_row = false; // depends on A
     int pack = -1;        // packed panel number, or -1
+    int row_pack = -1;    // a far broadcast operand's row panels (see kFarBroadcastBytes)
 };
 
 struct Nest {
@@ -354,7 +360,92 @@ private:
         rows_ = std::clamp((kRegisters - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1, kMaxRows);
         if (auto trip_a = max_trip(*n_.a))
             rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
+        plan_row_packs();
     }
+
+    // Far broadcast operands (kFarBroadcastBytes) whose copy fits, when A's range and the K
+    // loops do not depend on the loops above A (the copy is made once, above them).
+    void plan_row_packs() {
+        row_packs_ = 0;
+        auto trip_a = max_trip(*n_.a);
+        if (!trip_a) return;
+        std::int64_t k_rows = 1;
+        for (const AstNode* k : n_.ks) {
+            auto trip = max_trip(*k);
+            if (!trip) return;
+            k_rows *= *trip;
+        }
+        for (const AstNode* l : n_.outer) {
+            bool used = mentions(n_.a->init, l->iterator) || mentions(n_.a->cond, l->iterator);
+            for (const AstNode* k : n_.ks)
+                used = used || mentions(k->init, l->iterator) || mentions(k->cond, l->iterator);
+            if (used) return;
+        }
+        for (std::size_t r = 0; r < reads_.size(); ++r) {
+            const poly::Read& rd = st_.reads[r];
+            const poly::Buffer& b = cx_.program.buffers[rd.buffer];
+            if (reads_[r].vector || !reads_[r].per_row) continue;
+            auto ck = element_coefficient(b, rd.access, *n_.call, n_.ks.back()->iterator);
+            auto size = static_cast<std::int64_t>(dtype_size(b.dtype));
+            if (!ck || std::llabs(*ck) * size < kFarBroadcastBytes) continue;
+            for (const AstNode* l : n_.outer)
+                if (element_coefficient(b, rd.access, *n_.call, l->iterator) != 0) return;
+            if (std::size_t(round_up_to(*trip_a, rows_) * k_rows * size) > kMaxRowPackBytes)
+                continue;
+            reads_[r].row_pack = row_packs_++;
+        }
+        row_pack_rows_ = k_rows;
+        row_pack_blocks_ = round_up_to(*trip_a, rows_) / rows_;
+    }
+
+    static std::int64_t round_up_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+
+public:
+    bool has_row_packs() const { return row_packs_ > 0; }
+
+    // Declares and fills the row panels: for each full block of R rows of A, K x R values, one
+    // row of R per K step (the order print_block reads them in). Printed above the loops over
+    // V tiles, with those loops bound to their first iteration (the copy does not use them).
+    void print_row_packs(int indent, std::string& out) {
+        row_pack_base_ = cx_.next_name;
+        cx_.next_name += row_packs_;
+        std::string p = pad_of(indent);
+        out +=
+            p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + n_.ua + ";\n";
+        for (std::size_t r = 0; r < reads_.size(); ++r)
+            if (reads_[r].row_pack >= 0)
+                out += p + scalar_ + " " + row_pack_name(reads_[r].row_pack) + "[" +
+                       std::to_string(row_pack_blocks_ * row_pack_rows_ * rows_) +
+                       "] __attribute__((aligned(64)));\n";
+        out += p + "{\n";
+        for (const AstNode* l : n_.outer)
+            out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
+        out += p + "    long hd_pi = 0;\n";
+        int depth = 1;
+        for (const AstNode* k : n_.ks)
+            out += pad_of(indent + depth++) + "for (long " + k->iterator + " = " +
+                   c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" + k->iterator +
+                   ") {\n";
+        std::string q = pad_of(indent + depth);
+        const std::string rr = std::to_string(rows_);
+        out += q + "for (long hd_a = hd_alo; hd_a < hd_alo + (hd_aup - hd_alo + 1) / " + rr +
+               " * " + rr + "; ++hd_a) {\n";
+        out += bind(q + "    ", "hd_a", c_index_expr(n_.v->init), false);
+        for (std::size_t r = 0; r < reads_.size(); ++r)
+            if (reads_[r].row_pack >= 0)
+                out += q + "    " + row_pack_name(reads_[r].row_pack) + "[(hd_a - hd_alo) / " + rr +
+                       " * " + std::to_string(row_pack_rows_ * rows_) + "L + hd_pi * " + rr +
+                       "L + (hd_a - hd_alo) % " + rr + "] = " +
+                       c_element(cx_.program.buffers[st_.reads[r].buffer], st_.reads[r].access) +
+                       ";\n";
+        out += q + "}\n" + q + "++hd_pi;\n";
+        for (int d = depth - 1; d >= 1; --d)
+            out += pad_of(indent + d) + "}\n";
+        out += p + "}\n";
+    }
+
+private:
+    std::string row_pack_name(int k) const { return "hd_ap" + std::to_string(row_pack_base_ + k); }
 
     // The epilogue's reads: the result (the accumulators), operands contiguous along V
     // (vectors) or constant along it (broadcast); anything else, or an expression the vector
@@ -532,7 +623,8 @@ private:
                        (n_.init_loop ? "(" + vtype_ + "){}" : load_c(c, h)) + ";\n";
             out += p + "}\n";
         }
-        if (packs_ > 0) out += p + "long hd_pi = 0;\n";
+        block_rows_ = rows;
+        if (packs_ > 0 || row_packs_ > 0) out += p + "long hd_pi = 0;\n";
         int depth = 0;
         for (const AstNode* k : n_.ks) {
             out += pad_of(indent + depth) + "for (long " + k->iterator + " = " +
@@ -541,7 +633,7 @@ private:
             ++depth;
         }
         print_update(indent + depth, rows, halves, out);
-        if (packs_ > 0) out += pad_of(indent + depth) + "++hd_pi;\n";
+        if (packs_ > 0 || row_packs_ > 0) out += pad_of(indent + depth) + "++hd_pi;\n";
         for (int d = depth - 1; d >= 0; --d)
             out += pad_of(indent + d) + "}\n";
         for (int r = 0; r < rows && !result_dead_; ++r) {
@@ -553,8 +645,12 @@ private:
         if (epi_) print_epilogue(indent, rows, halves, out);
     }
 
-    std::string read_value(std::size_t r, int half) const {
+    std::string read_value(std::size_t r, int half, int row = 0) const {
         const poly::Read& rd = st_.reads[r];
+        if (reads_[r].row_pack >= 0 && block_rows_ == rows_)
+            return row_pack_name(reads_[r].row_pack) + "[(hd_r - hd_alo) / " +
+                   std::to_string(rows_) + " * " + std::to_string(row_pack_rows_ * rows_) +
+                   "L + hd_pi * " + std::to_string(rows_) + "L + " + std::to_string(row) + "]";
         std::string e = c_element(cx_.program.buffers[rd.buffer], rd.access);
         if (!reads_[r].vector) return e;
         if (reads_[r].pack >= 0)
@@ -583,7 +679,8 @@ private:
                 std::vector<std::string> inputs;
                 for (std::size_t r = 0; r < reads_.size(); ++r) {
                     int hh = reads_[r].vector ? h : 0;
-                    inputs.push_back(reads_[r].per_row ? read_value(r, hh) : shared[2 * r + hh]);
+                    inputs.push_back(reads_[r].per_row ? read_value(r, hh, row)
+                                                       : shared[2 * r + hh]);
                 }
                 out += q + "    " + acc(row, h) + " = " + acc(row, h) + " + " +
                        vector_value(st_.value, inputs) + ";\n";
@@ -635,6 +732,8 @@ private:
     std::string vtype_, scalar_;
     std::vector<ReadPlan> reads_;
     int packs_ = 0, name_base_ = 0;
+    int row_packs_ = 0, row_pack_base_ = 0, block_rows_ = 0;
+    std::int64_t row_pack_rows_ = 0, row_pack_blocks_ = 0;
     const poly::Statement* epi_ = nullptr; // the epilogue (Nest::epi_loop), if any
     const AstNode* epi_call_ = nullptr;
     std::int64_t epi_stride_ = 0;        // of V in the epilogue's written element
@@ -655,6 +754,10 @@ bool print_register_tile(const RegisterTileContext& context, const AstNode& mark
     Printer printer(context, *nest);
     const std::size_t level = printer.pack_level();
     int depth = 0;
+    if (printer.has_row_packs()) {
+        out += pad_of(indent + depth++) + "{\n";
+        printer.print_row_packs(indent + depth, out);
+    }
     for (std::size_t i = 0; i < nest->outer.size(); ++i) {
         if (i == level) {
             out += pad_of(indent + depth++) + "{\n";
