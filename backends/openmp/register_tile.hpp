@@ -14,7 +14,10 @@
 // over all the K loops (one panel row per K iteration, filled K-innermost when the source rows
 // are pages apart). Panels that read no loop above A are filled once above those loops. When
 // A's body is `for V { C = 0 }` followed by the K loops (contraction_schedule.hpp puts the
-// reduction's init there), the accumulators start at 0 instead of loading C.
+// reduction's init there), the accumulators start at 0 instead of loading C; an epilogue after
+// the K loops (a map of the result, partition.hpp) is applied to the accumulators as they are
+// stored. A broadcast operand whose K steps are a KiB or more apart (dZ[b, o] in dZᵀ·X) is
+// copied once, above the loops over V tiles, into panels of R rows x K (BLIS's packed A).
 #pragma once
 
 #include <functional>
