@@ -129,6 +129,7 @@ public:
         decide();
         cap_expressions();
         distribute_fuses();
+        unroll_small_reductions();
         find_epilogues();
         make_buffers(placeholders);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)
@@ -229,20 +230,7 @@ private:
     void distribute_fuses() {
         std::size_t n = g_.nodes.size();
         distributed_.assign(n, -1);
-        // The materialized node whose kernel each node is inlined into (-1: several or none).
-        std::vector<int> root(n, -1);
-        for (std::size_t j = n; j-- > 0;) {
-            if (mat_[j]) {
-                root[j] = static_cast<int>(j);
-                continue;
-            }
-            int r = -2;
-            for (int u : g_.nodes[j].consumers) {
-                int ru = root[u];
-                r = r == -2 || r == ru ? ru : -1;
-            }
-            root[j] = r == -2 ? -1 : r;
-        }
+        std::vector<int> root = roots();
         for (std::size_t f = 0; f < n; ++f) {
             const CanonicalNode& fc = g_.nodes[f];
             if (kind(static_cast<int>(f)) != NodeKind::Fuse || !mat_[f] || fc.leaf || fc.output ||
@@ -269,6 +257,102 @@ private:
             if (size_[m] + largest_piece * uses > options_.max_expression_nodes) continue;
             mat_[f] = false;
             distributed_[m] = static_cast<int>(f);
+        }
+    }
+
+    // The materialized node whose kernel each node is inlined into (-1: several or none).
+    std::vector<int> roots() const {
+        std::size_t n = g_.nodes.size();
+        std::vector<int> root(n, -1);
+        for (std::size_t j = n; j-- > 0;) {
+            if (mat_[j]) {
+                root[j] = static_cast<int>(j);
+                continue;
+            }
+            int r = -2;
+            for (int u : g_.nodes[j].consumers) {
+                int ru = root[u];
+                r = r == -2 || r == ru ? ru : -1;
+            }
+            root[j] = r == -2 ? -1 : r;
+        }
+        return root;
+    }
+
+    // A reduction of at most kMaxUnrolledTerms terms per result (a 2x2 pooling window's tie
+    // count) read only inside one other kernel is unrolled into the statements reading it: its
+    // window is read there anyway, and a pass over memory is saved.
+    static constexpr std::int64_t kMaxUnrolledTerms = 4;
+    void unroll_small_reductions() {
+        std::size_t n = g_.nodes.size();
+        unrolled_.assign(n, false);
+        std::vector<int> root = roots();
+        for (std::size_t r = 0; r < n; ++r) {
+            const CanonicalNode& rc = g_.nodes[r];
+            if (kind(static_cast<int>(r)) != NodeKind::Reduce || !mat_[r] || rc.leaf || rc.output ||
+                rc.consumers.empty() || rc.node->reduce_op == ReduceOp::Custom)
+                continue;
+            const Node& in = *rc.node->inputs.at(0);
+            std::int64_t terms = 1;
+            for (int a : rc.node->axes)
+                terms *= in.shape[a].size;
+            if (terms < 1 || terms > kMaxUnrolledTerms) continue;
+            int r0 = root[rc.consumers[0]];
+            bool one_kernel = r0 >= 0 && r0 != static_cast<int>(r);
+            for (int u : rc.consumers)
+                one_kernel = one_kernel && root[u] == r0;
+            if (!one_kernel ||
+                operand_size(rc.operands.at(0)) * terms > options_.max_expression_nodes)
+                continue;
+            mat_[r] = false;
+            unrolled_[r] = true;
+        }
+    }
+
+    // The value of unrolled reduction `i` at `access` (statement counters -> its counters):
+    // the identity combined with each term in the reduction's order.
+    ScalarExpr unrolled_reduction(int i, const AffineMap& access, ReadList& reads) {
+        const Node& r = *cn(i).node;
+        const NodePtr& in = r.inputs.at(0);
+        const int in_rank = in->shape.rank();
+        std::vector<bool> reduced(static_cast<std::size_t>(in_rank), false);
+        for (int a : r.axes)
+            reduced[static_cast<std::size_t>(a)] = true;
+        std::vector<std::int64_t> k(static_cast<std::size_t>(in_rank), 0);
+        ScalarExpr acc = reduce_identity(r);
+        ScalarOp op = r.reduce_op == ReduceOp::Sum    ? ScalarOp::Add
+                      : r.reduce_op == ReduceOp::Prod ? ScalarOp::Mul
+                      : r.reduce_op == ReduceOp::Max  ? ScalarOp::Max
+                      : r.reduce_op == ReduceOp::Min  ? ScalarOp::Min
+                      : r.reduce_op == ReduceOp::And  ? ScalarOp::And
+                                                      : ScalarOp::Or;
+        while (true) {
+            // Input counters: a reduced axis pinned to its term, the others the result's.
+            std::vector<std::int64_t> m;
+            std::vector<std::int64_t> off;
+            int j = 0;
+            for (int d = 0; d < in_rank; ++d) {
+                std::vector<std::int64_t> row(static_cast<std::size_t>(access.in_rank()), 0);
+                if (reduced[static_cast<std::size_t>(d)]) {
+                    off.push_back(k[static_cast<std::size_t>(d)]);
+                    if (r.keepdims) ++j;
+                } else {
+                    for (int c = 0; c < access.in_rank(); ++c)
+                        row[static_cast<std::size_t>(c)] = access.coeff(j, c);
+                    off.push_back(access.offset(j));
+                    ++j;
+                }
+                m.insert(m.end(), row.begin(), row.end());
+            }
+            AffineMap to_input(access.in_rank(), in_rank, std::move(m), std::move(off));
+            acc = scalar_binary(op, acc, cast_to(inline_use(in, to_input, reads), r.dtype));
+            int d = in_rank - 1; // the next term, the last reduced axis fastest
+            for (; d >= 0; --d) {
+                if (!reduced[static_cast<std::size_t>(d)]) continue;
+                if (++k[static_cast<std::size_t>(d)] < in->shape[d].size) break;
+                k[static_cast<std::size_t>(d)] = 0;
+            }
+            if (d < 0) return acc;
         }
     }
 
@@ -402,6 +486,10 @@ private:
             AffineMap index(in, 1, std::move(row), {r.start + r.step * access.offset(n.axis)});
             return reads.read(-1, index, n.dtype);
         }
+        case NodeKind::Reduce:
+            HEDRA_INTERNAL_CHECK(unrolled_[static_cast<std::size_t>(i)],
+                                 "partition: inlining a reduction that is not unrolled");
+            return unrolled_reduction(i, access, reads);
         case NodeKind::Map: {
             std::vector<ScalarExpr> args;
             for (const NodePtr& in : n.inputs)
@@ -496,6 +584,7 @@ private:
     std::vector<bool> mat_;
     std::vector<int> distributed_; // per map: the fuse computed piece by piece in its kernel
     std::vector<int> epilogue_of_; // per sum: the map appended to its kernel, or -1
+    std::vector<bool> unrolled_;   // per reduction: unrolled into its readers
     std::vector<int> folded_into_; // per map: the sum whose kernel computes it, or -1
     struct PieceRead {
         int fuse = -1;

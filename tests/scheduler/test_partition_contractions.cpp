@@ -101,9 +101,10 @@ TEST_CASE("batched matmul is one kernel") {
 }
 
 TEST_CASE("matmul with a bias and an activation is one kernel: the sum, then its epilogue") {
-    auto av = small_values(6, 5), bv = small_values(6, 6);
-    Array a = array(av, Shape::of({2, 3}));
-    Array b = array(bv, Shape::of({3, 2}));
+    // (K = 6: a sum of at most 4 terms would be unrolled into the map instead.)
+    auto av = small_values(12, 5), bv = small_values(12, 6);
+    Array a = array(av, Shape::of({2, 6}));
+    Array b = array(bv, Shape::of({6, 2}));
     Array bias = array(std::vector<float>{0.5f, -20.0f}, Shape::of({2}));
     Array y = relu(matmul(a, b) + bias);
     Partitioned p = check_against_reference({y});
