@@ -10,7 +10,9 @@
 //   that one is a Temporary with one Assign statement; a cheap map read by several kernels is
 //   recomputed in each (a bias add and a ReLU cost no pass over memory of their own);
 // - reductions are materialized as an Assign of the identity over the result and an Update over
-//   the input's full counter box (so matmul is one kernel and its product is never stored);
+//   the input's full counter box (so matmul is one kernel and its product is never stored),
+//   except a reduction of at most 4 terms per result read only inside one other kernel (a
+//   pooling window's tie count): it is unrolled into the reading statements;
 // - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins), except
 //   a fuse read only by one materialized map at the map's own counters: that map's kernel then
 //   has one Assign per piece, the map applied to the piece (the fuse is never stored);
