@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "scheduler/stride_order.hpp"
+
 namespace hedra::sched {
 namespace {
 
@@ -29,15 +31,6 @@ constexpr double kMaxRefill = 0.02;      // panel refills per product, for a par
 
 using poly::Buffer;
 using poly::Statement;
-
-std::int64_t element_stride(const Buffer& buffer, const AffineMap& access, int counter) {
-    std::int64_t stride = 0, row = 1;
-    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
-        stride += row * access.coeff(r, counter);
-        row *= buffer.sizes[r];
-    }
-    return stride;
-}
 
 bool product_expression(const ScalarExpr& e, DType t) {
     if (e->dtype != t) return false;

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "scheduler/contraction_schedule.hpp"
+#include "scheduler/stride_order.hpp"
 
 namespace hedra::sched {
 namespace {
@@ -24,15 +25,6 @@ using poly::Statement;
 using poly::take;
 
 constexpr std::int64_t kSmallWindow = 16;
-
-std::int64_t element_stride(const poly::Buffer& buffer, const AffineMap& access, int counter) {
-    std::int64_t stride = 0, row = 1;
-    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
-        stride += row * access.coeff(r, counter);
-        row *= buffer.sizes[r];
-    }
-    return stride;
-}
 
 int access_score(const poly::Buffer& buffer, const AffineMap& access, int counter) {
     std::int64_t s = std::llabs(element_stride(buffer, access, counter));

@@ -31,15 +31,6 @@ int single_counter(isl_aff* aff) {
     return found;
 }
 
-std::int64_t element_stride(const poly::Buffer& buffer, const AffineMap& access, int counter) {
-    std::int64_t stride = 0, row = 1;
-    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
-        stride += row * access.coeff(r, counter);
-        row *= buffer.sizes[r];
-    }
-    return stride;
-}
-
 int access_score(const poly::Buffer& buffer, const AffineMap& access, int counter) {
     std::int64_t s = std::llabs(element_stride(buffer, access, counter));
     return s == 0 ? 1 : s == 1 ? 4 : -1;
@@ -83,6 +74,15 @@ isl_stat score_pw_aff(isl_pw_aff* pa, void* user) {
 }
 
 } // namespace
+
+std::int64_t element_stride(const poly::Buffer& buffer, const AffineMap& access, int counter) {
+    std::int64_t stride = 0, row = 1;
+    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= 0; --r) {
+        stride += row * access.coeff(r, counter);
+        row *= buffer.sizes[r];
+    }
+    return stride;
+}
 
 std::vector<int> stride_one_innermost_order(const poly::Scop& scop, isl_schedule_node* band) {
     isl_size n = isl_schedule_node_band_n_member(band);

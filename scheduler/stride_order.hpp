@@ -5,12 +5,18 @@
 // Only members that are a single counter of each statement (i_d + constant) are scored.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
+#include "core/affine_map.hpp"
 #include "polyhedral/isl_ptr.hpp"
 #include "polyhedral/scop.hpp"
 
 namespace hedra::sched {
+
+// How far (in elements of the row-major `buffer`) the element read or written through `access`
+// moves when counter `counter` steps by one.
+std::int64_t element_stride(const poly::Buffer& buffer, const AffineMap& access, int counter);
 
 // The member order (a permutation of 0..n-1) for the band at `band` (__isl_keep); the
 // identity when no member scores better than the current innermost one.

@@ -8,17 +8,15 @@
 
 #include "backends/openmp/c_access.hpp"
 #include "backends/openmp/c_expr.hpp"
+#include "backends/openmp/register_tile_nest.hpp"
 
 namespace hedra::backend {
 namespace {
 
-using sched::AstExpr;
-using sched::AstNode;
+using namespace register_tile_detail;
 
-constexpr int kMaxRows = 6;      // R: rows of A per block (6 x 16: 12 accumulators)
-constexpr int kRegisters = 16;   // AVX2 vector registers
-constexpr int kVectorBytes = 32; // one AVX2 register
-constexpr std::size_t kMaxPackBytes = 256 * 1024;
+constexpr int kMaxRows = 6;    // R: rows of A per block (6 x 16: 12 accumulators)
+constexpr int kRegisters = 16; // AVX2 vector registers
 // A broadcast operand whose innermost K steps are this far apart (a weight gradient's dZ[b, o],
 // rows 4 KiB apart: every K step maps to the same L1 set) is copied, once above the loops over
 // V tiles, into panels of R rows x K contiguous (BLIS's packed A), up to this size.
@@ -29,53 +27,7 @@ std::string pad_of(int indent) {
     return std::string(static_cast<std::size_t>(indent) * 4, ' ');
 }
 
-// The inclusive upper bound of a canonical loop (`it <= e` or `it < e`), or null.
-std::optional<std::string> upper_bound(const AstNode& loop) {
-    const AstExpr& c = loop.cond;
-    if (c.kind != AstExpr::Kind::Op || c.args.size() != 2 || c.args[0].kind != AstExpr::Kind::Id ||
-        c.args[0].name != loop.iterator)
-        return std::nullopt;
-    if (c.op == AstExpr::Op::Le) return c_index_expr(c.args[1]);
-    if (c.op == AstExpr::Op::Lt) return "(" + c_index_expr(c.args[1]) + " - 1L)";
-    return std::nullopt;
-}
-
-// A constant bound on the trip count of a canonical loop, from constants in its init (a
-// number or a max with one) and its bound (a number or a min with one).
-std::optional<std::int64_t> max_trip(const AstNode& loop) {
-    auto constant_in = [](const AstExpr& e, AstExpr::Op combine) -> std::optional<std::int64_t> {
-        if (e.kind == AstExpr::Kind::Int) return e.value;
-        if (e.kind == AstExpr::Kind::Op && e.op == combine)
-            for (const AstExpr& a : e.args)
-                if (a.kind == AstExpr::Kind::Int) return a.value;
-        return std::nullopt;
-    };
-    auto lo = constant_in(loop.init, AstExpr::Op::Max);
-    if (loop.cond.kind != AstExpr::Kind::Op || loop.cond.args.size() != 2) return std::nullopt;
-    auto hi = constant_in(loop.cond.args[1], AstExpr::Op::Min);
-    if (!lo || !hi) return std::nullopt;
-    std::int64_t trip = *hi - *lo + (loop.cond.op == AstExpr::Op::Le ? 1 : 0);
-    return trip > 0 ? std::optional<std::int64_t>(trip) : std::nullopt;
-}
-
-bool vector_expression(const ScalarExpr& e, DType t) {
-    if (e->dtype != t) return false;
-    switch (e->op) {
-    case ScalarOp::Input:
-    case ScalarOp::Const:
-        return true;
-    case ScalarOp::Add:
-    case ScalarOp::Sub:
-    case ScalarOp::Mul:
-    case ScalarOp::Neg:
-        for (const ScalarExpr& a : e->args)
-            if (!vector_expression(a, t)) return false;
-        return true;
-    default:
-        return false;
-    }
-}
-
+// `e` printed on the vector types (vector_expression holds), its inputs printed as given.
 std::string vector_value(const ScalarExpr& e, const std::vector<std::string>& inputs) {
     switch (e->op) {
     case ScalarOp::Input:
@@ -97,160 +49,6 @@ struct ReadPlan {
     int pack = -1;        // packed panel number, or -1
     int row_pack = -1;    // a far broadcast operand's row panels (see kFarBroadcastBytes)
 };
-
-struct Nest {
-    std::vector<const AstNode*> outer; // loops above A, printed unchanged
-    const AstNode* a = nullptr;
-    std::vector<const AstNode*> ks;
-    const AstNode* v = nullptr;
-    const AstNode* call = nullptr;
-    std::string ua, uv; // inclusive upper bounds
-    std::int64_t trip_v = 0;
-    std::int64_t c_stride = 1; // of V in the written element (else gathered and scattered)
-    // The result's init inside A, ahead of the K loops (contraction_schedule.hpp): a loop over
-    // V's columns setting them to 0. The accumulators then start at 0 instead of loading C.
-    const AstNode* init_loop = nullptr;
-    std::size_t init_after = 0; // the index in the loops above V of the loop holding it
-    // The epilogue (partition.hpp) after the K loops inside A: a loop over V's columns
-    // assigning a map of the result to another buffer, applied to the accumulators.
-    const AstNode* epi_loop = nullptr;
-};
-
-// `loop` is `for (V) { init(...) }` over the columns of the update's V loop `v`, with init an
-// assignment of 0 to the update's buffer.
-bool is_init_row(const RegisterTileContext& cx, const AstNode& loop, const AstNode& v,
-                 const poly::Statement& update) {
-    if (loop.kind != AstNode::Kind::For || loop.body.size() != 1 ||
-        loop.body[0].kind != AstNode::Kind::Call || loop.cond.kind != AstExpr::Kind::Op ||
-        v.cond.kind != AstExpr::Kind::Op || loop.cond.args.size() != 2 || v.cond.args.size() != 2)
-        return false;
-    const poly::Statement& init = cx.kernel.statements.at(loop.body[0].statement);
-    return init.kind == poly::StatementKind::Assign && init.write_buffer == update.write_buffer &&
-           init.value->op == ScalarOp::Const && init.value->fvalue == 0.0 &&
-           c_index_expr(loop.init) == c_index_expr(v.init) &&
-           c_index_expr(loop.cond.args[1]) == c_index_expr(v.cond.args[1]) &&
-           loop.cond.op == v.cond.op && sched::to_string(loop.inc) == sched::to_string(v.inc);
-}
-
-// `loop` is `for (V') { epilogue(...) }` over the columns of the update's V loop `v`: an Assign
-// to another buffer of the update's dtype that reads the update's result (partition.hpp).
-bool is_epilogue_row(const RegisterTileContext& cx, const AstNode& loop, const AstNode& v,
-                     const poly::Statement& update) {
-    if (loop.kind != AstNode::Kind::For || loop.body.size() != 1 ||
-        loop.body[0].kind != AstNode::Kind::Call || loop.cond.kind != AstExpr::Kind::Op ||
-        v.cond.kind != AstExpr::Kind::Op || loop.cond.args.size() != 2 || v.cond.args.size() != 2)
-        return false;
-    const poly::Statement& e = cx.kernel.statements.at(loop.body[0].statement);
-    bool reads_result = false;
-    for (const poly::Read& r : e.reads)
-        reads_result = reads_result || r.buffer == update.write_buffer;
-    return e.kind == poly::StatementKind::Assign && e.write_buffer != update.write_buffer &&
-           e.write_buffer >= 0 && reads_result &&
-           cx.program.buffers.at(e.write_buffer).dtype ==
-               cx.program.buffers.at(update.write_buffer).dtype &&
-           c_index_expr(loop.init) == c_index_expr(v.init) &&
-           c_index_expr(loop.cond.args[1]) == c_index_expr(v.cond.args[1]) &&
-           loop.cond.op == v.cond.op && sched::to_string(loop.inc) == sched::to_string(v.inc);
-}
-
-// Elements of a packed panel: one row per iteration of the K loops, each round_up(trip_v, width).
-std::optional<std::int64_t> pack_elements(const Nest& n, std::int64_t width) {
-    std::int64_t rows = 1;
-    for (const AstNode* k : n.ks) {
-        auto trip = max_trip(*k);
-        if (!trip) return std::nullopt;
-        rows *= *trip;
-    }
-    return rows * ((n.trip_v + width - 1) / width * width);
-}
-
-std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
-    std::vector<const AstNode*> loops;
-    const std::vector<AstNode>* body = &mark.body;
-    const AstNode* init_loop = nullptr;
-    const AstNode* epi_loop = nullptr;
-    std::size_t init_after = 0;
-    while (true) {
-        if (body->size() == 1 && (*body)[0].kind == AstNode::Kind::For) {
-            loops.push_back(&(*body)[0]);
-            body = &(*body)[0].body;
-        } else if ((body->size() == 2 || body->size() == 3) && !init_loop && !loops.empty() &&
-                   (*body)[1].kind == AstNode::Kind::For) {
-            init_loop = &(*body)[0]; // checked below, once V is known
-            if (body->size() == 3) epi_loop = &(*body)[2];
-            init_after = loops.size() - 1;
-            loops.push_back(&(*body)[1]);
-            body = &(*body)[1].body;
-        } else {
-            break;
-        }
-    }
-    if (body->size() != 1 || (*body)[0].kind != AstNode::Kind::Call || loops.size() < 3)
-        return std::nullopt;
-    Nest n;
-    n.call = &(*body)[0];
-    n.init_loop = init_loop;
-    n.init_after = init_after;
-    const poly::Statement& st = cx.kernel.statements.at(n.call->statement);
-    const poly::Buffer& out = cx.program.buffers.at(st.write_buffer);
-    if (st.kind != poly::StatementKind::Update || st.reduce_op != ReduceOp::Sum ||
-        !is_float(out.dtype) || !vector_expression(st.value, out.dtype))
-        return std::nullopt;
-    auto write_coef = [&](const AstNode* l) {
-        return element_coefficient(out, st.write_access, *n.call, l->iterator);
-    };
-    n.v = loops.back();
-    auto cv_out = write_coef(n.v);
-    if (!cv_out || *cv_out == 0) return std::nullopt;
-    n.c_stride = *cv_out;
-    std::size_t i = loops.size() - 1;
-    while (i > 0 && write_coef(loops[i - 1]) == 0)
-        n.ks.insert(n.ks.begin(), loops[--i]);
-    if (n.ks.empty() || i == 0) return std::nullopt;
-    n.a = loops[i - 1];
-    if (n.init_loop && (n.init_after != i - 1 || !is_init_row(cx, *n.init_loop, *n.v, st)))
-        return std::nullopt;
-    if (epi_loop && !is_epilogue_row(cx, *epi_loop, *n.v, st)) return std::nullopt;
-    n.epi_loop = epi_loop;
-    auto ca = write_coef(n.a);
-    auto trip = max_trip(*n.v);
-    auto trip_a = max_trip(*n.a);
-    if (!ca || !trip) return std::nullopt;
-    std::int64_t sa = *ca < 0 ? -*ca : *ca, sv = n.c_stride < 0 ? -n.c_stride : n.c_stride;
-    if (sa < *trip * sv && (!trip_a || sv < *trip_a * sa)) return std::nullopt; // overlap
-    n.trip_v = *trip;
-    n.outer.assign(loops.begin(), loops.begin() + static_cast<long>(i) - 1);
-    // Rectangular, unit-step loops.
-    std::vector<const AstNode*> inner = n.ks;
-    inner.insert(inner.begin(), n.a);
-    inner.push_back(n.v);
-    for (const AstNode* l : inner) {
-        if (l->inc.kind != AstExpr::Kind::Int || l->inc.value != 1 || !upper_bound(*l))
-            return std::nullopt;
-        for (const AstNode* other : inner)
-            if (mentions(l->init, other->iterator) || mentions(l->cond.args[1], other->iterator))
-                return std::nullopt;
-    }
-    n.ua = *upper_bound(*n.a);
-    n.uv = *upper_bound(*n.v);
-    for (const poly::Read& r : st.reads) {
-        if (r.buffer < 0 || r.buffer == st.write_buffer) return std::nullopt;
-        const poly::Buffer& b = cx.program.buffers[r.buffer];
-        auto cv = element_coefficient(b, r.access, *n.call, n.v->iterator);
-        if (!cv) return std::nullopt;
-        if (*cv != 0 && *cv != 1) { // strided along V: only as a packed panel
-            std::int64_t width = 2 * kVectorBytes / static_cast<std::int64_t>(dtype_size(b.dtype));
-            auto elements = pack_elements(n, width);
-            if (element_coefficient(b, r.access, *n.call, n.a->iterator) != 0 || !elements ||
-                std::size_t(*elements) * dtype_size(b.dtype) > kMaxPackBytes)
-                return std::nullopt;
-        }
-        for (const AstNode* l : inner)
-            if (!element_coefficient(cx.program.buffers[r.buffer], r.access, *n.call, l->iterator))
-                return std::nullopt;
-    }
-    return n;
-}
 
 class Printer {
 public:
@@ -332,6 +130,49 @@ public:
         print_packs(indent, out);
     }
 
+    bool has_row_packs() const { return row_packs_ > 0; }
+
+    // Declares and fills the row panels: for each full block of R rows of A, K x R values, one
+    // row of R per K step (the order print_block reads them in). Printed above the loops over
+    // V tiles, with those loops bound to their first iteration (the copy does not use them).
+    void print_row_packs(int indent, std::string& out) {
+        row_pack_base_ = cx_.next_name;
+        cx_.next_name += row_packs_;
+        std::string p = pad_of(indent);
+        out +=
+            p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + n_.ua + ";\n";
+        for (std::size_t r = 0; r < reads_.size(); ++r)
+            if (reads_[r].row_pack >= 0)
+                out += p + scalar_ + " " + row_pack_name(reads_[r].row_pack) + "[" +
+                       std::to_string(row_pack_blocks_ * row_pack_rows_ * rows_) +
+                       "] __attribute__((aligned(64)));\n";
+        out += p + "{\n";
+        for (const AstNode* l : n_.outer)
+            out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
+        out += p + "    long hd_pi = 0;\n";
+        int depth = 1;
+        for (const AstNode* k : n_.ks)
+            out += pad_of(indent + depth++) + "for (long " + k->iterator + " = " +
+                   c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" + k->iterator +
+                   ") {\n";
+        std::string q = pad_of(indent + depth);
+        const std::string rr = std::to_string(rows_);
+        out += q + "for (long hd_a = hd_alo; hd_a < hd_alo + (hd_aup - hd_alo + 1) / " + rr +
+               " * " + rr + "; ++hd_a) {\n";
+        out += bind(q + "    ", "hd_a", c_index_expr(n_.v->init), false);
+        for (std::size_t r = 0; r < reads_.size(); ++r)
+            if (reads_[r].row_pack >= 0)
+                out += q + "    " + row_pack_name(reads_[r].row_pack) + "[(hd_a - hd_alo) / " + rr +
+                       " * " + std::to_string(row_pack_rows_ * rows_) + "L + hd_pi * " + rr +
+                       "L + (hd_a - hd_alo) % " + rr + "] = " +
+                       c_element(cx_.program.buffers[st_.reads[r].buffer], st_.reads[r].access) +
+                       ";\n";
+        out += q + "}\n" + q + "++hd_pi;\n";
+        for (int d = depth - 1; d >= 1; --d)
+            out += pad_of(indent + d) + "}\n";
+        out += p + "}\n";
+    }
+
 private:
     void plan_reads() {
         packs_ = 0;
@@ -400,51 +241,6 @@ private:
 
     static std::int64_t round_up_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
 
-public:
-    bool has_row_packs() const { return row_packs_ > 0; }
-
-    // Declares and fills the row panels: for each full block of R rows of A, K x R values, one
-    // row of R per K step (the order print_block reads them in). Printed above the loops over
-    // V tiles, with those loops bound to their first iteration (the copy does not use them).
-    void print_row_packs(int indent, std::string& out) {
-        row_pack_base_ = cx_.next_name;
-        cx_.next_name += row_packs_;
-        std::string p = pad_of(indent);
-        out +=
-            p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + n_.ua + ";\n";
-        for (std::size_t r = 0; r < reads_.size(); ++r)
-            if (reads_[r].row_pack >= 0)
-                out += p + scalar_ + " " + row_pack_name(reads_[r].row_pack) + "[" +
-                       std::to_string(row_pack_blocks_ * row_pack_rows_ * rows_) +
-                       "] __attribute__((aligned(64)));\n";
-        out += p + "{\n";
-        for (const AstNode* l : n_.outer)
-            out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
-        out += p + "    long hd_pi = 0;\n";
-        int depth = 1;
-        for (const AstNode* k : n_.ks)
-            out += pad_of(indent + depth++) + "for (long " + k->iterator + " = " +
-                   c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" + k->iterator +
-                   ") {\n";
-        std::string q = pad_of(indent + depth);
-        const std::string rr = std::to_string(rows_);
-        out += q + "for (long hd_a = hd_alo; hd_a < hd_alo + (hd_aup - hd_alo + 1) / " + rr +
-               " * " + rr + "; ++hd_a) {\n";
-        out += bind(q + "    ", "hd_a", c_index_expr(n_.v->init), false);
-        for (std::size_t r = 0; r < reads_.size(); ++r)
-            if (reads_[r].row_pack >= 0)
-                out += q + "    " + row_pack_name(reads_[r].row_pack) + "[(hd_a - hd_alo) / " + rr +
-                       " * " + std::to_string(row_pack_rows_ * rows_) + "L + hd_pi * " + rr +
-                       "L + (hd_a - hd_alo) % " + rr + "] = " +
-                       c_element(cx_.program.buffers[st_.reads[r].buffer], st_.reads[r].access) +
-                       ";\n";
-        out += q + "}\n" + q + "++hd_pi;\n";
-        for (int d = depth - 1; d >= 1; --d)
-            out += pad_of(indent + d) + "}\n";
-        out += p + "}\n";
-    }
-
-private:
     std::string row_pack_name(int k) const { return "hd_ap" + std::to_string(row_pack_base_ + k); }
 
     // The epilogue's reads: the result (the accumulators), operands contiguous along V

@@ -87,6 +87,20 @@ inline std::vector<float> small_values(std::int64_t n, std::uint32_t seed) {
     return v;
 }
 
+// An f32 array of the given sizes holding small_values(…, seed).
+inline Array small_array(std::vector<std::int64_t> sizes, std::uint32_t seed) {
+    std::int64_t n = 1;
+    for (std::int64_t s : sizes)
+        n *= s;
+    return array(HostArray::from<float>(small_values(n, seed), std::move(sizes)));
+}
+
+// The default (openmp) backend compiles the same partition: its values must match the
+// reference interpreter's too.
+inline void check_backend(const Array& y, double tolerance = 0.0) {
+    check_close(compute(y), run_reference({y}).at(0), tolerance);
+}
+
 inline int count_buffers(const poly::ProgramIR& ir, poly::BufferRole role) {
     int n = 0;
     for (const auto& b : ir.buffers)

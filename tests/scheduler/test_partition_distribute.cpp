@@ -8,32 +8,10 @@ using namespace hedra;
 using namespace hedra::test;
 using poly::BufferRole;
 
-namespace {
-
-HostArray values(std::vector<std::int64_t> sizes, std::uint32_t seed) {
-    std::int64_t n = 1;
-    for (std::int64_t s : sizes)
-        n *= s;
-    return HostArray::from<float>(small_values(n, seed), std::move(sizes));
-}
-
-Array data(const HostArray& h) {
-    return array(h);
-}
-
-// The default backend compiles the same partition; its values must match too.
-void check_backend(const Array& y) {
-    HostArray got = compute(y);
-    HostArray want = run_reference({y}).at(0);
-    check_close(got, want, 0.0);
-}
-
-} // namespace
-
 TEST_CASE("a padding read by a map is computed in the map's kernel, one statement per piece") {
-    HostArray xh = values({3, 4}, 1), zh = values({5, 6}, 2);
-    Array x = data(xh);
-    Array z = reshape(data(zh), Shape{Range(-1, 1, 5), Range(-1, 1, 6)}); // the padded ranges
+    Array x = small_array({3, 4}, 1);
+    Array z = reshape(small_array({5, 6}, 2),
+                      Shape{Range(-1, 1, 5), Range(-1, 1, 6)}); // the padded ranges
     Array y = pad(x, {{1, 1}, {1, 1}}) * z + 1.0f; // the map's other operand is read per piece
     Partitioned p = check_against_reference({y});
     CHECK(count_buffers(p.ir, BufferRole::Temporary) == 0);
@@ -43,8 +21,7 @@ TEST_CASE("a padding read by a map is computed in the map's kernel, one statemen
 }
 
 TEST_CASE("interleaved strided pieces (stack, fuse of even and odd) distribute, in order") {
-    HostArray ah = values({6}, 3), bh = values({6}, 4);
-    Array a = data(ah), b = data(bh);
+    Array a = small_array({6}, 3), b = small_array({6}, 4);
     Array s = stack(1, {a, b});                // (6, 2): two pieces strided along axis 1
     Array y = maximum(s, 0.0f) * 3.0f - s;     // the fuse read twice by one map: not fused
     Array w = where(s > 0.0f, s * 2.0f, 0.5f); // read once: distributed
@@ -60,21 +37,18 @@ TEST_CASE("interleaved strided pieces (stack, fuse of even and odd) distribute, 
 }
 
 TEST_CASE("overwrite: the later piece still wins after distribution") {
-    HostArray xh = values({4, 4}, 5), ih = values({2, 2}, 6);
-    Array x = data(xh);
-    Array inner = reshape(data(ih), Shape{Range(1, 1, 2), Range(1, 1, 2)});
+    Array x = small_array({4, 4}, 5);
+    Array inner = reshape(small_array({2, 2}, 6), Shape{Range(1, 1, 2), Range(1, 1, 2)});
     Array y = exp(overwrite({x, inner}) * 0.25f);
     Partitioned p = check_against_reference({y}, {}, {}, 1e-6);
     CHECK(count_buffers(p.ir, BufferRole::Temporary) == 0);
     REQUIRE(p.ir.kernels.size() == 1);
     CHECK(p.ir.kernels[0].statements.size() == 2);
-    HostArray got = compute(y), want = run_reference({y}).at(0);
-    check_close(got, want, 1e-6);
+    check_backend(y, 1e-6);
 }
 
 TEST_CASE("a fuse read by two kernels, or read through a permutation, is still stored") {
-    HostArray xh = values({3, 3}, 7);
-    Array x = data(xh);
+    Array x = small_array({3, 3}, 7);
     Array f = pad(x, {{1, 0}, {0, 1}}); // (4, 4)
     Array permuted = exp(transpose(f));
     Partitioned p = check_against_reference({permuted}, {}, {}, 1e-6);

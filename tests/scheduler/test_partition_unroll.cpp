@@ -8,23 +8,8 @@ using namespace hedra;
 using namespace hedra::test;
 using poly::BufferRole;
 
-namespace {
-
-Array data(std::vector<std::int64_t> sizes, std::uint32_t seed) {
-    std::int64_t n = 1;
-    for (std::int64_t s : sizes)
-        n *= s;
-    return array(HostArray::from<float>(small_values(n, seed), std::move(sizes)));
-}
-
-void check_backend(const Array& y, double tolerance = 0.0) {
-    check_close(compute(y), run_reference({y}).at(0), tolerance);
-}
-
-} // namespace
-
 TEST_CASE("a 2x2 window sum read by one map is unrolled into the map's kernel") {
-    Array x = data({6, 8}, 1);
+    Array x = small_array({6, 8}, 1);
     // win[i, j, a, b] = x[2i + a, 2j + b]
     Array win = view(x, Shape::of({3, 4, 2, 2}), AffineMap(4, 2, {2, 0, 1, 0, 0, 2, 0, 1}, {0, 0}));
     Array count = sum(win, {2, 3});
@@ -44,12 +29,12 @@ TEST_CASE("a 2x2 window sum read by one map is unrolled into the map's kernel") 
 }
 
 TEST_CASE("a sum of more terms, or one read by two kernels, is still stored") {
-    Array x = data({5, 6}, 2);
+    Array x = small_array({5, 6}, 2);
     Array five = sum(x, {0}); // 5 terms
     Array y = exp(five * 0.1f);
     Partitioned p = check_against_reference({y}, {}, {}, 1e-6);
     CHECK(count_buffers(p.ir, BufferRole::Temporary) == 1);
-    Array pair = sum(data({2, 6}, 3), {0}); // 2 terms, read by two outputs' kernels
+    Array pair = sum(small_array({2, 6}, 3), {0}); // 2 terms, read by two outputs' kernels
     Partitioned q = check_against_reference({exp(pair * 0.1f), pair * 3.0f}, {}, {}, 1e-6);
     CHECK(count_buffers(q.ir, BufferRole::Temporary) == 1); // (one map is its epilogue)
 }
