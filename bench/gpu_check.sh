@@ -169,10 +169,11 @@ run() {
         model=$(value model "$line")
         h=$(value hedra_ms "$line")
         p=$(value torch_ms "$(grep -E "^train_step model=$model " "$LOGS/torch.log" | head -1)")
-        printf '  %-10s hedra %8s ms  torch %8s ms  speedup %s  kernels/step %s  uploads/step %s  compile %s s\n' \
+        printf '  %-10s hedra %8s ms  torch %8s ms  speedup %s  kernels/step %s  uploads/step %s  downloads/step %s  compile %s s\n' \
             "$model" "$h" "${p:-n/a}" \
             "$( [ -n "$p" ] && awk -v a="$p" -v b="$h" 'BEGIN { printf "%.3f", a / b }' || echo n/a)" \
             "$(value kernels_per_step "$line")" "$(value uploads_per_step "$line")" \
+            "$(value downloads_per_step "$line")" \
             "$(value compile_s "$line")"
     done < <(grep -E '^train_step ' "$LOGS/bench.log")
     grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/torch.log" | sed 's/^/  /'

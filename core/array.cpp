@@ -52,7 +52,7 @@ Array make_array_leaf(HostArray data, const Shape& shape, SourceLocation loc) {
         throw Error("array: host data with sizes " + list_string(data.sizes()) + " has " +
                     std::to_string(data.size()) + " elements but shape " + shape.to_string() +
                     " has " + std::to_string(shape.size()) + "; at " + location_string(loc));
-    if (data.raw() == nullptr && shape.size() > 0)
+    if (data.address() == nullptr && shape.size() > 0)
         throw Error("array: null host data for shape " + shape.to_string() + "; at " +
                     location_string(loc));
     if (data.sizes() != shape.sizes()) {

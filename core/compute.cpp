@@ -122,7 +122,7 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
             throw Error("compiled program: input " + std::to_string(i) + " has dtype " +
                         std::string(dtype_name(inputs[i].dtype())) + " but " +
                         placeholder_string(p) + " has dtype " + std::string(dtype_name(p->dtype)));
-        if (inputs[i].raw() == nullptr && inputs[i].size() > 0)
+        if (inputs[i].address() == nullptr && inputs[i].size() > 0)
             throw Error("compiled program: input " + std::to_string(i) + " for " +
                         placeholder_string(p) + " has no data");
     }

@@ -78,6 +78,12 @@ HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_p
         throw Error("host array " + sizes_string(sizes_) + " wraps a null pointer");
 }
 
+HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner,
+                     void* data, std::shared_ptr<DeferredContents> pending)
+    : HostArray(std::move(sizes), dtype, std::move(owner), data) {
+    pending_ = std::move(pending);
+}
+
 template <>
 HostArray HostArray::from<bool>(std::vector<bool> values, std::vector<std::int64_t> sizes) {
     HostArray a(std::move(sizes), DType::Bool);
@@ -126,6 +132,7 @@ double HostArray::at(const std::vector<std::int64_t>& index) const {
 
 double HostArray::flat(std::int64_t i) const {
     check_element(i, size(), data_);
+    wait();
     switch (dtype_) {
     case DType::Bool:
         return static_cast<const std::uint8_t*>(data_)[i] != 0 ? 1.0 : 0.0;
@@ -143,6 +150,7 @@ double HostArray::flat(std::int64_t i) const {
 
 void HostArray::set_flat(std::int64_t i, double v) {
     check_element(i, size(), data_);
+    wait(); // the other elements must not be overwritten by a late copy
     ScalarValue x = ScalarValue::of(v, dtype_);
     switch (dtype_) {
     case DType::Bool:

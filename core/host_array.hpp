@@ -1,5 +1,7 @@
 // HostArray: a dense, 0-based, row-major array in host memory, as `compute` returns it and as
 // `array()` and compiled programs take it. Copies share the buffer (it is immutable once made).
+// A device backend's result may have deferred contents (deferred_contents.hpp): its elements
+// are copied from the device on the first access through raw(), values() or flat().
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deferred_contents.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -23,6 +26,9 @@ public:
     // the caller keeps `data` alive as long as any copy of this HostArray).
     HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner,
               void* data);
+    // Wrap memory whose contents `pending` fills on first access (a device result).
+    HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner, void* data,
+              std::shared_ptr<DeferredContents> pending);
     template <class T>
     static HostArray from(std::vector<T> values, std::vector<std::int64_t> sizes);
 
@@ -31,23 +37,38 @@ public:
     DType dtype() const { return dtype_; }
     std::int64_t size() const; // element count
     std::size_t bytes() const { return static_cast<std::size_t>(size()) * dtype_size(dtype_); }
-    const void* raw() const { return data_; }
-    void* raw_mutable() { return data_; } // only while building a result
+    const void* raw() const {
+        wait();
+        return data_;
+    }
+    void* raw_mutable() { // only while building a result
+        wait();
+        return data_;
+    }
+    // Where the elements are (or will be), without waiting for them: the array's identity.
+    const void* address() const { return data_; }
+    // The contents are still on their way (a device result nobody has read yet).
+    bool pending() const { return pending_ && !pending_->done(); }
+    void wait() const {
+        if (pending_) pending_->wait();
+    }
 
     // Typed access; throws hedra::Error if T does not match dtype().
     template <class T>
     std::span<const T> values() const {
         check_type(dtype_of<T>());
+        wait();
         return {static_cast<const T*>(data_), static_cast<std::size_t>(size())};
     }
     template <class T>
     std::span<T> mutable_values() {
         check_type(dtype_of<T>());
+        wait();
         return {static_cast<T*>(data_), static_cast<std::size_t>(size())};
     }
     // Element at a 0-based multi-index, converted to double (any dtype).
     double at(const std::vector<std::int64_t>& index) const;
-    double flat(std::int64_t i) const; // element i in row-major order, as double
+    double flat(std::int64_t i) const;       // element i in row-major order, as double
     void set_flat(std::int64_t i, double v); // converts as a C++ cast would
     std::vector<double> to_doubles() const;
 
@@ -59,6 +80,7 @@ private:
     DType dtype_ = DType::F32;
     std::shared_ptr<void> owner_;
     void* data_ = nullptr;
+    std::shared_ptr<DeferredContents> pending_;
 };
 
 template <class T>

@@ -109,6 +109,10 @@ const CompiledProgram& TrainStep::program(std::map<Key, CompiledProgram>& cache,
 }
 
 double TrainStep::step(const HostArray& images, const HostArray& labels) {
+    return step_loss(images, labels).flat(0);
+}
+
+HostArray TrainStep::step_loss(const HostArray& images, const HostArray& labels) {
     const CompiledProgram& p = program(train_programs_, images, labels, true);
     std::vector<HostArray> inputs = model_.params;
     inputs.insert(inputs.end(), state_.begin(), state_.end());
@@ -120,7 +124,7 @@ double TrainStep::step(const HostArray& images, const HostArray& labels) {
         model_.params[i] = out[1 + i];
     for (std::size_t i = 0; i < state_.size(); ++i)
         state_[i] = out[1 + n + i];
-    return out[0].flat(0);
+    return out[0];
 }
 
 std::int64_t TrainStep::count_correct(const HostArray& images, const HostArray& labels) {

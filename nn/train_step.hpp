@@ -25,6 +25,10 @@ public:
     // One step on images (b, example_shape...) (f32) and integer labels (b): updates the
     // parameters and the optimizer state and returns the loss before the update.
     double step(const HostArray& images, const HostArray& labels);
+    // The same step, returning the loss as a one-element array without waiting for it: on a device
+    // backend the step runs asynchronously and the loss is copied to the host when first read
+    // (a loop that reads it every N steps lets the host run ahead, as in PyTorch).
+    HostArray step_loss(const HostArray& images, const HostArray& labels);
 
     // The number of examples of the batch the current parameters classify correctly.
     std::int64_t count_correct(const HostArray& images, const HostArray& labels);

@@ -15,13 +15,14 @@ namespace hedra::backend {
 namespace {
 
 // The device and everything shared by all programs; one per process, never destroyed (driver
-// calls at exit are unsafe). Runs are serialized by `mutex`.
+// calls at exit are unsafe). Runs and deferred downloads are serialized by `mutex`; it is
+// recursive because a run that uploads a result nobody has read yet copies it to the host first.
 struct DeviceState {
     cuda::Device& device;
     cuda::Stream stream;
     cuda::DeviceAllocator allocator;
     cuda::DeviceResidency residency;
-    std::mutex mutex;
+    std::recursive_mutex mutex;
     explicit DeviceState(cuda::Device& d) : device(d) {}
 };
 
@@ -51,6 +52,10 @@ std::size_t byte_size(const std::vector<std::int64_t>& sizes, DType t) {
 struct CudaCounters {
     std::mutex mutex;
     CudaStats stats;
+    void add_download() {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++stats.downloads;
+    }
 };
 
 struct CudaProgramCode {
@@ -117,7 +122,9 @@ const HostArray& leaf_array(const NodePtr& leaf) {
 
 class Run {
 public:
-    Run(DeviceState& s, const CudaProgramCode& c, CudaStats& stats) : s_(s), c_(c), stats_(stats) {}
+    Run(DeviceState& s, const CudaProgramCode& c, CudaStats& stats,
+        std::shared_ptr<CudaCounters> counters)
+        : s_(s), c_(c), stats_(stats), counters_(std::move(counters)) {}
 
     std::vector<HostArray> operator()(const std::vector<HostArray>& inputs,
                                       const std::vector<NodePtr>& leaves) {
@@ -178,7 +185,7 @@ private:
                                     ? inputs.at(static_cast<std::size_t>(bind.index))
                                     : leaf_array(leaves.at(static_cast<std::size_t>(bind.index)));
         if (host.bytes() == 0) return 0;
-        if (auto d = s_.residency.find_host(host.raw(), host.bytes())) {
+        if (auto d = s_.residency.find_host(host.address(), host.bytes())) {
             ++stats_.resident_inputs;
             keep = d;
             return d->get();
@@ -197,35 +204,47 @@ private:
         return upload(host, keep);
     }
 
+    // The outputs as host arrays whose contents are copied from the device on first access
+    // (DeferredContents): the run returns without waiting for its kernels, and a result that is
+    // only fed back to the device (new parameters) never crosses the bus. The device copy is
+    // registered for residency at once and lives as long as the host storage.
     std::vector<HostArray> download(const std::vector<std::shared_ptr<cuda::DeviceBuffer>>& dev) {
         std::vector<HostArray> results;
-        std::vector<std::shared_ptr<AlignedStorage>> storage(c_.sizes.size());
         std::vector<HostArray> by_buffer(c_.sizes.size());
+        std::vector<bool> made(c_.sizes.size(), false);
         for (int b : c_.outputs) {
             auto ub = static_cast<std::size_t>(b);
-            if (!storage[ub]) {
-                storage[ub] = std::make_shared<AlignedStorage>(c_.bytes[ub]);
-                by_buffer[ub] =
-                    HostArray(c_.sizes[ub], c_.dtypes[ub], storage[ub], storage[ub]->data);
-                if (c_.bytes[ub] > 0) {
+            if (!made[ub]) {
+                made[ub] = true;
+                auto storage = std::make_shared<AlignedStorage>(c_.bytes[ub]);
+                if (c_.bytes[ub] == 0) {
+                    by_buffer[ub] = HostArray(c_.sizes[ub], c_.dtypes[ub], storage, storage->data);
+                } else {
                     HEDRA_INTERNAL_CHECK(dev[ub] != nullptr,
                                          "cuda: an output without device memory");
-                    s_.stream.copy_to_host(storage[ub]->data, dev[ub]->get(), c_.bytes[ub]);
-                    ++stats_.downloads;
+                    auto pending = std::make_shared<DeferredContents>(
+                        [state = &s_, counters = counters_, device = dev[ub], host = storage->data,
+                         bytes = c_.bytes[ub]] {
+                            std::lock_guard<std::recursive_mutex> lock(state->mutex);
+                            state->device.make_current();
+                            state->stream.copy_to_host(host, device->get(), bytes);
+                            state->stream.synchronize();
+                            counters->add_download();
+                        });
+                    by_buffer[ub] = HostArray(c_.sizes[ub], c_.dtypes[ub], storage, storage->data,
+                                              std::move(pending));
+                    s_.residency.add_host(storage, storage->data, dev[ub]);
                 }
             }
             results.push_back(by_buffer[ub]);
         }
-        s_.stream.synchronize();
-        for (std::size_t b = 0; b < storage.size(); ++b)
-            if (storage[b] && c_.bytes[b] > 0)
-                s_.residency.add_host(storage[b], storage[b]->data, dev[b]);
         return results;
     }
 
     DeviceState& s_;
     const CudaProgramCode& c_;
     CudaStats& stats_;
+    std::shared_ptr<CudaCounters> counters_;
 };
 
 std::string options_key(const CompileOptions& options) {
@@ -242,13 +261,12 @@ public:
         : code_(std::move(code)), leaves_(std::move(leaves)), counters_(std::move(counters)) {}
     std::vector<HostArray> run(const std::vector<HostArray>& inputs) override {
         DeviceState& s = device_state();
-        std::lock_guard<std::mutex> lock(s.mutex);
+        std::lock_guard<std::recursive_mutex> lock(s.mutex);
         CudaStats local;
-        auto out = Run(s, *code_, local)(inputs, leaves_);
+        auto out = Run(s, *code_, local, counters_)(inputs, leaves_);
         std::lock_guard<std::mutex> counters_lock(counters_->mutex);
         counters_->stats.uploads += local.uploads;
         counters_->stats.resident_inputs += local.resident_inputs;
-        counters_->stats.downloads += local.downloads;
         counters_->stats.launches += local.launches;
         return out;
     }
@@ -289,7 +307,7 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;
     {
-        std::lock_guard<std::mutex> lock(state.mutex); // module loading needs the context
+        std::lock_guard<std::recursive_mutex> lock(state.mutex); // module loading: the context
         state.device.make_current();
         code = build_code(state, ir, placeholders, leaves, options, local);
     }

@@ -1,9 +1,12 @@
 // HostArray: allocation, typed and untyped access with conversions, bounds and type errors,
-// sharing between copies, borrowed memory, and printing.
+// sharing between copies, borrowed memory, printing, and deferred contents (device results).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "core/host_array.hpp"
 #include "expect_error.hpp"
@@ -132,4 +135,52 @@ TEST_CASE("bad host array use throws") {
     CHECK_ERROR(HostArray({2, -1}, DType::F32), "(2,-1)", "axis 1", "negative size -1");
     CHECK_ERROR(HostArray({3}, DType::F32, nullptr, nullptr), "null pointer");
     CHECK_NOTHROW(HostArray({0}, DType::F32, nullptr, nullptr));
+}
+
+TEST_CASE("deferred contents arrive once, on the first access, from any thread") {
+    auto storage = std::make_shared<std::vector<float>>(4, 0.0f);
+    std::atomic<int> fills{0};
+    auto pending = std::make_shared<DeferredContents>([&] {
+        ++fills;
+        for (std::size_t i = 0; i < storage->size(); ++i)
+            (*storage)[i] = static_cast<float>(i) + 0.5f;
+    });
+    HostArray a({2, 2}, DType::F32, storage, storage->data(), pending);
+    HostArray copy = a;
+    CHECK(a.pending());
+    CHECK(a.address() == storage->data()); // identity without waiting
+    CHECK(fills == 0);
+    std::vector<std::thread> readers;
+    std::vector<double> seen(8);
+    for (int t = 0; t < 8; ++t)
+        readers.emplace_back([&, t] { seen[t] = copy.flat(3); });
+    for (auto& r : readers)
+        r.join();
+    CHECK(fills == 1);
+    CHECK_FALSE(a.pending());
+    for (double v : seen)
+        CHECK(v == 3.5);
+    CHECK(a.values<float>()[1] == 1.5f);
+    CHECK(a.to_string() == "f32 (2,2) [[0.5, 1.5], [2.5, 3.5]]");
+    CHECK(fills == 1);
+}
+
+TEST_CASE("deferred contents: a failing copy reaches the reader and is tried again") {
+    auto storage = std::make_shared<std::vector<float>>(2, 0.0f);
+    int attempts = 0;
+    auto pending = std::make_shared<DeferredContents>([&] {
+        if (++attempts == 1) throw Error("copy failed");
+        (*storage)[0] = 7.0f;
+    });
+    HostArray a({2}, DType::F32, storage, storage->data(), pending);
+    CHECK_THROWS_WITH_AS(a.raw(), doctest::Contains("copy failed"), Error);
+    CHECK(a.pending());
+    CHECK(a.flat(0) == 7.0);
+    CHECK(attempts == 2);
+    // Writing an element waits too: a late copy must not overwrite it.
+    auto later = std::make_shared<DeferredContents>([&] { (*storage)[1] = 9.0f; });
+    HostArray b({2}, DType::F32, storage, storage->data(), later);
+    b.set_flat(0, 1.0);
+    CHECK(b.flat(0) == 1.0);
+    CHECK(b.flat(1) == 9.0);
 }

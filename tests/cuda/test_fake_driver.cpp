@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 #include "cuda/cuda_programs.hpp"
@@ -133,16 +134,39 @@ TEST_CASE("cuda fake driver: results fed back stay on the device") {
     std::vector<HostArray> r1 = step({x, y});
     auto c1 = counters();
     CHECK(c1[1] - c0[1] == 2); // both inputs uploaded
-    CHECK(c1[2] - c0[2] == 2); // both outputs downloaded
+    CHECK(c1[2] == c0[2]);     // nothing downloaded: nobody has read the results yet
+    CHECK(r1[0].pending());
+    CHECK(r1[1].pending());
     std::vector<HostArray> r2 = step({r1[1], y});
     auto c2 = counters();
     CHECK(c2[1] - c1[1] == 1); // only y: r1[1] is resident
+    CHECK(c2[2] == c1[2]);     // and was fed back without crossing the bus
     CHECK(cuda()->stats().resident_inputs >= 1);
     auto ref = get_backend("reference")
                    ->compile({outs[0].node(), outs[1].node()}, {p.node(), q.node()}, {});
-    std::vector<HostArray> want = ref->run({r1[1], y});
+    std::vector<HostArray> want = ref->run({r1[1], y}); // the reference reads r1[1]: one copy
+    CHECK_FALSE(r1[1].pending());
+    CHECK(counters()[2] == c2[2] + 1);
+    CHECK(cuda()->stats().downloads >= 1);
     test::check_same(r2[0], want[0], false);
     test::check_same(r2[1], want[1], true);
+    CHECK(counters()[2] == c2[2] + 3);
+    // A result read from several threads at once is copied once.
+    std::vector<HostArray> r3 = step({r2[1], y});
+    auto c3 = counters();
+    std::vector<std::thread> readers;
+    std::vector<double> seen(4);
+    for (int t = 0; t < 4; ++t)
+        readers.emplace_back([&, t] { seen[static_cast<std::size_t>(t)] = r3[0].flat(41); });
+    for (auto& t : readers)
+        t.join();
+    CHECK(counters()[2] == c3[2] + 1);
+    for (double s : seen)
+        CHECK(s == seen[0]);
+    // The openmp backend reads a device result as an input.
+    Array on_host = array(r3[1]) * 2.0f;
+    HostArray twice_host = compute(on_host);
+    CHECK(twice_host.flat(7) == doctest::Approx(2 * r3[1].flat(7)));
     // A leaf computed earlier is resident too: its memo is a result of the backend.
     Array a = array(v, Shape::of({40, 40}));
     Array twice = a * 2.0f;
@@ -150,9 +174,9 @@ TEST_CASE("cuda fake driver: results fed back stay on the device") {
     compute(twice, o);
     Array after = twice + 1.0f;
     prepare({after});
-    auto c3 = counters();
+    auto c4 = counters();
     HostArray h = compute(after, o);
-    CHECK(counters()[1] == c3[1]); // nothing uploaded
+    CHECK(counters()[1] == c4[1]); // nothing uploaded
     CHECK(h.values<float>()[5] == doctest::Approx(2 * v[5] + 1));
     // Dropping results frees their device copies at the next run.
     std::uint64_t live = counters()[3];

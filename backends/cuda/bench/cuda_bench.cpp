@@ -196,17 +196,22 @@ void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, 
     auto backend = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
     backend::CudaStats before = backend->stats();
     auto start = std::chrono::steady_clock::now();
-    double loss = 0;
+    // As the PyTorch peer: the loss of every step is kept, the last one read at the end (one
+    // wait for the device); parameters never leave it.
+    HostArray last;
     for (int i = 0; i < steps; ++i)
-        loss = ts.step(images, labels);
+        last = ts.step_loss(images, labels);
+    double loss = last.flat(0);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count() /
                 steps;
     backend::CudaStats after = backend->stats();
     std::printf("train_step model=%s batch=%lld hedra_ms=%.4f kernels_per_step=%.1f "
-                "uploads_per_step=%.1f resident_inputs_per_step=%.1f compile_s=%.2f loss=%.4f\n",
+                "uploads_per_step=%.1f downloads_per_step=%.2f resident_inputs_per_step=%.1f "
+                "compile_s=%.2f loss=%.4f\n",
                 name, (long long)batch, ms, double(after.launches - before.launches) / steps,
                 double(after.uploads - before.uploads) / steps,
+                double(after.downloads - before.downloads) / steps,
                 double(after.resident_inputs - before.resident_inputs) / steps,
                 ts.compile_seconds(), loss);
     std::fflush(stdout);

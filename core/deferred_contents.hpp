@@ -1,0 +1,37 @@
+// DeferredContents: the elements of a HostArray that arrive after the array is returned. A
+// device backend returns its results at once and copies them to the host only when someone
+// reads them (a training loop that feeds new parameters back to the next step never does), as
+// PyTorch tensors stay on the GPU until `.cpu()`. `fill` runs once, on the first access to the
+// elements, from whichever thread gets there first; the others wait for it. If it throws, the
+// error reaches that reader and the next access tries again.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+
+namespace hedra {
+
+class DeferredContents {
+public:
+    explicit DeferredContents(std::function<void()> fill) : fill_(std::move(fill)) {}
+    DeferredContents(const DeferredContents&) = delete;
+    DeferredContents& operator=(const DeferredContents&) = delete;
+
+    void wait() {
+        if (done_.load(std::memory_order_acquire)) return;
+        std::call_once(once_, [this] {
+            fill_();
+            fill_ = nullptr; // drop what the copy held (the device buffer)
+            done_.store(true, std::memory_order_release);
+        });
+    }
+    bool done() const { return done_.load(std::memory_order_acquire); }
+
+private:
+    std::once_flag once_;
+    std::function<void()> fill_;
+    std::atomic<bool> done_{false};
+};
+
+} // namespace hedra
