@@ -25,6 +25,14 @@ struct Tile {
     std::int64_t tx() const { return bn / tn; }
 };
 
+// A thread's TM rows (TN columns) come in groups of V consecutive ones, V in {4, 2, 1}: group g
+// of thread t starts at g·T·V + t·V (T threads along that member). So one 16-byte shared load
+// fetches V of a thread's operands, and the 8 threads of a quarter warp read 128 consecutive
+// bytes (no bank conflict); stores of a row stay coalesced across the warp.
+std::int64_t vector_width(std::int64_t per_thread) {
+    return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
+}
+
 bool depends(const poly::Read& r, int counter) {
     for (int row = 0; row < r.access.out_rank(); ++row)
         if (r.access.coeff(row, counter) != 0) return true;
@@ -61,11 +69,16 @@ Tile choose_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::in
 }
 
 // A staged read: its hull (extents per buffer axis), the padded row pitch and the array name.
+// A read that depends on one of M, N (the vector member v) through one buffer axis alone, with
+// coefficient 1, is staged with that axis innermost ("counter-major": A of a row-major matmul
+// is stored transposed, k-major), so a thread's operands along v are consecutive and each
+// thread loads them into a register fragment with vector loads once per reduction step.
 struct Staged {
     int read = -1;
     std::vector<std::int64_t> hull, pitch; // pitch: element strides in shared memory
     std::int64_t elements = 0, stored = 0; // hull points, shared elements (with padding)
     std::string name;
+    int vector_counter = -1, vector_row = -1; // v and its buffer axis; -1: no fragment
 };
 
 std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
@@ -88,8 +101,8 @@ public:
         local_.assign(f.extents.size(), "0");
         tile_[m] = t.bm;
         tile_[n] = t.bn;
-        local_[m] = "hd_ty + hd_tm * " + std::to_string(t.ty());
-        local_[n] = "hd_tx + hd_tn * " + std::to_string(t.tx());
+        local_[m] = local_offset("hd_tm", "hd_ty", t.ty(), vector_width(t.tm));
+        local_[n] = local_offset("hd_tn", "hd_tx", t.tx(), vector_width(t.tn));
         std::int64_t budget = t.kb;
         for (std::size_t k = f.reductions.size(); k-- > 0;) {
             int c = f.reductions[k];
@@ -117,13 +130,29 @@ public:
                     h += std::llabs(r.access.coeff(row, int(c))) * (tile_[c] - 1);
                 s.hull.push_back(h);
             }
+            find_vector_axis(r, s);
+            // Shared layout: the buffer's axes in order, the vector axis moved innermost.
+            std::vector<int> order;
+            for (int row = 0; row < rank; ++row)
+                if (row != s.vector_row) order.push_back(row);
+            if (s.vector_row >= 0) order.push_back(s.vector_row);
+            std::int64_t inner = s.hull[static_cast<std::size_t>(order.back())], padded = inner;
+            if (s.vector_row >= 0) {
+                // 16-byte rows; a pitch of 4 mod 32 words keeps the transposed stores of the
+                // staging loop (consecutive threads walk the other axis) free of bank conflicts.
+                padded = (inner + 3) / 4 * 4;
+                if (rank >= 2 && padded % 32 == 0) padded += 4;
+            } else if (rank >= 2 && inner % 2 == 0) {
+                ++padded; // odd row pitch: no bank conflicts
+            }
             s.pitch.assign(s.hull.size(), 1);
-            std::int64_t last = s.hull.back();
-            if (rank >= 2 && last % 2 == 0) ++last; // odd row pitch: no bank conflicts
+            std::int64_t stride = padded;
+            for (std::size_t k = order.size() - 1; k-- > 0;) {
+                s.pitch[static_cast<std::size_t>(order[k])] = stride;
+                stride *= s.hull[static_cast<std::size_t>(order[k])];
+            }
             s.elements = product(s.hull);
-            s.stored = s.elements / s.hull.back() * last;
-            for (int row = rank - 2; row >= 0; --row)
-                s.pitch[row] = (row == rank - 2 ? last : s.pitch[row + 1] * s.hull[row + 1]);
+            s.stored = stride;
             std::size_t bytes =
                 static_cast<std::size_t>(s.stored) * dtype_size(b_.buffer_dtype(r.buffer));
             if (used + bytes > limit) continue;
@@ -131,7 +160,14 @@ public:
             s.name = "hd_s" + std::to_string(staged_.size());
             staged_.push_back(std::move(s));
         }
-        shared_bytes_ = used;
+        // Double buffering (one __syncthreads per chunk; the next chunk's global loads are in
+        // flight while this one is folded) when twice the staged bytes fit and the prefetched
+        // elements fit in a few registers per thread.
+        std::int64_t registers = 0;
+        for (const Staged& st : staged_)
+            registers += ceil_div(st.elements, threads());
+        double_ = !staged_.empty() && 2 * used <= limit && registers <= 32;
+        shared_bytes_ = used * (double_ ? 2 : 1);
     }
 
     void emit() {
@@ -156,6 +192,65 @@ public:
 private:
     std::string counter(int c) const { return "i" + std::to_string(c); }
 
+    static std::string local_offset(const std::string& index, const std::string& thread,
+                                    std::int64_t threads, std::int64_t v) {
+        if (v == 1) return thread + " + " + index + " * " + std::to_string(threads);
+        std::string vs = std::to_string(v);
+        return "(" + index + " / " + vs + ") * " + std::to_string(threads * v) + " + " + thread +
+               " * " + vs + " + " + index + " % " + vs;
+    }
+
+    // Sets s.vector_counter/row if read r reaches M or N (not both) through exactly one axis,
+    // with coefficient 1, and that axis depends on no other tiled counter.
+    void find_vector_axis(const poly::Read& r, Staged& s) const {
+        int v = depends(r, m_) ? m_ : n_;
+        if (depends(r, m_) == depends(r, n_)) return;
+        int found = -1;
+        for (int row = 0; row < r.access.out_rank(); ++row) {
+            if (r.access.coeff(row, v) == 0) continue;
+            if (found >= 0 || r.access.coeff(row, v) != 1) return;
+            for (std::size_t c = 0; c < tile_.size(); ++c)
+                if (int(c) != v && tile_[c] > 1 && r.access.coeff(row, int(c)) != 0) return;
+            found = row;
+        }
+        s.vector_counter = v;
+        s.vector_row = found;
+    }
+
+    // The fragment of staged read s: a thread's T operands along v, loaded V at a time.
+    std::string fragment_name(const Staged& s) const { return "hd_f" + s.name.substr(4); }
+
+    void print_fragment(const Staged& s, const std::string& in, std::string& out) const {
+        const poly::Read& r = u_.reads[s.read];
+        DType dt = b_.buffer_dtype(r.buffer);
+        bool is_m = s.vector_counter == m_;
+        std::int64_t per = is_m ? t_.tm : t_.tn, threads = is_m ? t_.ty() : t_.tx();
+        std::int64_t v = vector_width(per);
+        std::string st = c_storage_type(dt), f = fragment_name(s);
+        std::string base = shared_offset(s, s.vector_counter);
+        out += in + st + " " + f + "[" + std::to_string(per) + "];\n";
+        out += in + "#pragma unroll\n" + in + "for (int hd_g = 0; hd_g < " +
+               std::to_string(per / v) + "; ++hd_g) {\n";
+        std::string at = base + " + hd_g * " + std::to_string(threads * v) + " + " +
+                         (is_m ? "hd_ty" : "hd_tx") + " * " + std::to_string(v);
+        std::string vt = dt == DType::F32 ? "float" : dt == DType::I32 ? "int" : "";
+        const char* lanes[] = {"x", "y", "z", "w"};
+        if (v > 1 && !vt.empty()) {
+            std::string vec = vt + std::to_string(v);
+            out += in + "    const " + vec + " hd_w = *reinterpret_cast<const " + vec + "*>(&" +
+                   shared_array(s, "hd_buf") + "[" + at + "]);\n";
+            for (std::int64_t k = 0; k < v; ++k)
+                out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " +
+                       std::to_string(k) + "] = hd_w." + lanes[k] + ";\n";
+        } else {
+            for (std::int64_t k = 0; k < v; ++k)
+                out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " +
+                       std::to_string(k) + "] = " + shared_array(s, "hd_buf") + "[" + at + " + " +
+                       std::to_string(k) + "];\n";
+        }
+        out += in + "}\n";
+    }
+
     // The tile's lowest counter value of c for a coefficient of sign `negative`.
     std::string base(int c, bool negative) const {
         std::string lo = c == m_   ? "hd_m0"
@@ -167,7 +262,9 @@ private:
     }
     bool is_z(int c) const { return std::find(z_.begin(), z_.end(), c) != z_.end(); }
 
-    std::string shared_read(const Staged& s) const {
+    // The offset in s's shared copy of the element the tile's counters read, leaving out
+    // counter `skip` (-1: none).
+    std::string shared_offset(const Staged& s, int skip) const {
         const poly::Read& r = u_.reads[s.read];
         std::vector<std::pair<std::int64_t, std::string>> terms;
         std::int64_t constant = 0;
@@ -178,25 +275,57 @@ private:
                 k += s.pitch[row] * a;
                 if (a < 0) constant += s.pitch[row] * -a * (tile_[c] - 1);
             }
-            if (tile_[c] > 1) terms.push_back({k, local_[c]});
+            if (tile_[c] > 1 && int(c) != skip) terms.push_back({k, local_[c]});
         }
-        std::string e = s.name + "[" + lin(terms, constant) + "]";
+        return lin(terms, constant);
+    }
+
+    std::string shared_read(const Staged& s) const {
+        const poly::Read& r = u_.reads[s.read];
+        std::string e =
+            s.vector_row >= 0
+                ? fragment_name(s) + "[" + (s.vector_counter == m_ ? "hd_tm" : "hd_tn") + "]"
+                : shared_array(s, "hd_buf") + "[" + shared_offset(s, -1) + "]";
         return b_.buffer_dtype(r.buffer) == DType::Bool ? "(" + e + " != 0)" : e;
     }
 
-    void print_stage(const Staged& s, const std::string& in, std::string& out) const {
+    std::int64_t threads() const { return t_.tx() * t_.ty(); }
+    std::string registers_name(const Staged& s) const { return "hd_r" + s.name.substr(4); }
+    // s's shared copy; in double-buffered kernels, buffer `buffer` of the two.
+    std::string shared_array(const Staged& s, const std::string& buffer) const {
+        return double_ ? s.name + "[" + buffer + "]" : s.name;
+    }
+
+    // How staging moves a chunk of s: global memory straight to shared (Direct), global to the
+    // thread's registers (Load: the next chunk, in flight during the fold), or those registers
+    // to shared (Store). Consecutive threads take consecutive elements of the hull in buffer
+    // order, so global reads are coalesced along the buffer's last axis.
+    enum class StageMode { Direct, Load, Store };
+
+    void print_stage(const Staged& s, StageMode mode, const std::string& target,
+                     const std::string& in, std::string& out) const {
         const poly::Read& r = u_.reads[s.read];
         const std::vector<std::int64_t>& sizes = b_.buffer_sizes(r.buffer);
         int rank = r.access.out_rank();
-        out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(s.elements) +
-               "; hd_e += " + std::to_string(t_.tx() * t_.ty()) + ") {\n";
         std::string in2 = in + "    ", cond, global, place;
+        if (mode == StageMode::Direct) {
+            out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(s.elements) +
+                   "; hd_e += " + std::to_string(threads()) + ") {\n";
+        } else {
+            out += in + "#pragma unroll\n" + in + "for (int hd_i = 0; hd_i < " +
+                   std::to_string(ceil_div(s.elements, threads())) + "; ++hd_i) {\n";
+            out += in2 + "const int hd_e = hd_tid + hd_i * " + std::to_string(threads()) + ";\n";
+            out += in2 + "if (hd_e >= " + std::to_string(s.elements) + ") break;\n";
+        }
         out += in2 + "int hd_h = hd_e;\n";
         std::int64_t stride = 1;
         for (int row = rank - 1; row >= 0; --row) {
             std::string h = "hd_h" + std::to_string(row), p = "hd_p" + std::to_string(row);
             out += in2 + "const int " + h + " = hd_h % " + std::to_string(s.hull[row]) +
                    "; hd_h /= " + std::to_string(s.hull[row]) + ";\n";
+            place +=
+                std::string(place.empty() ? "" : " + ") + h + " * " + std::to_string(s.pitch[row]);
+            if (mode == StageMode::Store) continue;
             std::string origin = int_text(r.access.offset(row));
             for (std::size_t c = 0; c < tile_.size(); ++c) {
                 std::int64_t a = r.access.coeff(row, int(c));
@@ -206,13 +335,42 @@ private:
             cond += std::string(cond.empty() ? "" : " && ") + p + " >= 0L && " + p + " < " +
                     int_text(sizes[row]);
             global += std::string(global.empty() ? "" : " + ") + p + " * " + int_text(stride);
-            place +=
-                std::string(place.empty() ? "" : " + ") + h + " * " + std::to_string(s.pitch[row]);
             stride *= sizes[row];
         }
         std::string st = c_storage_type(b_.buffer_dtype(r.buffer));
-        out += in2 + "(void)hd_h;\n" + in2 + s.name + "[" + place + "] = (" + cond + ") ? " +
-               b_.buffer_name(r.buffer) + "[" + global + "] : (" + st + ")0;\n" + in + "}\n";
+        std::string value =
+            "(" + cond + ") ? " + b_.buffer_name(r.buffer) + "[" + global + "] : (" + st + ")0";
+        out += in2 + "(void)hd_h;\n";
+        if (mode == StageMode::Direct)
+            out += in2 + target + "[" + place + "] = " + value + ";\n";
+        else if (mode == StageMode::Load)
+            out += in2 + registers_name(s) + "[hd_i] = " + value + ";\n";
+        else
+            out += in2 + target + "[" + place + "] = " + registers_name(s) + "[hd_i];\n";
+        out += in + "}\n";
+    }
+
+    // Declares the chunk's reduction bases hd_k<c> for chunk number `q` (innermost fastest).
+    void print_chunk_bases(const std::string& q, const std::string& in, std::string& out) const {
+        std::int64_t below = 1;
+        for (std::size_t k = f_.reductions.size(); k-- > 0;) {
+            int c = f_.reductions[k];
+            std::int64_t chunks = ceil_div(f_.extents[c], tile_[c]);
+            std::string e = chunks == 1
+                                ? "0L"
+                                : "((" + q + ")" + (below == 1 ? "" : " / " + int_text(below)) +
+                                      " % " + int_text(chunks) + ") * " + int_text(tile_[c]);
+            out += in + "const long hd_k" + std::to_string(c) + " = " + e + ";\n";
+            out += in + "(void)hd_k" + std::to_string(c) + ";\n";
+            below *= chunks;
+        }
+    }
+
+    std::int64_t chunk_count() const {
+        std::int64_t n = 1;
+        for (int c : f_.reductions)
+            n *= ceil_div(f_.extents[c], tile_[c]);
+        return n;
     }
 
     bool needs_guard() const {
@@ -244,9 +402,9 @@ private:
         DType t = b_.buffer_dtype(u_.write_buffer);
         std::string vt = c_value_type(t), out;
         for (const Staged& s : staged_)
-            out += "    __shared__ " +
+            out += "    __shared__ __align__(16) " +
                    std::string(c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer))) + " " +
-                   s.name + "[" + std::to_string(s.stored) + "];\n";
+                   s.name + (double_ ? "[2]" : "") + "[" + std::to_string(s.stored) + "];\n";
         out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
         out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
         out += "    const long hd_m0 = (long)blockIdx.y * " + int_text(t_.bm) +
@@ -268,16 +426,34 @@ private:
                std::to_string(t_.tm) + "; ++hd_tm)\n" + in + "    #pragma unroll\n" + in +
                "    for (int hd_tn = 0; hd_tn < " + std::to_string(t_.tn) +
                "; ++hd_tn) hd_acc[hd_tm][hd_tn] = " + init + ";\n";
-        std::string kin = in;
-        for (int c : f_.reductions) {
-            std::string k = "hd_k" + std::to_string(c);
-            out += kin + "for (long " + k + " = 0; " + k + " < " + int_text(f_.extents[c]) + "; " +
-                   k + " += " + int_text(tile_[c]) + ") {\n";
-            kin += "    ";
+        // The reduction members' chunks, one loop over their count (innermost member fastest).
+        std::string kin = in + "    ", q = int_text(chunk_count());
+        if (double_) {
+            for (const Staged& s : staged_)
+                out += in + c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer)) + " " +
+                       registers_name(s) + "[" + std::to_string(ceil_div(s.elements, threads())) +
+                       "];\n";
+            out += in + "{\n";
+            print_chunk_bases("0L", kin, out);
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
+            out += in + "}\n" + in + "__syncthreads();\n";
         }
-        for (const Staged& s : staged_)
-            print_stage(s, kin, out);
-        out += kin + "__syncthreads();\n";
+        out += in + "for (long hd_q = 0; hd_q < " + q + "; ++hd_q) {\n";
+        if (double_) {
+            out += kin + "const int hd_buf = (int)(hd_q & 1L);\n";
+            out += kin + "if (hd_q + 1L < " + q + ") {\n";
+            print_chunk_bases("hd_q + 1L", kin + "    ", out);
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Load, "", kin + "    ", out);
+            out += kin + "}\n";
+            print_chunk_bases("hd_q", kin, out);
+        } else {
+            print_chunk_bases("hd_q", kin, out);
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Direct, s.name, kin, out);
+            out += kin + "__syncthreads();\n";
+        }
         std::string cin = kin;
         for (int c : f_.reductions) {
             std::string hc = "hd_c" + std::to_string(c), k = "hd_k" + std::to_string(c);
@@ -288,6 +464,8 @@ private:
             if (f_.extents[c] % tile_[c] != 0)
                 out += cin + "if (" + counter(c) + " >= " + int_text(f_.extents[c]) + ") break;\n";
         }
+        for (const Staged& s : staged_)
+            if (s.vector_row >= 0) print_fragment(s, cin, out);
         std::string fold, fin = cin + "            ";
         bool guarded = needs_guard();
         fold += cin + "        {\n";
@@ -305,11 +483,14 @@ private:
             cin.resize(cin.size() - 4);
             out += cin + "}\n";
         }
-        out += kin + "__syncthreads();\n";
-        for (std::size_t k = 0; k < f_.reductions.size(); ++k) {
-            kin.resize(kin.size() - 4);
+        if (double_) {
+            // The other buffer was last read before the previous __syncthreads.
+            out += kin + "if (hd_q + 1L < " + q + ") {\n";
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Store, s.name + "[hd_buf ^ 1]", kin + "    ", out);
             out += kin + "}\n";
         }
+        out += kin + "__syncthreads();\n" + in + "}\n";
         std::string store = in + "            if (" + guard() + ") " +
                             b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
                             "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
@@ -328,6 +509,7 @@ private:
     std::vector<int> z_;             // output members over blockIdx.z
     std::vector<Staged> staged_;
     std::size_t shared_bytes_ = 0;
+    bool double_ = false; // two shared buffers per staged read, the next chunk prefetched
 };
 
 } // namespace

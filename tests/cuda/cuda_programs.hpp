@@ -126,6 +126,18 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                    d = cuda_random(Shape::of({100, 3}), 27);
              return std::vector<Array>{matmul(a, b), matmul(c, d)};
          }});
+    p.push_back({"integer matmul",
+                 [] {
+                     // i32 operands staged k-major and loaded four at a time (int4 fragments)
+                     std::vector<std::int32_t> av, bv;
+                     for (int i = 0; i < 72 * 40; ++i)
+                         av.push_back((i * 37) % 201 - 100);
+                     for (int i = 0; i < 40 * 68; ++i)
+                         bv.push_back((i * 53) % 97 - 48);
+                     Array a = array(av, Shape::of({72, 40})), b = array(bv, Shape::of({40, 68}));
+                     return std::vector<Array>{matmul(a, b)};
+                 },
+                 true});
     p.push_back({"batched matmul", [] {
                      Array a = cuda_random(Shape::of({3, 20, 17}), 28),
                            b = cuda_random(Shape::of({3, 17, 36}), 29);

@@ -32,6 +32,11 @@ static std::barrier<>* hd_emu_barrier = nullptr;
 #define __launch_bounds__(n)
 #define __shared__ static
 #define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+struct int2 { int x, y; };
+struct int4 { int x, y, z, w; };
 static inline void __syncthreads() { hd_emu_barrier->arrive_and_wait(); }
 static inline float __fmaf_rn(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 static inline double __fma_rn(double a, double b, double c) { return __builtin_fma(a, b, c); }
@@ -88,9 +93,10 @@ void* emulation_library(const std::string& source) {
         auto cpp = dir / ("emu_" + key + ".cpp"), log = dir / ("emu_" + key + ".log");
         auto tmp = dir / ("emu_" + key + ".so.tmp" + std::to_string(::getpid()));
         std::ofstream(cpp) << text;
-        std::string cmd = emulation_compiler() +
-                          " -std=c++20 -O1 -shared -fPIC -pthread -ffp-contract=off -o " +
-                          tmp.string() + " " + cpp.string() + " > " + log.string() + " 2>&1";
+        std::string cmd =
+            emulation_compiler() +
+            " -std=c++20 -O1 -fno-strict-aliasing -shared -fPIC -pthread -ffp-contract=off -o " +
+            tmp.string() + " " + cpp.string() + " > " + log.string() + " 2>&1";
         if (std::system(cmd.c_str()) != 0) {
             std::stringstream s;
             s << std::ifstream(log).rdbuf();

@@ -1,6 +1,7 @@
 // The generated CUDA kernels of every test program, run by the CPU emulator (emulator.hpp),
 // against the reference backend: the templates as chosen, the generic isl mapping, and the
-// contraction with small and odd tiles (partial tiles, chunks that do not divide). Integer,
+// contraction with small and odd tiles (partial tiles, chunks that do not divide) and with the
+// 8x8 and 2x8 register tiles (vector fragment loads of 4 and 2 elements). Integer,
 // bool and non-reduction results must agree bit for bit, float reductions within a tolerance.
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
@@ -49,13 +50,19 @@ TEST_CASE("cuda emulation: every test program with the generic isl mapping") {
 
 TEST_CASE("cuda emulation: contractions with small and odd tiles") {
     if (skip_without_compiler()) return;
-    for (std::vector<std::int64_t> tiles :
-         {std::vector<std::int64_t>{1}, {3}, {16, 8, 5}, {40, 24, 3}, {64, 64, 16}}) {
+    for (std::vector<std::int64_t> tiles : {std::vector<std::int64_t>{1},
+                                            {3},
+                                            {16, 8, 5},
+                                            {40, 24, 3},
+                                            {64, 64, 16},
+                                            {128, 128, 8},
+                                            {32, 128, 4}}) {
         CAPTURE(tiles.size());
         CAPTURE(tiles[0]);
         backend::CudaLowerOptions o;
         o.tile_sizes = tiles;
-        for (const char* name : {"matmul", "batched matmul", "conv2d", "odd matmul"})
+        for (const char* name :
+             {"matmul", "batched matmul", "conv2d", "odd matmul", "integer matmul"})
             check_emulated(test::cuda_test_program(name), o);
     }
 }

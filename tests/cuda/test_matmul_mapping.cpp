@@ -1,7 +1,8 @@
 // Structure of the generated matmul (no GPU needed): one contraction launch, the grid and block
 // sizes of the PPCG mapping (an output tile per block, a register tile per thread), A and B
-// tiles promoted to __shared__ memory within 48 KiB, the hot loop reading only shared memory
-// with fused multiply-adds, and batches over blockIdx.z.
+// tiles promoted to __shared__ memory within 48 KiB (k-major, so each thread loads its operands
+// with vector loads into register fragments), the hot loop reading only those fragments with
+// fused multiply-adds, and batches over blockIdx.z.
 #include "cuda/cuda_testing.hpp"
 
 using namespace hedra;
@@ -41,19 +42,28 @@ TEST_CASE("cuda mapping: matmul 1024 uses 64x64 tiles, 4x4 per thread, A and B i
     CHECK(c.strategy == "contraction");
     CHECK(c.grid == std::array<unsigned, 3>{16, 16, 1});
     CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
-    // A: 64 rows x 16 of k, row pitch 17; B: 16 rows of k x 64, row pitch 65 (no bank conflicts).
-    CHECK(c.shared_bytes == (64 * 17 + 16 * 65) * 4);
+    // A transposed and B: 16 rows of k x 64, row pitch 68 (16-byte rows, 4 mod 32 words: the
+    // transposed stores of A are free of bank conflicts).
+    // Two buffers of each: the next chunk is loaded into registers while this one is folded.
+    CHECK(c.shared_bytes == 2 * (16 * 68 + 16 * 68) * 4);
     const std::string& s = l.cuda.source;
-    CHECK(s.find("__shared__ float hd_s0[1088];") != std::string::npos);
-    CHECK(s.find("__shared__ float hd_s1[1040];") != std::string::npos);
+    CHECK(s.find("__shared__ __align__(16) float hd_s0[2][1088];") != std::string::npos);
+    CHECK(s.find("__shared__ __align__(16) float hd_s1[2][1088];") != std::string::npos);
+    CHECK(s.find("hd_r0[hd_i] = ") != std::string::npos);     // prefetch
+    CHECK(s.find("hd_s0[hd_buf ^ 1][") != std::string::npos); // into the other buffer
+    CHECK(s.find("&hd_s0[hd_buf][") != std::string::npos);    // fold from this one
     CHECK(s.find("float hd_acc[4][4];") != std::string::npos);
     CHECK(s.find("__syncthreads();") != std::string::npos);
     auto lines = fma_lines(s);
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].find("hd_acc[hd_tm][hd_tn]") != std::string::npos);
-    // The operands were loaded from the staged copies, not from global memory.
-    CHECK(s.find("= hd_s0[") != std::string::npos);
-    CHECK(s.find("= hd_s1[") != std::string::npos);
+    // The operands come from register fragments, loaded from the staged copies with one 16-byte
+    // load each (a thread's 4 rows, and its 4 columns, are consecutive).
+    CHECK(s.find("= hd_f0[hd_tm];") != std::string::npos);
+    CHECK(s.find("= hd_f1[hd_tn];") != std::string::npos);
+    CHECK(s.find("float hd_f0[4];") != std::string::npos);
+    CHECK(s.find("hd_w = *reinterpret_cast<const float4*>(&hd_s0[") != std::string::npos);
+    CHECK(s.find("hd_w = *reinterpret_cast<const float4*>(&hd_s1[") != std::string::npos);
 }
 
 TEST_CASE("cuda mapping: matmul 4096 uses 128x128 tiles with an 8x8 register tile") {
@@ -62,9 +72,15 @@ TEST_CASE("cuda mapping: matmul 4096 uses 128x128 tiles with an 8x8 register til
     CHECK(c.strategy == "contraction");
     CHECK(c.grid == std::array<unsigned, 3>{32, 32, 1});
     CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
-    CHECK(c.shared_bytes == (128 * 9 + 8 * 129) * 4);
+    CHECK(c.shared_bytes == 2 * (8 * 132 + 8 * 132) * 4);
     CHECK(c.shared_bytes <= 48 * 1024);
     CHECK(l.cuda.source.find("float hd_acc[8][8];") != std::string::npos);
+    // 8 rows per thread in two groups of 4: ty·4 + {0..3} and 64 + ty·4 + {0..3}.
+    CHECK(l.cuda.source.find("float hd_f0[8];") != std::string::npos);
+    CHECK(l.cuda.source.find("hd_g * 64 + hd_ty * 4") != std::string::npos);
+    CHECK(l.cuda.source.find("hd_g * 64 + hd_tx * 4") != std::string::npos);
+    if (!test::skip_without_nvrtc())
+        CHECK_NOTHROW(backend::cuda::Nvrtc::instance().compile(l.cuda.source, "compute_90"));
 }
 
 TEST_CASE("cuda mapping: non-square and batched matmuls") {
@@ -90,12 +106,15 @@ TEST_CASE("cuda mapping: user tile sizes and the shared memory bound") {
     CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
     CHECK(l.cuda.source.find("float hd_acc[2][4];") != std::string::npos);
     o.tile_sizes = {};
-    // 512x512 runs 32x32 tiles: A is 32 rows x 16 of k (pitch 17), B 16 x 32 (pitch 33).
-    CHECK(only_launch(test::lower_arrays({matmul(a, b)}, o, {a, b})).shared_bytes ==
-          (32 * 17 + 16 * 33) * 4);
-    o.shared_memory_limit = 2200; // room for the A tile (2176 bytes) only
+    // 512x512 runs 32x32 tiles: A and B are 16 rows of k x 32 (pitch 36), 2x2 per thread.
+    test::LoweredArrays l32 = test::lower_arrays({matmul(a, b)}, o, {a, b});
+    CHECK(only_launch(l32).shared_bytes == 2 * (16 * 36 + 16 * 36) * 4);
+    CHECK(l32.cuda.source.find("reinterpret_cast<const float2*>(&hd_s0[") != std::string::npos);
+    o.shared_memory_limit = 2400; // room for one A tile (2304 bytes) only: one buffer
     test::LoweredArrays small = test::lower_arrays({matmul(a, b)}, o, {a, b});
-    CHECK(only_launch(small).shared_bytes == 32 * 17 * 4);
+    CHECK(only_launch(small).shared_bytes == 16 * 36 * 4);
+    CHECK(small.cuda.source.find("float hd_s0[576];") != std::string::npos);
+    CHECK(small.cuda.source.find("hd_buf") == std::string::npos);
     CHECK(small.cuda.source.find("hd_s0[") != std::string::npos);
     CHECK(small.cuda.source.find("hd_s1[") == std::string::npos);
 }
