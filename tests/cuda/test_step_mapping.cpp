@@ -1,0 +1,57 @@
+// The CUDA mapping of a whole MNIST-sized MLP training step (784-1024-1024-10, batch 256, SGD
+// with momentum), as the backend lowers it for a 132-multiprocessor device: every kernel with
+// work for more than a few blocks must launch enough blocks to fill the device, and the
+// matmuls (forward, input and weight gradients) must use the contraction template.
+#include "cuda/cuda_testing.hpp"
+#include "nn/layers.hpp"
+#include "nn/model.hpp"
+#include "nn/optim.hpp"
+
+using namespace hedra;
+
+TEST_CASE("cuda mapping: the MLP training step fills the device") {
+    nn::Model model = nn::mlp({784, 1024, 1024, 10}, 0);
+    std::vector<Array> params, inputs;
+    for (std::size_t i = 0; i < model.params.size(); ++i) {
+        params.push_back(
+            placeholder(Shape::of(model.params[i].sizes()), DType::F32, "p" + std::to_string(i)));
+        inputs.push_back(params.back());
+    }
+    nn::Sgd sgd(nn::SgdOptions{0.01, 0.9});
+    std::vector<Array> state;
+    for (const HostArray& s : sgd.initial_state(model.params)) {
+        state.push_back(placeholder(Shape::of(s.sizes()), s.dtype(), "s"));
+        inputs.push_back(state.back());
+    }
+    Array x = placeholder(Shape::of({256, 784}), DType::F32, "x");
+    Array y = placeholder(Shape::of({256}), DType::I32, "y");
+    inputs.push_back(x);
+    inputs.push_back(y);
+    Array loss = nn::softmax_cross_entropy(model.forward(params, x), y);
+    nn::OptimizerUpdate u = sgd.update(params, grad(loss, params), state);
+    std::vector<Array> outputs{loss};
+    outputs.insert(outputs.end(), u.params.begin(), u.params.end());
+    outputs.insert(outputs.end(), u.state.begin(), u.state.end());
+    backend::CudaLowerOptions o;
+    o.multiprocessors = 132;
+    test::LoweredArrays l = test::lower_arrays(outputs, o, inputs);
+    int contractions = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches) {
+        std::int64_t blocks = std::int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
+        std::int64_t threads = std::int64_t{launch.block[0]} * launch.block[1] * launch.block[2];
+        MESSAGE(launch.function << " " << launch.strategy << " blocks " << blocks << " threads "
+                                << threads);
+        contractions += launch.strategy == "contraction";
+    }
+    // Three forward matmuls, two input gradients (the first layer's is not needed) and three
+    // weight gradients.
+    CHECK(contractions == 8);
+    CHECK(l.cuda.launches.size() <= 36);
+    // The six matmuls with 256x784 or more outputs (two forward, two input gradients, two
+    // weight gradients) launch at least a block per multiprocessor.
+    int wide = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches)
+        wide += launch.strategy == "contraction" &&
+                std::int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2] >= 132;
+    CHECK(wide == 6);
+}
