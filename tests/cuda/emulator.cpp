@@ -169,4 +169,99 @@ std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
     return out;
 }
 
+namespace {
+
+// Runs `command`, returning its exit status and (in `output`) what it printed.
+int run_command(const std::string& command, const std::filesystem::path& log, std::string& output) {
+    int rc = std::system((command + " > " + log.string() + " 2>&1").c_str());
+    std::stringstream s;
+    s << std::ifstream(log).rdbuf();
+    output = s.str();
+    return rc;
+}
+
+// main() of the race-check executable: the buffers as emulate_cuda lays them out, the inputs
+// read from the file argv[1], the launches in order.
+std::string race_check_main(const poly::ProgramIR& program,
+                            const backend::CudaLoweredProgram& lowered,
+                            std::vector<std::size_t>& input_bytes) {
+    std::string m = "\n#include <cstdio>\nint main(int argc, char** argv) {\n"
+                    "    if (argc < 2) return 2;\n"
+                    "    std::FILE* f = std::fopen(argv[1], \"rb\");\n"
+                    "    if (!f) return 2;\n"
+                    "    std::vector<std::vector<unsigned char>> m;\n";
+    auto bytes_of = [](DType t, const std::vector<std::int64_t>& sizes) {
+        std::size_t n = dtype_size(t);
+        for (std::int64_t s : sizes)
+            n *= static_cast<std::size_t>(s);
+        return n;
+    };
+    for (const poly::Buffer& b : program.buffers) {
+        std::size_t n = bytes_of(b.dtype, b.sizes);
+        m += "    m.emplace_back(" + std::to_string(n + 64) + ", 0xcd);\n";
+        if (b.role == poly::BufferRole::Input && n > 0) {
+            m += "    if (std::fread(m.back().data(), 1, " + std::to_string(n) +
+                 ", f) != " + std::to_string(n) + ") return 2;\n";
+            input_bytes.push_back(n);
+        } else {
+            input_bytes.push_back(0);
+        }
+    }
+    for (const backend::ScratchBuffer& sb : lowered.scratch)
+        m += "    m.emplace_back(" +
+             std::to_string(static_cast<std::size_t>(sb.elements) * dtype_size(sb.dtype) + 64) +
+             ", 0xcd);\n";
+    m += "    std::fclose(f);\n";
+    for (const backend::CudaLaunch& l : lowered.launches) {
+        m += "    {\n        void* args[] = {nullptr";
+        for (int b : l.buffers)
+            m += ", m[" + std::to_string(b) + "].data()";
+        m += "};\n        hd_emu_launch(" + l.function + "_emu, args + 1, " +
+             std::to_string(l.grid[0]) + ", " + std::to_string(l.grid[1]) + ", " +
+             std::to_string(l.grid[2]) + ", " + std::to_string(l.block[0]) + ", " +
+             std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) + ");\n    }\n";
+    }
+    return m + "    return 0;\n}\n";
+}
+
+} // namespace
+
+std::string race_check(const poly::ProgramIR& program, const backend::CudaLoweredProgram& lowered) {
+    if (emulation_compiler().empty()) return "skipped: no host C++ compiler";
+    std::vector<std::size_t> input_bytes;
+    std::string text = std::string(kEmulationHeader) + lowered.source +
+                       race_check_main(program, lowered, input_bytes);
+    std::string key = backend::cuda::sha256_hex(text).substr(0, 24);
+    auto dir = work_directory();
+    auto exe = dir / ("race_" + key), log = dir / ("race_" + key + ".log");
+    std::string output;
+    if (!std::filesystem::exists(exe)) {
+        auto cpp = dir / ("race_" + key + ".cpp");
+        auto tmp = dir / ("race_" + key + ".tmp" + std::to_string(::getpid()));
+        std::ofstream(cpp) << text;
+        if (run_command(emulation_compiler() +
+                            " -std=c++20 -O1 -g -fsanitize=thread -fno-strict-aliasing -pthread "
+                            "-ffp-contract=off -o " +
+                            tmp.string() + " " + cpp.string(),
+                        log, output) != 0)
+            return "skipped: the host compiler cannot build with -fsanitize=thread:\n" + output;
+        std::filesystem::rename(tmp, exe);
+    }
+    auto inputs = dir / ("race_" + key + ".in" + std::to_string(::getpid()));
+    {
+        std::ofstream in(inputs, std::ios::binary);
+        for (std::size_t b = 0; b < program.buffers.size(); ++b)
+            if (input_bytes[b] > 0)
+                in.write(static_cast<const char*>(input_of(program.buffers[b]).raw()),
+                         static_cast<std::streamsize>(input_bytes[b]));
+    }
+    int rc = run_command("TSAN_OPTIONS='halt_on_error=1 exitcode=66' " + exe.string() + " " +
+                             inputs.string(),
+                         log, output);
+    std::filesystem::remove(inputs);
+    if (rc == 0 && output.find("ThreadSanitizer") == std::string::npos) return "";
+    return "race check of " + exe.string() + " (exit status " + std::to_string(rc) + "):\n" +
+           output.substr(0, 6000);
+}
+
 } // namespace hedra::test

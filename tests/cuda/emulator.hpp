@@ -2,9 +2,10 @@
 // without a GPU: the CUDA source is compiled by the host C++ compiler with a small header that
 // defines the CUDA built-ins (threadIdx, blockIdx, __shared__ as function statics, and
 // __syncthreads as a std::barrier), each emulated CUDA thread of a block is a std::thread, and
-// blocks run one after another. Races between blocks and missing barriers inside a block are
-// not detected, but index arithmetic, tiling, staging into shared memory, tree reductions and
-// split reductions all run as written. The compiled emulation is cached by the source's hash.
+// blocks run one after another. Races between blocks are not detected, and missing barriers
+// inside a block only by race_check (ThreadSanitizer), but index arithmetic, tiling, staging into
+// shared memory, tree reductions and split reductions all run as written. The compiled emulation is
+// cached by the source's hash.
 #pragma once
 
 #include <string>
@@ -27,5 +28,12 @@ void* emulation_library(const std::string& source);
 // nodes (host data). Returns one HostArray per program output.
 std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
                                     const backend::CudaLoweredProgram& lowered);
+
+// The same run in a separate process built with ThreadSanitizer, which sees the emulated
+// threads of a block and their barriers: a shared-memory access of one thread that is not
+// ordered by a __syncthreads against another thread's write (a missing or misplaced barrier,
+// a double buffer written while it is read) is reported. Returns "" when the run is clean,
+// "skipped: <why>" when the host compiler cannot build with -fsanitize=thread, else the report.
+std::string race_check(const poly::ProgramIR& program, const backend::CudaLoweredProgram& lowered);
 
 } // namespace hedra::test

@@ -66,3 +66,31 @@ TEST_CASE("cuda emulation: contractions with small and odd tiles") {
             check_emulated(test::cuda_test_program(name), o);
     }
 }
+
+// The kernels that share memory within a block (contractions, block and split reductions), run
+// under ThreadSanitizer: every shared access ordered by the barriers (emulator.hpp).
+TEST_CASE("cuda emulation: no shared-memory races (ThreadSanitizer)") {
+    if (skip_without_compiler()) return;
+    auto check = [](const char* name, const backend::CudaLowerOptions& o) {
+        CAPTURE(name);
+        test::LoweredArrays l = test::lower_arrays(test::cuda_test_program(name).build(), o);
+        std::string report = test::race_check(l.ir, l.cuda);
+        if (report.rfind("skipped: ", 0) == 0) return !test::skip_because(report.substr(9));
+        CHECK_MESSAGE(report.empty(), report);
+        return true;
+    };
+    for (const char* name :
+         {"reductions over axis 1", "long reduction (split)", "softmax", "conv2d"})
+        if (!check(name, {})) return;
+    for (std::vector<std::int64_t> tiles : {std::vector<std::int64_t>{128, 128, 8}, {40, 24, 3}}) {
+        CAPTURE(tiles[0]);
+        backend::CudaLowerOptions o;
+        o.tile_sizes = tiles;
+        for (const char* name : {"matmul", "batched matmul", "conv2d", "integer matmul"})
+            if (!check(name, o)) return;
+    }
+    // A limit that leaves room for one buffer only: the single-buffered protocol.
+    backend::CudaLowerOptions one;
+    one.shared_memory_limit = 3000;
+    check("matmul", one);
+}
