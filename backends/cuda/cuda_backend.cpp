@@ -300,10 +300,9 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
             return it->second;
         }
     }
-    // No epilogues: the CUDA contraction template takes a kernel of an init and a sum only.
-    sched::PartitionOptions partition_options;
-    partition_options.epilogues = false;
-    poly::ProgramIR ir = sched::partition(outputs, placeholders, partition_options);
+    // Epilogues are applied to the contraction's accumulators; other reductions launch them
+    // as maps after the reduction (cuda_lower.cpp).
+    poly::ProgramIR ir = sched::partition(outputs, placeholders);
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;
     {

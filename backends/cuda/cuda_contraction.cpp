@@ -184,6 +184,12 @@ public:
         l.block = {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1};
         l.shared_bytes = shared_bytes_;
         KernelParams params = statement_params(u_);
+        for (int e : f_.epilogues) {
+            const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
+            params.add(st.write_buffer, true);
+            for (const poly::Read& r : st.reads)
+                if (r.buffer >= 0 && r.buffer != u_.write_buffer) params.add(r.buffer, false);
+        }
         l.buffers = params.buffers;
         emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt));
         b_.launches.push_back(std::move(l));
@@ -373,6 +379,57 @@ private:
         return n;
     }
 
+    // The sum's result must be stored: it is an output, or read outside this kernel's
+    // epilogues.
+    bool result_needed() const {
+        const poly::Buffer& w = b_.program.buffers.at(u_.write_buffer);
+        if (w.role == poly::BufferRole::Output || f_.epilogues.empty()) return true;
+        for (std::size_t k = 0; k < b_.program.kernels.size(); ++k)
+            for (std::size_t s = 0; s < b_.program.kernels[k].statements.size(); ++s) {
+                bool epilogue = int(k) == kernel_ &&
+                                std::find(f_.epilogues.begin(), f_.epilogues.end(), int(s)) !=
+                                    f_.epilogues.end();
+                if (epilogue) continue;
+                for (const poly::Read& r : b_.program.kernels[k].statements[s].reads)
+                    if (r.buffer == u_.write_buffer && !(int(k) == kernel_ && s < 2)) return true;
+            }
+        return false;
+    }
+
+    // Epilogue statement `e` at the result element of (hd_tm, hd_tn): its counters are the
+    // result's coordinates, its read of the result is the accumulator, the rest are global
+    // loads. NVRTC runs with --fmad=false, so it rounds as a separate map kernel would.
+    void print_epilogue(int e, const std::string& prefix, const std::string& in,
+                        std::string& out) const {
+        const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
+        const AffineMap& w = u_.write_access;
+        out += in + "{\n";
+        std::string in2 = in + "    ";
+        for (int row = 0; row < w.out_rank(); ++row) {
+            std::string v = "0L";
+            for (int c = 0; c < w.in_rank(); ++c)
+                if (w.coeff(row, c) != 0) v = counter(c);
+            out += in2 + "const long hd_" + prefix + "_" + std::to_string(row) + " = " + v + ";\n";
+        }
+        out += in2 + "{\n";
+        std::string in3 = in2 + "    ";
+        for (int row = 0; row < w.out_rank(); ++row)
+            out += in3 + "const long i" + std::to_string(row) + " = hd_" + prefix + "_" +
+                   std::to_string(row) + ";\n";
+        DType rt = b_.buffer_dtype(u_.write_buffer);
+        std::string acc = "((" + std::string(c_value_type(rt)) + ")hd_acc[hd_tm][hd_tn])";
+        if (rt == DType::Bool) acc = "(hd_acc[hd_tm][hd_tn] != 0)";
+        auto read = [&](int k) {
+            return st.reads[static_cast<std::size_t>(k)].buffer == u_.write_buffer ? acc
+                                                                                   : std::string();
+        };
+        std::string value = print_value(b_, st, in3, prefix, out, read);
+        out += in3 + b_.buffer_name(st.write_buffer) + "[" +
+               linear_index(b_, st.write_buffer, st.write_access) +
+               "] = " + store_value(b_.buffer_dtype(st.write_buffer), value) + ";\n";
+        out += in2 + "}\n" + in + "}\n";
+    }
+
     bool needs_guard() const {
         for (std::size_t q = 0; q < u_.reads.size(); ++q) {
             const poly::Read& r = u_.reads[q];
@@ -491,10 +548,14 @@ private:
             out += kin + "}\n";
         }
         out += kin + "__syncthreads();\n" + in + "}\n";
-        std::string store = in + "            if (" + guard() + ") " +
-                            b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
-                            "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
-        out += tile_loops(in, store);
+        std::string store, sin = in + "                ";
+        if (result_needed())
+            store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
+                     "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
+        for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
+            print_epilogue(f_.epilogues[k], "e" + std::to_string(k), sin, store);
+        out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +
+                                  "            }\n");
         return out + "    }\n";
     }
 

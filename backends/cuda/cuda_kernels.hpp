@@ -22,6 +22,9 @@ struct ReductionForm {
     std::vector<std::int64_t> out_stride; // per counter: its stride in the result (0: reduced)
     std::int64_t num_outputs = 1;         // product of the output extents
     std::int64_t reduction_size = 1;      // product of the reduction extents
+    // Epilogues (partition.hpp): the kernel's further Assigns, each over the result's box,
+    // reading the result element for element (and only buffers that exist before the kernel).
+    std::vector<int> epilogues; // statement indices
 };
 std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
                                             const poly::Kernel& kernel);
@@ -35,9 +38,10 @@ std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std
 // One launch per Assign statement (a fuse's pieces in order).
 void emit_map(SourceBuilder& b, int kernel, int statement);
 // One launch: the TM×TN register-tiled, shared-memory-staged contraction, if the form has two
-// coincident members with reuse; false (nothing emitted) otherwise.
+// coincident members with reuse, with the epilogues applied to the accumulators (the result is
+// stored only if something else reads it); false (nothing emitted) otherwise.
 bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f);
-// Serial, block or split reduction launches.
+// Serial, block or split reduction launches (the epilogues are the caller's: one map each).
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f);
 // isl schedule and loop AST, outer parallel loops mapped to threads.
 void emit_generic(SourceBuilder& b, int kernel);

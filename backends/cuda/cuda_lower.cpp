@@ -24,7 +24,11 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
     if (b.options.generic_only) {
         cuda::emit_generic(b, k);
     } else if (auto form = cuda::reduction_form(b.program, kernel)) {
-        if (!cuda::emit_contraction(b, k, *form)) cuda::emit_reduction(b, k, *form);
+        if (!cuda::emit_contraction(b, k, *form)) {
+            cuda::emit_reduction(b, k, *form);
+            for (int s : form->epilogues)
+                cuda::emit_map(b, k, s);
+        }
     } else if (all_assigns(kernel)) {
         for (std::size_t s = 0; s < kernel.statements.size(); ++s)
             cuda::emit_map(b, k, static_cast<int>(s));

@@ -214,7 +214,7 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f) {
 
 std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
                                             const poly::Kernel& kernel) {
-    if (kernel.statements.size() != 2) return std::nullopt;
+    if (kernel.statements.size() < 2) return std::nullopt;
     const poly::Statement& init = kernel.statements[0];
     const poly::Statement& u = kernel.statements[1];
     if (init.kind != poly::StatementKind::Assign || u.kind != poly::StatementKind::Update ||
@@ -259,6 +259,20 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
         if (uses[c] > 1 || (reduced && uses[c]) || (!reduced && !uses[c])) return std::nullopt;
         (reduced ? f.reductions : f.outputs).push_back(c);
         (reduced ? f.reduction_size : f.num_outputs) *= u.extents[c];
+    }
+    for (std::size_t s = 2; s < kernel.statements.size(); ++s) {
+        const poly::Statement& e = kernel.statements[s];
+        if (e.kind != poly::StatementKind::Assign || e.extents != w.sizes ||
+            !e.write_access.is_identity() || e.write_buffer == u.write_buffer)
+            return std::nullopt;
+        for (const poly::Read& r : e.reads) {
+            if (r.buffer == u.write_buffer && !r.access.is_identity()) return std::nullopt;
+            for (const poly::Statement& other : kernel.statements)
+                if (r.buffer >= 0 && r.buffer == other.write_buffer &&
+                    other.write_buffer != u.write_buffer)
+                    return std::nullopt;
+        }
+        f.epilogues.push_back(static_cast<int>(s));
     }
     return f;
 }

@@ -138,6 +138,23 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      return std::vector<Array>{matmul(a, b)};
                  },
                  true});
+    p.push_back({"epilogues", [] {
+                     // maps that read a sum's result element for element run where the sum
+                     // completes: in the contraction's store (the sum stored only when it is
+                     // read elsewhere: here g is an output), or after a block reduction
+                     Array a = cuda_random(Shape::of({50, 30}), 42),
+                           b = cuda_random(Shape::of({30, 70}), 43);
+                     Array w = cuda_random(Shape::of({50, 70}), 44),
+                           bias = cuda_random(Shape::of({70}), 45);
+                     Array x = cuda_random(Shape::of({6, 500}), 46);
+                     Array g = matmul(a, b), dead = matmul(b, cuda_random(Shape::of({70, 9}), 47));
+                     return std::vector<Array>{w - 0.1f * g,
+                                               relu(g + bias),
+                                               g,
+                                               sum(x, {1}) * (1.0f / 500.0f) + 1.0f,
+                                               cast(dead > 0.0f, DType::I32),
+                                               exp(dead * 0.5f)};
+                 }});
     p.push_back({"batched matmul", [] {
                      Array a = cuda_random(Shape::of({3, 20, 17}), 28),
                            b = cuda_random(Shape::of({3, 17, 36}), 29);

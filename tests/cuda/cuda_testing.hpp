@@ -30,9 +30,7 @@ inline LoweredArrays lower_arrays(const std::vector<Array>& arrays,
     for (const Array& a : placeholders)
         inputs.push_back(a.node());
     LoweredArrays out;
-    sched::PartitionOptions partition_options; // as the cuda backend partitions
-    partition_options.epilogues = false;
-    out.ir = sched::partition(nodes, inputs, partition_options);
+    out.ir = sched::partition(nodes, inputs); // as the cuda backend partitions
     out.cuda = backend::lower_cuda(out.ir, options);
     return out;
 }

@@ -136,3 +136,24 @@ TEST_CASE("cuda mapping: a reduction without a parallel outer loop is a block or
     REQUIRE(c.cuda.launches.size() == 1);
     CHECK(c.cuda.launches[0].strategy == "serial_reduction"); // threads along contiguous columns
 }
+
+TEST_CASE("cuda mapping: an SGD update of a matmul runs in the contraction's store") {
+    Array a = placeholder(Shape::of({256, 512})), b = placeholder(Shape::of({512, 384}));
+    Array w = placeholder(Shape::of({256, 384}));
+    test::LoweredArrays l = test::lower_arrays({w - 0.01f * matmul(a, b)}, {}, {a, b, w});
+    const backend::CudaLaunch& c = only_launch(l);
+    CHECK(c.strategy == "contraction");
+    REQUIRE(l.ir.kernels.size() == 1);
+    REQUIRE(l.ir.kernels[0].statements.size() == 3);
+    const poly::Statement& update = l.ir.kernels[0].statements[1];
+    // The sum is read only by the update: never stored, the accumulators feed the epilogue.
+    std::string sum = l.ir.buffers.at(static_cast<std::size_t>(update.write_buffer)).name;
+    CHECK(l.cuda.source.find(sum + "[") == std::string::npos);
+    CHECK(l.cuda.source.find("hd_acc[hd_tm][hd_tn])") != std::string::npos);
+    // Read elsewhere too (an output), it is stored as well.
+    Array g = matmul(a, b);
+    test::LoweredArrays both = test::lower_arrays({w - 0.01f * g, g}, {}, {a, b, w});
+    CHECK(only_launch(both).strategy == "contraction");
+    std::string gname = both.ir.buffers.at(static_cast<std::size_t>(both.ir.outputs[1])).name;
+    CHECK(both.cuda.source.find(gname + "[") != std::string::npos);
+}

@@ -46,7 +46,7 @@ TEST_CASE("cuda mapping: the MLP training step fills the device") {
     // Three forward matmuls, two input gradients (the first layer's is not needed) and three
     // weight gradients.
     CHECK(contractions == 8);
-    CHECK(l.cuda.launches.size() <= 36);
+    CHECK(l.cuda.launches.size() <= 28); // 26: bias + ReLU and SGD updates are epilogues
     // The six matmuls with 256x784 or more outputs (two forward, two input gradients, two
     // weight gradients) launch at least a block per multiprocessor.
     int wide = 0;
