@@ -163,6 +163,14 @@ run() {
             "$(value peer_ms "$line")" "$(value speedup "$line")" "$(value torch_ms "$t")" \
             "$(value max_rel_diff "$line")"
     done < <(grep -E '^matmul ' "$LOGS/bench.log")
+    if grep -q '^matmul_tiles ' "$LOGS/bench.log"; then
+        echo "  tile sweep (BM,BN,chunk; the default is the N=4096 line above):"
+        while read -r line; do
+            printf '    %-12s %8s ms  %6s TFLOP/s  speedup %s\n' "$(value tiles "$line")" \
+                "$(value hedra_ms "$line")" "$(value hedra_tflops "$line")" \
+                "$(value speedup "$line")"
+        done < <(grep -E '^matmul_tiles ' "$LOGS/bench.log")
+    fi
     echo "train step (ms per step, wall clock; goal: speedup = torch_ms / hedra_ms >= 1):"
     local model h p
     while read -r line; do

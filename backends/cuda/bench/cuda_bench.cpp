@@ -6,6 +6,7 @@
 // - train_step: steady-state MLP training steps (nn::TrainStep, SGD with momentum) on the cuda
 //   backend, timed per step on the wall clock, with the number of kernel launches per step. The
 //   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
+// At the largest N, more lines "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes.
 // Prints one line per measurement, key=value, e.g.
 //   matmul n=4096 hedra_ms=3.1 peer=cublas peer_ms=2.6 speedup=0.84 hedra_tflops=44.3
 //   max_rel_diff=2e-6
@@ -102,13 +103,20 @@ double time_ms(const cu::Stream& stream, F fn) {
     return stop.milliseconds_since(start) / reps;
 }
 
-void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas) {
+// The generated matmul of `ir` lowered with `tiles` (empty: the backend's choice), compiled and
+// timed on `buffers` (the IR's, then its scratch buffers).
+struct GeneratedMatmul {
+    double ms = 0;
+    std::string launches;
+};
+
+GeneratedMatmul time_generated(const poly::ProgramIR& ir, const std::vector<std::int64_t>& tiles,
+                               cu::DeviceAllocator& allocator, const cu::Stream& stream,
+                               std::vector<std::unique_ptr<cu::DeviceBuffer>>& buffers) {
     cu::Device& dev = cu::Device::instance();
-    dev.make_current();
-    Array a = placeholder(Shape::of({n, n})), b = placeholder(Shape::of({n, n}));
-    poly::ProgramIR ir = sched::partition({matmul(a, b).node()}, {a.node(), b.node()});
     backend::CudaLowerOptions lo;
     lo.multiprocessors = dev.multiprocessors;
+    lo.tile_sizes = tiles;
     lo.shared_memory_limit =
         std::min<std::size_t>(lo.shared_memory_limit, dev.shared_memory_per_block);
     backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
@@ -118,21 +126,11 @@ void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas) {
     std::vector<void*> functions;
     for (const backend::CudaLaunch& l : lowered.launches)
         functions.push_back(module.function(l.function));
-    cu::DeviceAllocator allocator;
-    std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(float);
-    std::vector<std::unique_ptr<cu::DeviceBuffer>> buffers;
-    for (std::size_t i = 0; i < ir.buffers.size(); ++i)
-        buffers.push_back(std::make_unique<cu::DeviceBuffer>(allocator, bytes));
+    buffers.resize(ir.buffers.size());
     for (const backend::ScratchBuffer& s : lowered.scratch)
         buffers.push_back(std::make_unique<cu::DeviceBuffer>(
             allocator, static_cast<std::size_t>(s.elements) * dtype_size(s.dtype)));
-    cu::Stream stream;
-    std::vector<float> ha = random_floats(static_cast<std::size_t>(n * n), 1),
-                       hb = random_floats(static_cast<std::size_t>(n * n), 2);
-    int ia = ir.inputs.at(0), ib = ir.inputs.at(1), ic = ir.outputs.at(0);
-    stream.copy_to_device(buffers[ia]->get(), ha.data(), bytes);
-    stream.copy_to_device(buffers[ib]->get(), hb.data(), bytes);
-    auto run_hedra = [&] {
+    auto run = [&] {
         for (std::size_t i = 0; i < lowered.launches.size(); ++i) {
             std::vector<cu::DevicePtr> args;
             for (int buffer : lowered.launches[i].buffers)
@@ -141,15 +139,57 @@ void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas) {
                        args.data(), args.size());
         }
     };
-    double hedra_ms = time_ms(stream, run_hedra);
-    double tflops = 2.0 * double(n) * double(n) * double(n) / (hedra_ms * 1e9);
-    std::printf("matmul n=%lld hedra_ms=%.4f hedra_tflops=%.2f launches=%zu", (long long)n,
-                hedra_ms, tflops, lowered.launches.size());
+    GeneratedMatmul g;
+    g.ms = time_ms(stream, run);
+    g.launches = "launches=" + std::to_string(lowered.launches.size());
     for (const backend::CudaLaunch& l : lowered.launches)
-        std::printf(" %s:grid(%u,%u,%u)block(%u,%u,%u)smem=%zu", l.strategy.c_str(), l.grid[0],
-                    l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.shared_bytes);
+        g.launches += " " + l.strategy + ":grid(" + std::to_string(l.grid[0]) + "," +
+                      std::to_string(l.grid[1]) + "," + std::to_string(l.grid[2]) + ")block(" +
+                      std::to_string(l.block[0]) + "," + std::to_string(l.block[1]) + "," +
+                      std::to_string(l.block[2]) + ")smem=" + std::to_string(l.shared_bytes);
+    return g;
+}
+
+double max_relative_difference(const cu::Stream& stream, cu::DevicePtr a, cu::DevicePtr b,
+                               std::size_t n) {
+    std::vector<float> x(n), y(n);
+    stream.copy_to_host(x.data(), a, n * sizeof(float));
+    stream.copy_to_host(y.data(), b, n * sizeof(float));
+    stream.synchronize();
+    double diff = 0, scale = 1e-30;
+    for (std::size_t i = 0; i < n; ++i) {
+        diff = std::max(diff, double(std::fabs(x[i] - y[i])));
+        scale = std::max(scale, double(std::fabs(y[i])));
+    }
+    return diff / scale;
+}
+
+// `sweep`: other tile sizes {BM, BN, chunk} timed after the backend's choice (one line each), so
+// one run on a GPU gives the table to tune the default from.
+void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas,
+                  const std::vector<std::vector<std::int64_t>>& sweep) {
+    cu::Device& dev = cu::Device::instance();
+    dev.make_current();
+    Array a = placeholder(Shape::of({n, n})), b = placeholder(Shape::of({n, n}));
+    poly::ProgramIR ir = sched::partition({matmul(a, b).node()}, {a.node(), b.node()});
+    cu::DeviceAllocator allocator;
+    std::size_t elements = static_cast<std::size_t>(n * n), bytes = elements * sizeof(float);
+    std::vector<std::unique_ptr<cu::DeviceBuffer>> buffers;
+    for (std::size_t i = 0; i < ir.buffers.size(); ++i)
+        buffers.push_back(std::make_unique<cu::DeviceBuffer>(allocator, bytes));
+    cu::Stream stream;
+    std::vector<float> ha = random_floats(elements, 1), hb = random_floats(elements, 2);
+    int ia = ir.inputs.at(0), ib = ir.inputs.at(1), ic = ir.outputs.at(0);
+    stream.copy_to_device(buffers[ia]->get(), ha.data(), bytes);
+    stream.copy_to_device(buffers[ib]->get(), hb.data(), bytes);
+    double flop = 2.0 * double(n) * double(n) * double(n);
+    GeneratedMatmul g = time_generated(ir, {}, allocator, stream, buffers);
+    std::printf("matmul n=%lld hedra_ms=%.4f hedra_tflops=%.2f %s", (long long)n, g.ms,
+                flop / (g.ms * 1e9), g.launches.c_str());
+    double peer_ms = 0;
+    std::unique_ptr<cu::DeviceBuffer> peer_c;
     if (have_cublas) {
-        cu::DeviceBuffer peer_c(allocator, bytes);
+        peer_c = std::make_unique<cu::DeviceBuffer>(allocator, bytes);
         cublas.set_stream(cublas.handle, stream.get());
         const float one = 1.0f, zero = 0.0f;
         int ni = static_cast<int>(n);
@@ -158,25 +198,29 @@ void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas) {
             cublas.sgemm(cublas.handle, 0, 0, ni, ni, ni, &one,
                          reinterpret_cast<const float*>(buffers[ib]->get()), ni,
                          reinterpret_cast<const float*>(buffers[ia]->get()), ni, &zero,
-                         reinterpret_cast<float*>(peer_c.get()), ni);
+                         reinterpret_cast<float*>(peer_c->get()), ni);
         };
-        double peer_ms = time_ms(stream, run_cublas);
-        std::vector<float> mine(static_cast<std::size_t>(n * n)), theirs(mine.size());
-        stream.copy_to_host(mine.data(), buffers[ic]->get(), bytes);
-        stream.copy_to_host(theirs.data(), peer_c.get(), bytes);
-        stream.synchronize();
-        double diff = 0, scale = 1e-30;
-        for (std::size_t i = 0; i < mine.size(); ++i) {
-            diff = std::max(diff, double(std::fabs(mine[i] - theirs[i])));
-            scale = std::max(scale, double(std::fabs(theirs[i])));
-        }
+        peer_ms = time_ms(stream, run_cublas);
         std::printf(" peer=cublas peer_ms=%.4f speedup=%.3f max_rel_diff=%.2e", peer_ms,
-                    peer_ms / hedra_ms, diff / scale);
+                    peer_ms / g.ms,
+                    max_relative_difference(stream, buffers[ic]->get(), peer_c->get(), elements));
     } else {
         std::printf(" peer=none");
     }
     std::printf("\n");
     std::fflush(stdout);
+    for (const std::vector<std::int64_t>& tiles : sweep) {
+        GeneratedMatmul t = time_generated(ir, tiles, allocator, stream, buffers);
+        std::printf("matmul_tiles n=%lld tiles=%lld,%lld,%lld hedra_ms=%.4f hedra_tflops=%.2f",
+                    (long long)n, (long long)tiles[0], (long long)tiles[1], (long long)tiles[2],
+                    t.ms, flop / (t.ms * 1e9));
+        if (have_cublas)
+            std::printf(" speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
+                        max_relative_difference(stream, buffers[ic]->get(), peer_c->get(),
+                                                elements));
+        std::printf(" %s\n", t.launches.c_str());
+        std::fflush(stdout);
+    }
 }
 
 void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, std::int64_t batch,
@@ -251,8 +295,14 @@ int main(int argc, char** argv) {
             if (sizes.empty())
                 sizes = quick ? std::vector<std::int64_t>{1024}
                               : std::vector<std::int64_t>{1024, 2048, 4096};
+            // The tile sweep at the largest size (the goal's N = 4096), unless --quick.
+            std::vector<std::vector<std::int64_t>> sweep = {
+                {128, 128, 16}, {128, 64, 8}, {64, 128, 8}, {64, 64, 8}, {64, 64, 16}};
+            std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
             for (std::int64_t n : sizes)
-                bench_matmul(n, cublas, have);
+                bench_matmul(n, cublas, have,
+                             quick || n != largest ? std::vector<std::vector<std::int64_t>>{}
+                                                   : sweep);
         }
         if (run_train) {
             int steps = quick ? 10 : 50;
