@@ -1,6 +1,8 @@
 // The cuda backend: program cache, compilation and device-resident runs (see the header).
 #include "backends/cuda/cuda_backend.hpp"
 
+#include <atomic>
+
 #include "backends/cuda/cuda_driver.hpp"
 #include "backends/cuda/device_allocator.hpp"
 #include "backends/cuda/device_residency.hpp"
@@ -34,6 +36,8 @@ DeviceState& device_state() {
     }();
     return *state;
 }
+
+std::atomic<CudaImageHook> g_image_hook{nullptr};
 
 struct BufferBinding {
     enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
@@ -108,6 +112,7 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     std::string arch = cuda::default_architecture(state.device.architecture());
     cuda::NvrtcImage image = cuda::Nvrtc::instance().compile(code->lowered.source, arch);
     stats.images_from_disk += image.from_cache;
+    if (CudaImageHook hook = g_image_hook.load()) hook(code->lowered.source, image.image);
     code->module = std::make_unique<cuda::Module>(image.image);
     for (const CudaLaunch& l : code->lowered.launches)
         code->functions.push_back(code->module->function(l.function));
@@ -280,6 +285,10 @@ private:
 } // namespace
 
 CudaBackend::CudaBackend() : counters_(std::make_shared<CudaCounters>()) {}
+
+void set_cuda_image_hook(CudaImageHook hook) {
+    g_image_hook.store(hook);
+}
 
 std::string cuda_unavailable_reason() {
     return cuda::Device::unavailable_reason();

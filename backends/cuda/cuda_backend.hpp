@@ -59,4 +59,10 @@ private:
 // Whether a CUDA device can be used here ("" if so, else why not). Never throws.
 std::string cuda_unavailable_reason();
 
+// For tests and tools: called with every program's CUDA source and its compiled image (PTX or
+// cubin) before the driver loads it (the fake-driver tests register the CPU emulation of the
+// source there). Pass nullptr to remove it.
+using CudaImageHook = void (*)(const std::string& source, const std::string& image);
+void set_cuda_image_hook(CudaImageHook hook);
+
 } // namespace hedra::backend

@@ -15,6 +15,9 @@
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"
+#include "nn/model.hpp"
+#include "nn/optim.hpp"
+#include "nn/train_step.hpp"
 
 using namespace hedra;
 
@@ -203,4 +206,53 @@ TEST_CASE("cuda fake driver: empty arrays, and a module the driver rejects") {
     Array unregistered = test::cuda_random(Shape::of({5}), 99) * 3.0f;
     CHECK_THROWS_WITH_AS(cuda()->evaluate({unregistered.node()}, {}),
                          doctest::Contains("cannot load the compiled kernels"), Error);
+}
+
+namespace {
+
+// Registers the emulation of every program the backend compiles (set_cuda_image_hook).
+void register_emulation(const std::string& source, const std::string& image) {
+    auto reg = reinterpret_cast<Register>(dlsym(fake(), "hedra_fake_cuda_register"));
+    reg(image.c_str(), test::emulation_library(source));
+}
+
+} // namespace
+
+// nn::TrainStep on the fake device: epilogues (bias + ReLU, SGD with momentum) in the
+// contractions, parameters and optimizer state fed back from step to step without crossing the
+// bus, the loss read lazily; every step's loss and the final parameters equal the reference's.
+TEST_CASE("cuda fake driver: MLP training steps stay on the device") {
+    if (!in_child()) return run_child("cuda fake driver: MLP training steps stay on the device");
+    backend::set_cuda_image_hook(register_emulation);
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
+    ComputeOptions on_cuda, on_reference;
+    on_cuda.backend = "cuda";
+    on_reference.backend = "reference";
+    nn::TrainStep gpu(nn::mlp({40, 24, 10}, 3), sgd, on_cuda);
+    nn::TrainStep ref(nn::mlp({40, 24, 10}, 3), sgd, on_reference);
+    std::vector<float> xv(16 * 40);
+    std::vector<std::int32_t> yv(16);
+    for (std::size_t i = 0; i < xv.size(); ++i)
+        xv[i] = static_cast<float>((i * 7919) % 2001) / 1000.0f - 1.0f;
+    for (std::size_t i = 0; i < yv.size(); ++i)
+        yv[i] = static_cast<std::int32_t>((i * 7) % 10);
+    HostArray x = HostArray::from(xv, {16, 40}), y = HostArray::from(yv, {16});
+    gpu.step(x, y); // compiles; uploads the batch and the initial parameters
+    ref.step(x, y);
+    std::vector<HostArray> losses;
+    auto before = counters();
+    for (int s = 0; s < 3; ++s) {
+        losses.push_back(gpu.step_loss(x, y));
+        CHECK(losses.back().pending());
+    }
+    auto after = counters();
+    CHECK(after[2] == before[2]); // nothing downloaded: parameters and state stayed resident
+    CHECK(after[1] - before[1] <= 3 * 2); // at most the batch (x and y) per step
+    for (const HostArray& loss : losses)
+        CHECK(loss.flat(0) == doctest::Approx(ref.step(x, y)).epsilon(1e-4));
+    for (std::size_t p = 0; p < gpu.params().size(); ++p) {
+        CAPTURE(p);
+        test::check_same(gpu.params()[p], ref.params()[p], false, 1e-4, 1e-6);
+    }
+    backend::set_cuda_image_hook(nullptr);
 }
