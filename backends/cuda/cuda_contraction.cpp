@@ -79,6 +79,8 @@ struct Staged {
     std::int64_t elements = 0, stored = 0; // hull points, shared elements (with padding)
     std::string name;
     int vector_counter = -1, vector_row = -1; // v and its buffer axis; -1: no fragment
+    bool in_bounds = false; // every hull element of every block is inside the buffer
+    int load_width = 1;     // elements per global load along the buffer's last axis (1 or 4)
 };
 
 std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
@@ -131,6 +133,7 @@ public:
                 s.hull.push_back(h);
             }
             find_vector_axis(r, s);
+            find_load_width(r, s);
             // Shared layout: the buffer's axes in order, the vector axis moved innermost.
             std::vector<int> order;
             for (int row = 0; row < rank; ++row)
@@ -165,7 +168,7 @@ public:
         // elements fit in a few registers per thread.
         std::int64_t registers = 0;
         for (const Staged& st : staged_)
-            registers += ceil_div(st.elements, threads());
+            registers += ceil_div(st.elements / st.load_width, threads()) * st.load_width;
         double_ = !staged_.empty() && 2 * used <= limit && registers <= 32;
         shared_bytes_ = used * (double_ ? 2 : 1);
     }
@@ -221,6 +224,40 @@ private:
         }
         s.vector_counter = v;
         s.vector_row = found;
+    }
+
+    // The counter's extent rounded up to whole tiles (the staging of the last tile reads
+    // that far); z members run over their extent.
+    std::int64_t padded_extent(int c) const {
+        return is_z(c) ? f_.extents[c] : ceil_div(f_.extents[c], tile_[c]) * tile_[c];
+    }
+
+    // Sets s.in_bounds (no bounds test in the staging loop) and s.load_width: 4 when the hull's
+    // rows along the buffer's last axis are whole, 16-byte aligned runs of a 4-byte dtype in
+    // every block (the row's coefficients non-negative, each tile base a multiple of 4 there,
+    // the offset and the buffer's row length too), so each thread loads a float4/int4.
+    void find_load_width(const poly::Read& r, Staged& s) const {
+        const std::vector<std::int64_t>& sizes = b_.buffer_sizes(r.buffer);
+        int rank = r.access.out_rank();
+        s.in_bounds = true;
+        for (int row = 0; row < rank; ++row) {
+            std::int64_t lo = r.access.offset(row), hi = lo;
+            for (std::size_t c = 0; c < tile_.size(); ++c) {
+                std::int64_t a = r.access.coeff(row, int(c)), top = padded_extent(int(c)) - 1;
+                (a > 0 ? hi : lo) += a * top;
+            }
+            s.in_bounds = s.in_bounds && lo >= 0 && hi < sizes[static_cast<std::size_t>(row)];
+        }
+        DType dt = b_.buffer_dtype(r.buffer);
+        int last = rank - 1;
+        bool aligned = s.in_bounds && (dt == DType::F32 || dt == DType::I32) &&
+                       s.hull.back() % 4 == 0 && r.access.offset(last) % 4 == 0 &&
+                       (rank == 1 || sizes.back() % 4 == 0);
+        for (std::size_t c = 0; c < tile_.size() && aligned; ++c) {
+            std::int64_t a = r.access.coeff(last, int(c));
+            aligned = a >= 0 && (a * (is_z(int(c)) ? 1 : tile_[c])) % 4 == 0;
+        }
+        s.load_width = aligned ? 4 : 1;
     }
 
     // The fragment of staged read s: a thread's T operands along v, loaded V at a time.
@@ -313,22 +350,26 @@ private:
         const poly::Read& r = u_.reads[s.read];
         const std::vector<std::int64_t>& sizes = b_.buffer_sizes(r.buffer);
         int rank = r.access.out_rank();
+        std::int64_t w = s.load_width, groups = s.elements / w;
         std::string in2 = in + "    ", cond, global, place;
         if (mode == StageMode::Direct) {
-            out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(s.elements) +
+            out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(groups) +
                    "; hd_e += " + std::to_string(threads()) + ") {\n";
         } else {
             out += in + "#pragma unroll\n" + in + "for (int hd_i = 0; hd_i < " +
-                   std::to_string(ceil_div(s.elements, threads())) + "; ++hd_i) {\n";
+                   std::to_string(ceil_div(groups, threads())) + "; ++hd_i) {\n";
             out += in2 + "const int hd_e = hd_tid + hd_i * " + std::to_string(threads()) + ";\n";
-            out += in2 + "if (hd_e >= " + std::to_string(s.elements) + ") break;\n";
+            if (groups % threads() != 0)
+                out += in2 + "if (hd_e >= " + std::to_string(groups) + ") break;\n";
         }
         out += in2 + "int hd_h = hd_e;\n";
         std::int64_t stride = 1;
         for (int row = rank - 1; row >= 0; --row) {
             std::string h = "hd_h" + std::to_string(row), p = "hd_p" + std::to_string(row);
-            out += in2 + "const int " + h + " = hd_h % " + std::to_string(s.hull[row]) +
-                   "; hd_h /= " + std::to_string(s.hull[row]) + ";\n";
+            std::int64_t extent = row == rank - 1 ? s.hull[row] / w : s.hull[row];
+            out += in2 + "const int " + h + " = hd_h % " + std::to_string(extent) +
+                   (row == rank - 1 && w > 1 ? " * " + std::to_string(w) : "") +
+                   "; hd_h /= " + std::to_string(extent) + ";\n";
             place +=
                 std::string(place.empty() ? "" : " + ") + h + " * " + std::to_string(s.pitch[row]);
             if (mode == StageMode::Store) continue;
@@ -343,16 +384,39 @@ private:
             global += std::string(global.empty() ? "" : " + ") + p + " * " + int_text(stride);
             stride *= sizes[row];
         }
-        std::string st = c_storage_type(b_.buffer_dtype(r.buffer));
-        std::string value =
-            "(" + cond + ") ? " + b_.buffer_name(r.buffer) + "[" + global + "] : (" + st + ")0";
         out += in2 + "(void)hd_h;\n";
-        if (mode == StageMode::Direct)
-            out += in2 + target + "[" + place + "] = " + value + ";\n";
-        else if (mode == StageMode::Load)
-            out += in2 + registers_name(s) + "[hd_i] = " + value + ";\n";
-        else
-            out += in2 + target + "[" + place + "] = " + registers_name(s) + "[hd_i];\n";
+        std::string st = c_storage_type(b_.buffer_dtype(r.buffer)), regs = registers_name(s);
+        std::string at = b_.buffer_name(r.buffer) + "[" + global + "]";
+        if (w == 1) {
+            std::string value = s.in_bounds ? at : "(" + cond + ") ? " + at + " : (" + st + ")0";
+            if (mode == StageMode::Direct)
+                out += in2 + target + "[" + place + "] = " + value + ";\n";
+            else if (mode == StageMode::Load)
+                out += in2 + regs + "[hd_i] = " + value + ";\n";
+            else
+                out += in2 + target + "[" + place + "] = " + regs + "[hd_i];\n";
+        } else {
+            // Four consecutive elements of the buffer's last axis: one 16-byte load; in shared
+            // memory they are pitch[last] apart (1, or a row of the transposed layout).
+            std::string vec = st == "float" ? "float4" : "int4";
+            const char* lanes[] = {"x", "y", "z", "w"};
+            std::string step = std::to_string(s.pitch[static_cast<std::size_t>(rank - 1)]);
+            if (mode != StageMode::Store)
+                out += in2 + "const " + vec + " hd_v = *reinterpret_cast<const " + vec + "*>(&" +
+                       at + ");\n";
+            for (int j = 0; j < 4; ++j) {
+                std::string lane = "hd_v." + std::string(lanes[j]);
+                std::string reg = regs + "[hd_i * 4 + " + std::to_string(j) + "]";
+                std::string dst =
+                    target + "[" + place + " + " + std::to_string(j) + " * " + step + "]";
+                if (mode == StageMode::Direct)
+                    out += in2 + dst + " = " + lane + ";\n";
+                else if (mode == StageMode::Load)
+                    out += in2 + reg + " = " + lane + ";\n";
+                else
+                    out += in2 + dst + " = " + reg + ";\n";
+            }
+        }
         out += in + "}\n";
     }
 
@@ -487,9 +551,11 @@ private:
         std::string kin = in + "    ", q = int_text(chunk_count());
         if (double_) {
             for (const Staged& s : staged_)
-                out += in + c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer)) + " " +
-                       registers_name(s) + "[" + std::to_string(ceil_div(s.elements, threads())) +
-                       "];\n";
+                out +=
+                    in + c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer)) + " " +
+                    registers_name(s) + "[" +
+                    std::to_string(ceil_div(s.elements / s.load_width, threads()) * s.load_width) +
+                    "];\n";
             out += in + "{\n";
             print_chunk_bases("0L", kin, out);
             for (const Staged& s : staged_)

@@ -138,6 +138,21 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      return std::vector<Array>{matmul(a, b)};
                  },
                  true});
+    p.push_back(
+        {"aligned matmul", [] {
+             // tile-divisible shapes: staging without bounds tests, 16-byte global
+             // loads (float4, int4) along each operand's rows
+             Array a = cuda_random(Shape::of({64, 32}), 48),
+                   b = cuda_random(Shape::of({32, 96}), 49);
+             Array ba = cuda_random(Shape::of({2, 32, 16}), 50),
+                   bb = cuda_random(Shape::of({2, 16, 64}), 51);
+             std::vector<std::int32_t> iv;
+             for (int i = 0; i < 64 * 32; ++i)
+                 iv.push_back((i * 29) % 61 - 30);
+             Array ia = array(iv, Shape::of({64, 32}));
+             Array ib = view(ia, Shape::of({32, 64}), AffineMap(2, 2, {0, 1, 1, 0}, {0, 0}));
+             return std::vector<Array>{matmul(a, b), matmul(ba, bb), matmul(ia, ib)};
+         }});
     p.push_back({"epilogues", [] {
                      // maps that read a sum's result element for element run where the sum
                      // completes: in the contraction's store (the sum stored only when it is

@@ -49,7 +49,12 @@ TEST_CASE("cuda mapping: matmul 1024 uses 64x64 tiles, 4x4 per thread, A and B i
     const std::string& s = l.cuda.source;
     CHECK(s.find("__shared__ __align__(16) float hd_s0[2][1088];") != std::string::npos);
     CHECK(s.find("__shared__ __align__(16) float hd_s1[2][1088];") != std::string::npos);
-    CHECK(s.find("hd_r0[hd_i] = ") != std::string::npos);     // prefetch
+    // Prefetch: the tiles divide 1024, so no bounds tests, and one 16-byte load per thread
+    // and operand (A's rows along k, B's along n).
+    CHECK(s.find("hd_r0[hd_i * 4 + 0] = hd_v.x;") != std::string::npos);
+    CHECK(s.find("*reinterpret_cast<const float4*>(&b0[") != std::string::npos);
+    CHECK(s.find("*reinterpret_cast<const float4*>(&b1[") != std::string::npos);
+    CHECK(s.find("< 1024L) ? b0[") == std::string::npos);
     CHECK(s.find("hd_s0[hd_buf ^ 1][") != std::string::npos); // into the other buffer
     CHECK(s.find("&hd_s0[hd_buf][") != std::string::npos);    // fold from this one
     CHECK(s.find("float hd_acc[4][4];") != std::string::npos);
@@ -156,4 +161,11 @@ TEST_CASE("cuda mapping: an SGD update of a matmul runs in the contraction's sto
     CHECK(only_launch(both).strategy == "contraction");
     std::string gname = both.ir.buffers.at(static_cast<std::size_t>(both.ir.outputs[1])).name;
     CHECK(both.cuda.source.find(gname + "[") != std::string::npos);
+}
+
+TEST_CASE("cuda mapping: partial tiles keep bounds tests and scalar loads") {
+    test::LoweredArrays l = lower_matmul(0, 1000, 1000, 1000);
+    const std::string& s = l.cuda.source;
+    CHECK(s.find("reinterpret_cast<const float4*>(&b0[") == std::string::npos);
+    CHECK(s.find("< 1000L) ? b0[") != std::string::npos);
 }
