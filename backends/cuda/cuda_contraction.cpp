@@ -194,12 +194,29 @@ public:
                 if (r.buffer >= 0 && r.buffer != u_.write_buffer) params.add(r.buffer, false);
         }
         l.buffers = params.buffers;
-        emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt));
+        // 32-bit index arithmetic when every buffer and counter range fits in int: it frees
+        // enough registers (141 -> 128 on the 8x8 tile) for two blocks per multiprocessor.
+        // (Not with 8-byte accumulators: 64 of them alone take 128 registers.)
+        bool narrow = fits_in_int(params, zt);
+        bool two_blocks =
+            narrow && (dtype_size(b_.buffer_dtype(u_.write_buffer)) <= 4 || t_.tm * t_.tn <= 16);
+        Index32Scope scope(narrow);
+        emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt),
+                    two_blocks ? 2 : 0);
         b_.launches.push_back(std::move(l));
     }
 
 private:
     std::string counter(int c) const { return "i" + std::to_string(c); }
+
+    bool fits_in_int(const KernelParams& params, std::int64_t zt) const {
+        const std::int64_t limit = (std::int64_t{1} << 31) - 1;
+        for (int buffer : params.buffers)
+            if (product(b_.buffer_sizes(buffer)) >= limit) return false;
+        for (std::size_t c = 0; c < tile_.size(); ++c)
+            if (padded_extent(int(c)) + tile_[c] >= limit) return false;
+        return zt < limit;
+    }
 
     static std::string local_offset(const std::string& index, const std::string& thread,
                                     std::int64_t threads, std::int64_t v) {
@@ -300,8 +317,7 @@ private:
                          : c == n_ ? "hd_n0"
                          : is_z(c) ? counter(c)
                                    : "hd_k" + std::to_string(c);
-        return negative && tile_[c] > 1 ? "(" + lo + " + " + std::to_string(tile_[c] - 1) + "L)"
-                                        : lo;
+        return negative && tile_[c] > 1 ? "(" + lo + " + " + int_text(tile_[c] - 1) + ")" : lo;
     }
     bool is_z(int c) const { return std::find(z_.begin(), z_.end(), c) != z_.end(); }
 
@@ -378,9 +394,9 @@ private:
                 std::int64_t a = r.access.coeff(row, int(c));
                 if (a != 0) origin += " + " + int_text(a) + " * " + base(int(c), a < 0);
             }
-            out += in2 + "const long " + p + " = " + origin + " + " + h + ";\n";
-            cond += std::string(cond.empty() ? "" : " && ") + p + " >= 0L && " + p + " < " +
-                    int_text(sizes[row]);
+            out += in2 + "const " + index_type() + " " + p + " = " + origin + " + " + h + ";\n";
+            cond += std::string(cond.empty() ? "" : " && ") + p + " >= " + int_text(0) + " && " +
+                    p + " < " + int_text(sizes[row]);
             global += std::string(global.empty() ? "" : " + ") + p + " * " + int_text(stride);
             stride *= sizes[row];
         }
@@ -427,10 +443,10 @@ private:
             int c = f_.reductions[k];
             std::int64_t chunks = ceil_div(f_.extents[c], tile_[c]);
             std::string e = chunks == 1
-                                ? "0L"
+                                ? int_text(0)
                                 : "((" + q + ")" + (below == 1 ? "" : " / " + int_text(below)) +
                                       " % " + int_text(chunks) + ") * " + int_text(tile_[c]);
-            out += in + "const long hd_k" + std::to_string(c) + " = " + e + ";\n";
+            out += in + "const " + index_type() + " hd_k" + std::to_string(c) + " = " + e + ";\n";
             out += in + "(void)hd_k" + std::to_string(c) + ";\n";
             below *= chunks;
         }
@@ -470,16 +486,17 @@ private:
         out += in + "{\n";
         std::string in2 = in + "    ";
         for (int row = 0; row < w.out_rank(); ++row) {
-            std::string v = "0L";
+            std::string v = int_text(0);
             for (int c = 0; c < w.in_rank(); ++c)
                 if (w.coeff(row, c) != 0) v = counter(c);
-            out += in2 + "const long hd_" + prefix + "_" + std::to_string(row) + " = " + v + ";\n";
+            out += in2 + "const " + index_type() + " hd_" + prefix + "_" + std::to_string(row) +
+                   " = " + v + ";\n";
         }
         out += in2 + "{\n";
         std::string in3 = in2 + "    ";
         for (int row = 0; row < w.out_rank(); ++row)
-            out += in3 + "const long i" + std::to_string(row) + " = hd_" + prefix + "_" +
-                   std::to_string(row) + ";\n";
+            out += in3 + "const " + index_type() + " i" + std::to_string(row) + " = hd_" + prefix +
+                   "_" + std::to_string(row) + ";\n";
         DType rt = b_.buffer_dtype(u_.write_buffer);
         std::string acc = "((" + std::string(c_value_type(rt)) + ")hd_acc[hd_tm][hd_tn])";
         if (rt == DType::Bool) acc = "(hd_acc[hd_tm][hd_tn] != 0)";
@@ -507,10 +524,12 @@ private:
     std::string tile_loops(const std::string& in, const std::string& inner_body) const {
         std::string s = in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
                         std::to_string(t_.tm) + "; ++hd_tm) {\n";
-        s += in + "    const long " + counter(m_) + " = hd_m0 + " + local_[m_] + ";\n";
+        s += in + "    const " + index_type() + " " + counter(m_) + " = hd_m0 + " + local_[m_] +
+             ";\n";
         s += in + "    #pragma unroll\n" + in + "    for (int hd_tn = 0; hd_tn < " +
              std::to_string(t_.tn) + "; ++hd_tn) {\n";
-        s += in + "        const long " + counter(n_) + " = hd_n0 + " + local_[n_] + ";\n";
+        s += in + "        const " + index_type() + " " + counter(n_) + " = hd_n0 + " + local_[n_] +
+             ";\n";
         return s + inner_body + in + "    }\n" + in + "}\n";
     }
 
@@ -528,11 +547,12 @@ private:
                    s.name + (double_ ? "[2]" : "") + "[" + std::to_string(s.stored) + "];\n";
         out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
         out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
-        out += "    const long hd_m0 = (long)blockIdx.y * " + int_text(t_.bm) +
-               ", hd_n0 = (long)blockIdx.x * " + int_text(t_.bn) + ";\n";
+        std::string it = index_type();
+        out += "    const " + it + " hd_m0 = (" + it + ")blockIdx.y * " + int_text(t_.bm) +
+               ", hd_n0 = (" + it + ")blockIdx.x * " + int_text(t_.bn) + ";\n";
         out += "    (void)hd_tid;\n";
-        out +=
-            "    for (long hd_z = blockIdx.z; hd_z < " + int_text(zt) + "; hd_z += gridDim.z) {\n";
+        out += "    for (" + it + " hd_z = blockIdx.z; hd_z < " + int_text(zt) +
+               "; hd_z += gridDim.z) {\n";
         std::string in = "        ";
         std::vector<std::string> zn;
         std::vector<std::int64_t> ze;
@@ -557,16 +577,16 @@ private:
                     std::to_string(ceil_div(s.elements / s.load_width, threads()) * s.load_width) +
                     "];\n";
             out += in + "{\n";
-            print_chunk_bases("0L", kin, out);
+            print_chunk_bases(int_text(0), kin, out);
             for (const Staged& s : staged_)
                 print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
             out += in + "}\n" + in + "__syncthreads();\n";
         }
-        out += in + "for (long hd_q = 0; hd_q < " + q + "; ++hd_q) {\n";
+        out += in + "for (" + it + " hd_q = 0; hd_q < " + q + "; ++hd_q) {\n";
         if (double_) {
-            out += kin + "const int hd_buf = (int)(hd_q & 1L);\n";
-            out += kin + "if (hd_q + 1L < " + q + ") {\n";
-            print_chunk_bases("hd_q + 1L", kin + "    ", out);
+            out += kin + "const int hd_buf = (int)(hd_q & " + int_text(1) + ");\n";
+            out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
+            print_chunk_bases("hd_q + " + int_text(1), kin + "    ", out);
             for (const Staged& s : staged_)
                 print_stage(s, StageMode::Load, "", kin + "    ", out);
             out += kin + "}\n";
@@ -583,7 +603,7 @@ private:
             out += cin + "#pragma unroll\n" + cin + "for (int " + hc + " = 0; " + hc + " < " +
                    std::to_string(tile_[c]) + "; ++" + hc + ") {\n";
             cin += "    ";
-            out += cin + "const long " + counter(c) + " = " + k + " + " + hc + ";\n";
+            out += cin + "const " + it + " " + counter(c) + " = " + k + " + " + hc + ";\n";
             if (f_.extents[c] % tile_[c] != 0)
                 out += cin + "if (" + counter(c) + " >= " + int_text(f_.extents[c]) + ") break;\n";
         }
@@ -608,7 +628,7 @@ private:
         }
         if (double_) {
             // The other buffer was last read before the previous __syncthreads.
-            out += kin + "if (hd_q + 1L < " + q + ") {\n";
+            out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
             for (const Staged& s : staged_)
                 print_stage(s, StageMode::Store, s.name + "[hd_buf ^ 1]", kin + "    ", out);
             out += kin + "}\n";

@@ -66,9 +66,11 @@ KernelParams statement_params(const poly::Statement& st) {
 }
 
 void emit_kernel(SourceBuilder& b, const std::string& name, const KernelParams& params,
-                 int max_threads, const std::string& body) {
-    b.functions += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(max_threads) +
-                   ") " + name + "(" + params.declaration(b) + ") {\n" + body + "}\n";
+                 int max_threads, const std::string& body, int min_blocks) {
+    std::string bounds = std::to_string(max_threads);
+    if (min_blocks > 0) bounds += ", " + std::to_string(min_blocks);
+    b.functions += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name + "(" +
+                   params.declaration(b) + ") {\n" + body + "}\n";
     std::string args;
     for (std::size_t i = 0; i < params.buffers.size(); ++i) {
         args += std::string(i ? ", " : "") + "(" + (params.written[i] ? "" : "const ") +
@@ -80,8 +82,24 @@ void emit_kernel(SourceBuilder& b, const std::string& name, const KernelParams& 
                    "); }\n#endif\n\n";
 }
 
+namespace {
+thread_local bool g_index32 = false;
+} // namespace
+
+Index32Scope::Index32Scope(bool on) : saved_(g_index32) {
+    g_index32 = on;
+}
+Index32Scope::~Index32Scope() {
+    g_index32 = saved_;
+}
+
+const char* index_type() {
+    return g_index32 ? "int" : "long";
+}
+
 std::string int_text(std::int64_t v) {
-    return v < 0 ? "(" + std::to_string(v) + "L)" : std::to_string(v) + "L";
+    const char* suffix = g_index32 ? "" : "L";
+    return v < 0 ? "(" + std::to_string(v) + suffix + ")" : std::to_string(v) + suffix;
 }
 
 std::string linear_index(const SourceBuilder& b, int buffer, const AffineMap& access) {
@@ -225,12 +243,13 @@ void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& e
     auto k = [&](std::int64_t v) { return narrow ? std::to_string(v) + "u" : int_text(v); };
     out += indent + type + " " + rest + " = (" + type + ")" + flat + ";\n";
     for (std::size_t d = extents.size(); d-- > 0;) {
+        std::string it = index_type();
         if (d == 0) {
-            out += indent + "const long " + counters[d] + " = (long)" + rest + ";\n";
+            out += indent + "const " + it + " " + counters[d] + " = (" + it + ")" + rest + ";\n";
         } else if (extents[d] == 1) {
-            out += indent + "const long " + counters[d] + " = 0L;\n";
+            out += indent + "const " + it + " " + counters[d] + " = " + int_text(0) + ";\n";
         } else {
-            out += indent + "const long " + counters[d] + " = (long)(" + rest + " % " +
+            out += indent + "const " + it + " " + counters[d] + " = (" + it + ")(" + rest + " % " +
                    k(extents[d]) + ");\n";
             out += indent + rest + " /= " + k(extents[d]) + ";\n";
         }

@@ -46,12 +46,29 @@ struct KernelParams {
 };
 KernelParams statement_params(const poly::Statement& st);
 
-// `extern "C" __global__ void __launch_bounds__(n) name(params) {` + body + `}`, plus a host
-// trampoline name_emu(void**) under HEDRA_CUDA_EMULATION (used by the CPU emulator in tests).
+// `extern "C" __global__ void __launch_bounds__(n[, min_blocks]) name(params) {` + body + `}`,
+// plus a host trampoline name_emu(void**) under HEDRA_CUDA_EMULATION (used by the CPU emulator
+// in tests). min_blocks > 0 asks ptxas to fit that many blocks per multiprocessor.
 void emit_kernel(SourceBuilder& b, const std::string& name, const KernelParams& params,
-                 int max_threads, const std::string& body);
+                 int max_threads, const std::string& body, int min_blocks = 0);
 
-std::string int_text(std::int64_t v); // "42L", "(-3L)"
+std::string int_text(std::int64_t v); // "42L", "(-3L)"; "42", "(-3)" under an Index32Scope
+// The C type of index arithmetic: "long", or "int" under an Index32Scope.
+const char* index_type();
+
+// While alive, index arithmetic printed on this thread (int_text, index_type, print_unflatten)
+// is 32-bit: for a kernel whose every buffer and counter range fits in int (fewer registers:
+// addresses and counters take one each instead of two).
+class Index32Scope {
+public:
+    explicit Index32Scope(bool on);
+    ~Index32Scope();
+    Index32Scope(const Index32Scope&) = delete;
+    Index32Scope& operator=(const Index32Scope&) = delete;
+
+private:
+    bool saved_;
+};
 
 // Row-major linear index of buffer `buffer` at access(i0, i1, ...).
 std::string linear_index(const SourceBuilder& b, int buffer, const AffineMap& access);

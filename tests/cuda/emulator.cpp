@@ -29,7 +29,7 @@ static hd_dim3 blockDim, gridDim;
 static std::barrier<>* hd_emu_barrier = nullptr;
 #define __global__
 #define __device__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))

@@ -84,6 +84,10 @@ TEST_CASE("cuda mapping: matmul 4096 uses 128x128 tiles with an 8x8 register til
     CHECK(l.cuda.source.find("float hd_f0[8];") != std::string::npos);
     CHECK(l.cuda.source.find("hd_g * 64 + hd_ty * 4") != std::string::npos);
     CHECK(l.cuda.source.find("hd_g * 64 + hd_tx * 4") != std::string::npos);
+    // 32-bit index arithmetic (every buffer fits in int) and two blocks per multiprocessor:
+    // ptxas fits the kernel in 128 registers without spills.
+    CHECK(l.cuda.source.find("__launch_bounds__(256, 2)") != std::string::npos);
+    CHECK(l.cuda.source.find("const int hd_m0 = (int)blockIdx.y * 128") != std::string::npos);
     if (!test::skip_without_nvrtc())
         CHECK_NOTHROW(backend::cuda::Nvrtc::instance().compile(l.cuda.source, "compute_90"));
 }
@@ -167,5 +171,15 @@ TEST_CASE("cuda mapping: partial tiles keep bounds tests and scalar loads") {
     test::LoweredArrays l = lower_matmul(0, 1000, 1000, 1000);
     const std::string& s = l.cuda.source;
     CHECK(s.find("reinterpret_cast<const float4*>(&b0[") == std::string::npos);
-    CHECK(s.find("< 1000L) ? b0[") != std::string::npos);
+    CHECK(s.find("< 1000) ? b0[") != std::string::npos);
+}
+
+TEST_CASE("cuda mapping: a buffer past 2^31 elements keeps 64-bit indices") {
+    Array a = placeholder(Shape::of({50000, 48000})), b = placeholder(Shape::of({48000, 64}));
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
+    const backend::CudaLaunch& c = only_launch(l);
+    CHECK(c.strategy == "contraction");
+    CHECK(l.cuda.source.find("const long hd_m0 = (long)blockIdx.y") != std::string::npos);
+    CHECK(l.cuda.source.find("__launch_bounds__(256)") != std::string::npos);
+    CHECK(l.cuda.source.find("48000L") != std::string::npos);
 }
