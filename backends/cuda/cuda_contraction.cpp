@@ -181,18 +181,21 @@ public:
         std::int64_t zt = 1;
         for (int c : z_)
             zt *= f_.extents[c];
+        if (splits_ > 1) {
+            l.strategy = "contraction_split";
+            partials_ =
+                b_.add_scratch(b_.buffer_dtype(u_.write_buffer), splits_ * result_elements());
+        }
         l.grid = {static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
                   static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
-                  static_cast<unsigned>(std::min<std::int64_t>(zt, 65535))};
+                  static_cast<unsigned>(std::min<std::int64_t>(zt * splits_, 65535))};
         l.block = {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1};
         l.shared_bytes = shared_bytes_;
         KernelParams params = statement_params(u_);
-        for (int e : f_.epilogues) {
-            const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
-            params.add(st.write_buffer, true);
-            for (const poly::Read& r : st.reads)
-                if (r.buffer >= 0 && r.buffer != u_.write_buffer) params.add(r.buffer, false);
-        }
+        if (splits_ > 1)
+            params.add(partials_, true);
+        else
+            add_epilogue_params(params);
         l.buffers = params.buffers;
         // 32-bit index arithmetic when every buffer and counter range fits in int: it frees
         // enough registers (141 -> 128 on the 8x8 tile) for two blocks per multiprocessor.
@@ -204,15 +207,97 @@ public:
         emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt),
                     two_blocks ? 2 : 0);
         b_.launches.push_back(std::move(l));
+        if (splits_ > 1) emit_final();
     }
 
+    // Split K: S slices per tile (blockIdx.z) when the tiles alone would leave most
+    // multiprocessors idle and the reduction is long (each slice keeps >= 4 chunks).
+    void choose_splits(int multiprocessors) {
+        std::int64_t zt = 1;
+        for (int c : z_)
+            zt *= f_.extents[c];
+        std::int64_t blocks =
+            ceil_div(f_.extents[m_], t_.bm) * ceil_div(f_.extents[n_], t_.bn) * zt;
+        if (u_.reduce_op == ReduceOp::Custom || blocks * 2 > multiprocessors) return;
+        std::int64_t s = std::min<std::int64_t>(
+            {2 * multiprocessors / blocks, chunk_count() / 4, 64, 65535 / zt});
+        if (s < 2) return;
+        splits_ = ceil_div(chunk_count(), ceil_div(chunk_count(), s)); // no empty slice
+    }
+
+private:
+    std::int64_t chunks_per_split() const { return ceil_div(chunk_count(), splits_); }
+    std::int64_t result_elements() const { return product(b_.buffer_sizes(u_.write_buffer)); }
+
+    void add_epilogue_params(KernelParams& params) const {
+        for (int e : f_.epilogues) {
+            const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
+            params.add(st.write_buffer, true);
+            for (const poly::Read& r : st.reads)
+                if (r.buffer >= 0 && r.buffer != u_.write_buffer) params.add(r.buffer, false);
+        }
+    }
+
+    // The second launch of a split contraction: per result element, init ⊕ the S partials,
+    // then the result (if read elsewhere) and the epilogues, as the unsplit store does.
+    void emit_final() {
+        DType t = b_.buffer_dtype(u_.write_buffer);
+        const std::vector<std::int64_t>& sizes = b_.buffer_sizes(u_.write_buffer);
+        std::int64_t total = result_elements();
+        KernelParams params;
+        params.add(u_.write_buffer, true);
+        params.add(partials_, false);
+        add_epilogue_params(params);
+        bool narrow = fits_in_int(params, 1);
+        Index32Scope scope(narrow);
+        std::string it = index_type(), in = "        ";
+        std::string body = "    const " + it + " hd_stride = (" + it + ")gridDim.x * blockDim.x;\n";
+        body += "    for (" + it + " hd_flat = (" + it +
+                ")blockIdx.x * blockDim.x + threadIdx.x; " + "hd_flat < " + int_text(total) +
+                "; hd_flat += hd_stride) {\n";
+        std::vector<std::string> counters;
+        for (std::size_t d = 0; d < sizes.size(); ++d)
+            counters.push_back("i" + std::to_string(d));
+        print_unflatten("hd_flat", sizes, counters, in, body);
+        std::string init = init_value(b_, f_, in, body);
+        body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
+        std::string part = b_.buffer_name(partials_) + "[hd_j * " + int_text(total) + " + hd_flat]";
+        if (t == DType::Bool) part = "(" + part + " != 0)";
+        body += in + "for (int hd_j = 0; hd_j < " + std::to_string(splits_) + "; ++hd_j) {\n";
+        std::string combined = print_combine(u_, t, "hd_acc", part, in + "    ", "c", body);
+        body += in + "    hd_acc = " + combined + ";\n" + in + "}\n";
+        if (result_needed())
+            body += in + b_.buffer_name(u_.write_buffer) +
+                    "[hd_flat] = " + store_value(t, "hd_acc") + ";\n";
+        for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
+            print_epilogue_value(f_.epilogues[k], "e" + std::to_string(k), "hd_acc", in, body);
+        body += "    }\n";
+        CudaLaunch l;
+        l.function = b_.next_name(kernel_);
+        l.strategy = "contraction_final";
+        l.kernel = kernel_;
+        std::int64_t threads = std::min<std::int64_t>(256, ceil_div(total, 32) * 32);
+        l.block = {static_cast<unsigned>(threads), 1, 1};
+        l.grid = {static_cast<unsigned>(std::min<std::int64_t>(ceil_div(total, threads), 1 << 20)),
+                  1, 1};
+        l.buffers = params.buffers;
+        emit_kernel(b_, l.function, params, 256, body);
+        b_.launches.push_back(std::move(l));
+    }
+
+public:
 private:
     std::string counter(int c) const { return "i" + std::to_string(c); }
 
     bool fits_in_int(const KernelParams& params, std::int64_t zt) const {
         const std::int64_t limit = (std::int64_t{1} << 31) - 1;
-        for (int buffer : params.buffers)
-            if (product(b_.buffer_sizes(buffer)) >= limit) return false;
+        std::size_t nb = b_.program.buffers.size();
+        for (int buffer : params.buffers) {
+            auto ub = static_cast<std::size_t>(buffer);
+            std::int64_t n =
+                ub < nb ? product(b_.buffer_sizes(buffer)) : b_.scratch.at(ub - nb).elements;
+            if (n >= limit) return false;
+        }
         for (std::size_t c = 0; c < tile_.size(); ++c)
             if (padded_extent(int(c)) + tile_[c] >= limit) return false;
         return zt < limit;
@@ -481,7 +566,6 @@ private:
     // loads. NVRTC runs with --fmad=false, so it rounds as a separate map kernel would.
     void print_epilogue(int e, const std::string& prefix, const std::string& in,
                         std::string& out) const {
-        const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
         const AffineMap& w = u_.write_access;
         out += in + "{\n";
         std::string in2 = in + "    ";
@@ -497,18 +581,25 @@ private:
         for (int row = 0; row < w.out_rank(); ++row)
             out += in3 + "const " + index_type() + " i" + std::to_string(row) + " = hd_" + prefix +
                    "_" + std::to_string(row) + ";\n";
+        print_epilogue_value(e, prefix, "hd_acc[hd_tm][hd_tn]", in3, out);
+        out += in2 + "}\n" + in + "}\n";
+    }
+
+    // Epilogue statement `e` with its counters i0.. defined and the sum's value in `acc`.
+    void print_epilogue_value(int e, const std::string& prefix, const std::string& acc,
+                              const std::string& in, std::string& out) const {
+        const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
         DType rt = b_.buffer_dtype(u_.write_buffer);
-        std::string acc = "((" + std::string(c_value_type(rt)) + ")hd_acc[hd_tm][hd_tn])";
-        if (rt == DType::Bool) acc = "(hd_acc[hd_tm][hd_tn] != 0)";
+        std::string value_of_sum = "((" + std::string(c_value_type(rt)) + ")" + acc + ")";
+        if (rt == DType::Bool) value_of_sum = "(" + acc + " != 0)";
         auto read = [&](int k) {
-            return st.reads[static_cast<std::size_t>(k)].buffer == u_.write_buffer ? acc
+            return st.reads[static_cast<std::size_t>(k)].buffer == u_.write_buffer ? value_of_sum
                                                                                    : std::string();
         };
-        std::string value = print_value(b_, st, in3, prefix, out, read);
-        out += in3 + b_.buffer_name(st.write_buffer) + "[" +
+        std::string value = print_value(b_, st, in, prefix, out, read);
+        out += in + b_.buffer_name(st.write_buffer) + "[" +
                linear_index(b_, st.write_buffer, st.write_access) +
                "] = " + store_value(b_.buffer_dtype(st.write_buffer), value) + ";\n";
-        out += in2 + "}\n" + in + "}\n";
     }
 
     bool needs_guard() const {
@@ -551,9 +642,16 @@ private:
         out += "    const " + it + " hd_m0 = (" + it + ")blockIdx.y * " + int_text(t_.bm) +
                ", hd_n0 = (" + it + ")blockIdx.x * " + int_text(t_.bn) + ";\n";
         out += "    (void)hd_tid;\n";
-        out += "    for (" + it + " hd_z = blockIdx.z; hd_z < " + int_text(zt) +
-               "; hd_z += gridDim.z) {\n";
+        // Split K: blockIdx.z also walks the S slices of the chunks (slice fastest).
+        out += "    for (" + it + " hd_zs = blockIdx.z; hd_zs < " + int_text(zt * splits_) +
+               "; hd_zs += gridDim.z) {\n";
         std::string in = "        ";
+        out += in + "const " + it + " hd_z = hd_zs / " + int_text(splits_) + ";\n";
+        out += in + "const " + it + " hd_q0 = (hd_zs % " + int_text(splits_) + ") * " +
+               int_text(chunks_per_split()) + ";\n";
+        out += in + "const " + it + " hd_q1 = hd_lmin(hd_q0 + " + int_text(chunks_per_split()) +
+               ", " + int_text(chunk_count()) + ");\n";
+        out += in + "(void)hd_q1;\n";
         std::vector<std::string> zn;
         std::vector<std::int64_t> ze;
         for (int c : z_) {
@@ -561,14 +659,15 @@ private:
             ze.push_back(f_.extents[c]);
         }
         print_unflatten("hd_z", ze, zn, in, out);
-        std::string init = init_value(b_, f_, in, out);
+        std::string init =
+            splits_ > 1 ? identity_literal(u_.reduce_op, t) : init_value(b_, f_, in, out);
         out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
         out += in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
                std::to_string(t_.tm) + "; ++hd_tm)\n" + in + "    #pragma unroll\n" + in +
                "    for (int hd_tn = 0; hd_tn < " + std::to_string(t_.tn) +
                "; ++hd_tn) hd_acc[hd_tm][hd_tn] = " + init + ";\n";
         // The reduction members' chunks, one loop over their count (innermost member fastest).
-        std::string kin = in + "    ", q = int_text(chunk_count());
+        std::string kin = in + "    ", q = "hd_q1";
         if (double_) {
             for (const Staged& s : staged_)
                 out +=
@@ -577,14 +676,14 @@ private:
                     std::to_string(ceil_div(s.elements / s.load_width, threads()) * s.load_width) +
                     "];\n";
             out += in + "{\n";
-            print_chunk_bases(int_text(0), kin, out);
+            print_chunk_bases("hd_q0", kin, out);
             for (const Staged& s : staged_)
                 print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
             out += in + "}\n" + in + "__syncthreads();\n";
         }
-        out += in + "for (" + it + " hd_q = 0; hd_q < " + q + "; ++hd_q) {\n";
+        out += in + "for (" + it + " hd_q = hd_q0; hd_q < " + q + "; ++hd_q) {\n";
         if (double_) {
-            out += kin + "const int hd_buf = (int)(hd_q & " + int_text(1) + ");\n";
+            out += kin + "const int hd_buf = (int)((hd_q - hd_q0) & " + int_text(1) + ");\n";
             out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
             print_chunk_bases("hd_q + " + int_text(1), kin + "    ", out);
             for (const Staged& s : staged_)
@@ -635,11 +734,18 @@ private:
         }
         out += kin + "__syncthreads();\n" + in + "}\n";
         std::string store, sin = in + "                ";
-        if (result_needed())
-            store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
+        if (splits_ > 1) {
+            // This slice's partial result; the final launch combines the slices.
+            store += sin + b_.buffer_name(partials_) + "[(hd_zs % " + int_text(splits_) + ") * " +
+                     int_text(result_elements()) + " + " + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
-        for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
-            print_epilogue(f_.epilogues[k], "e" + std::to_string(k), sin, store);
+        } else {
+            if (result_needed())
+                store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
+                         "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
+            for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
+                print_epilogue(f_.epilogues[k], "e" + std::to_string(k), sin, store);
+        }
         out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +
                                   "            }\n");
         return out + "    }\n";
@@ -656,7 +762,9 @@ private:
     std::vector<int> z_;             // output members over blockIdx.z
     std::vector<Staged> staged_;
     std::size_t shared_bytes_ = 0;
-    bool double_ = false; // two shared buffers per staged read, the next chunk prefetched
+    bool double_ = false;     // two shared buffers per staged read, the next chunk prefetched
+    std::int64_t splits_ = 1; // split K: slices of the chunks, combined by a second launch
+    int partials_ = -1;       // their scratch buffer: splits_ × the result's elements
 };
 
 } // namespace
@@ -684,6 +792,7 @@ bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
         t.tx() * t.ty() > 1024)
         return false;
     Contraction c(b, kernel, f, m, n, t);
+    if (b.options.tile_sizes.empty()) c.choose_splits(b.options.multiprocessors);
     c.stage(b.options.shared_memory_limit);
     c.emit();
     return true;

@@ -153,6 +153,28 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
              Array ib = view(ia, Shape::of({32, 64}), AffineMap(2, 2, {0, 1, 1, 0}, {0, 0}));
              return std::vector<Array>{matmul(a, b), matmul(ba, bb), matmul(ia, ib)};
          }});
+    p.push_back(
+        {"split contraction", [] {
+             // few output tiles over a long reduction: split K into slices over
+             // blockIdx.z, partials combined (with the epilogues) by a second launch
+             Array a = cuda_random(Shape::of({40, 600}), 52),
+                   b = cuda_random(Shape::of({600, 30}), 53);
+             Array bias = cuda_random(Shape::of({30}), 54);
+             Array ba = cuda_random(Shape::of({3, 20, 700}), 55),
+                   bb = cuda_random(Shape::of({3, 700, 10}), 56);
+             std::vector<std::int32_t> iv;
+             for (int i = 0; i < 16 * 900; ++i)
+                 iv.push_back((i * 31) % 41 - 20);
+             Array ia = array(iv, Shape::of({16, 900}));
+             Array ib = view(ia, Shape::of({900, 16}), AffineMap(2, 2, {0, 1, 1, 0}, {0, 0}));
+             Array g = matmul(a, b);
+             Array mx = reduce(
+                 ReduceOp::Max,
+                 view(a, Shape::of({40, 30, 600}), AffineMap(3, 2, {1, 0, 0, 0, 0, 1}, {0, 0})) *
+                     view(b, Shape::of({40, 30, 600}), AffineMap(3, 2, {0, 0, 1, 0, 1, 0}, {0, 0})),
+                 {2});
+             return std::vector<Array>{g, relu(g + bias), matmul(ba, bb), matmul(ia, ib), mx};
+         }});
     p.push_back({"epilogues", [] {
                      // maps that read a sum's result element for element run where the sum
                      // completes: in the contraction's store (the sum stored only when it is
