@@ -139,6 +139,9 @@ run() {
     local tests_rc=$?
     timeout 180 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
     local bench_rc=$?
+    # The training steps once more with HEDRA_PROFILE=1: GPU time per kernel (synchronous runs).
+    timeout 60 env HEDRA_PROFILE=1 "$BUILD/hedra_cuda_bench" train_step --quick \
+        > "$LOGS/profile.log" 2>&1
     write_torch_peer
     timeout 90 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
     local torch_rc=$?
@@ -184,6 +187,12 @@ run() {
             "$(value downloads_per_step "$line")" \
             "$(value compile_s "$line")"
     done < <(grep -E '^train_step ' "$LOGS/bench.log")
+    if grep -q '^hedra: program' "$LOGS/profile.log"; then
+        echo "train step profile (HEDRA_PROFILE=1, --quick; the 6 slowest kernels per program):"
+        awk '/^hedra: program/ { n = 0; print "  " $0; next }
+             /^  kernel / { print "  " $0; next }
+             /^  k[0-9]/ { if (n++ < 6) print "  " $0 }' "$LOGS/profile.log" | cut -c1-150
+    fi
     grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/torch.log" | sed 's/^/  /'
     echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s; logs in $LOGS"
     [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]

@@ -9,6 +9,7 @@
 #include "backends/cuda/nvrtc_compiler.hpp"
 #include "backends/openmp/buffer_plan.hpp"
 #include "backends/openmp/graph_key.hpp"
+#include "backends/openmp/kernel_profile.hpp"
 #include "core/error.hpp"
 #include "scheduler/partition.hpp"
 
@@ -75,6 +76,10 @@ struct CudaProgramCode {
     BufferPlan plan;
     // Kept between runs (guarded by the device lock): temporaries' slots and scratch buffers.
     mutable std::vector<std::shared_ptr<cuda::DeviceBuffer>> arena, scratch;
+    // HEDRA_PROFILE: per kernel (ns, runs), read by the table printed at exit; events around
+    // each launch.
+    std::shared_ptr<std::vector<long long>> profile;
+    mutable std::vector<std::unique_ptr<cuda::Event>> events;
 };
 
 namespace {
@@ -116,6 +121,10 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     code->module = std::make_unique<cuda::Module>(image.image);
     for (const CudaLaunch& l : code->lowered.launches)
         code->functions.push_back(code->module->function(l.function));
+    if (profile_enabled()) {
+        code->profile = std::make_shared<std::vector<long long>>(2 * ir.kernels.size(), 0);
+        register_profile(describe_kernels(ir), code->profile->data(), code->profile, "gpu");
+    }
     return code;
 }
 
@@ -151,18 +160,38 @@ public:
         for (std::size_t k = 0; k < c_.scratch.size(); ++k)
             ptr[n + k] = c_.scratch[k]->get();
         std::vector<cuda::DevicePtr> args;
-        for (std::size_t i = 0; i < c_.lowered.launches.size(); ++i) {
+        std::size_t nl = c_.lowered.launches.size();
+        if (c_.profile)
+            while (c_.events.size() < nl + 1)
+                c_.events.push_back(std::make_unique<cuda::Event>());
+        if (c_.profile && nl > 0) c_.events[0]->record(s_.stream);
+        for (std::size_t i = 0; i < nl; ++i) {
             const CudaLaunch& l = c_.lowered.launches[i];
             args.clear();
             for (int b : l.buffers)
                 args.push_back(ptr.at(static_cast<std::size_t>(b)));
             cuda::launch(c_.functions[i], l.grid, l.block, s_.stream, args.data(), args.size());
+            if (c_.profile) c_.events[i + 1]->record(s_.stream);
             ++stats_.launches;
         }
+        if (c_.profile) record_profile();
         return download(owned);
     }
 
 private:
+    // Adds each launch's GPU time to its kernel (waits for the run: profiling is synchronous).
+    void record_profile() {
+        std::vector<long long>& counters = *c_.profile;
+        std::vector<bool> ran(counters.size() / 2, false);
+        for (std::size_t i = 0; i < c_.lowered.launches.size(); ++i) {
+            auto k = static_cast<std::size_t>(c_.lowered.launches[i].kernel);
+            double ms = c_.events[i + 1]->milliseconds_since(*c_.events[i]);
+            counters[2 * k] += static_cast<long long>(ms * 1e6);
+            if (!ran[k]) ++counters[2 * k + 1];
+            ran[k] = true;
+        }
+    }
+
     cuda::DevicePtr upload(const HostArray& a, std::shared_ptr<cuda::DeviceBuffer>& keep) {
         keep = std::make_shared<cuda::DeviceBuffer>(s_.allocator, a.bytes());
         s_.stream.copy_to_device(keep->get(), a.raw(), a.bytes());

@@ -15,6 +15,7 @@ struct ProfiledProgram {
     std::vector<KernelProfileInfo> kernels;
     const long long* counters = nullptr;
     std::shared_ptr<const void> owner;
+    std::string clock;
 };
 
 struct Registry {
@@ -108,14 +109,14 @@ std::vector<KernelProfileInfo> describe_kernels(const poly::ProgramIR& program) 
 }
 
 void register_profile(std::vector<KernelProfileInfo> kernels, const long long* counters,
-                      std::shared_ptr<const void> owner) {
+                      std::shared_ptr<const void> owner, std::string clock) {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     if (!r.registered) {
         r.registered = true;
         std::atexit(print_at_exit);
     }
-    r.programs.push_back({std::move(kernels), counters, std::move(owner)});
+    r.programs.push_back({std::move(kernels), counters, std::move(owner), std::move(clock)});
 }
 
 std::string profile_table() {
@@ -141,8 +142,10 @@ std::string profile_table() {
                       "hedra: program %zu, %zu kernels, %lld runs, %.3f ms per run "
                       "(HEDRA_PROFILE, %s time)\n  %-6s %7s %10s %9s %6s %8s  %s\n",
                       p + 1, order.size(), runs, total / 1e6 / static_cast<double>(runs),
-                      profile_clock() == 2 ? "cpu" : "wall", "kernel", "calls", "total ms",
-                      "ms/call", "%", "GFLOP/s", "computes");
+                      !prog.clock.empty()    ? prog.clock.c_str()
+                      : profile_clock() == 2 ? "cpu"
+                                             : "wall",
+                      "kernel", "calls", "total ms", "ms/call", "%", "GFLOP/s", "computes");
         s += line;
         for (std::size_t k : order) {
             long long ns = prog.counters[2 * k], calls = prog.counters[2 * k + 1];

@@ -32,8 +32,10 @@ std::vector<KernelProfileInfo> describe_kernels(const poly::ProgramIR& program);
 
 // Registers the counters of one compiled program (2 per kernel: ns, calls), kept readable by
 // holding `owner` (the compiled module) until exit, when the table is printed.
+// `clock` names the time in the table's header ("" : the wall or cpu time of profile_clock();
+// the cuda backend passes "gpu": CUDA events around each launch).
 void register_profile(std::vector<KernelProfileInfo> kernels, const long long* counters,
-                      std::shared_ptr<const void> owner);
+                      std::shared_ptr<const void> owner, std::string clock = "");
 
 // The table of every registered program with at least one call; "" when none.
 std::string profile_table();

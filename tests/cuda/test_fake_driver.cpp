@@ -12,6 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "backends/openmp/kernel_profile.hpp"
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"
@@ -39,7 +40,7 @@ bool in_child() {
 }
 
 // Runs the test case `name` in a child process with the fake driver.
-void run_child(const std::string& name) {
+void run_child(const std::string& name, const std::string& environment = "") {
     if (test::skip_without_nvrtc()) return;
     if (test::skip_because(test::emulation_compiler().empty() ? "no host C++ compiler" : ""))
         return;
@@ -47,7 +48,7 @@ void run_child(const std::string& name) {
     REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
     std::string log = std::filesystem::temp_directory_path() /
                       ("hedra_fake_cuda_" + std::to_string(getpid()) + ".log");
-    std::string cmd = "HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=" + fake_library() +
+    std::string cmd = environment + " HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=" + fake_library() +
                       " HEDRA_CUDA_ARCH=compute_90 " + self + " --test-case='" + name + "' > " +
                       log + " 2>&1";
     int rc = std::system(cmd.c_str());
@@ -254,5 +255,28 @@ TEST_CASE("cuda fake driver: MLP training steps stay on the device") {
         CAPTURE(p);
         test::check_same(gpu.params()[p], ref.params()[p], false, 1e-4, 1e-6);
     }
+    backend::set_cuda_image_hook(nullptr);
+}
+
+// HEDRA_PROFILE=1: GPU time per kernel from CUDA events around each launch, in the table that
+// the openmp backend's profiles print at exit.
+TEST_CASE("cuda fake driver: HEDRA_PROFILE times each kernel") {
+    if (!in_child())
+        return run_child("cuda fake driver: HEDRA_PROFILE times each kernel", "HEDRA_PROFILE=1");
+    REQUIRE(backend::profile_enabled());
+    backend::set_cuda_image_hook(register_emulation);
+    Array a = test::cuda_random(Shape::of({40, 30}), 60),
+          b = test::cuda_random(Shape::of({30, 20}), 61);
+    ComputeOptions o;
+    o.backend = "cuda";
+    HostArray r = compute(relu(matmul(a, b)) + 1.0f, o);
+    CHECK(r.flat(0) >= 1.0);
+    compute(relu(matmul(a, b)) + 1.0f, o);
+    std::string table = backend::profile_table();
+    INFO(table);
+    CHECK(table.find("2 runs") != std::string::npos);
+    CHECK(table.find("gpu time") != std::string::npos);
+    CHECK(table.find("k0 ") != std::string::npos);
+    CHECK(table.find(" 0.000 ms per run") == std::string::npos); // the fake times emulations
     backend::set_cuda_image_hook(nullptr);
 }

@@ -5,6 +5,7 @@
 // It checks what a real driver would reject: pointers that are not live allocations, copies
 // out of bounds, launches of functions the module lacks, more than 1024 threads per block.
 // Loaded by the backend through $HEDRA_CUDA_DRIVER (see tests/cuda/test_fake_driver.cpp).
+#include <chrono>
 #include <cuda.h>
 
 #include <algorithm>
@@ -200,22 +201,26 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     launch(kernel, args.data(), gx, gy, gz, bx, by, bz);
     return CUDA_SUCCESS;
 }
+// Events hold the host time they were recorded at (fake launches run synchronously).
 CUresult cuEventCreate(CUevent* e, unsigned) {
-    *e = reinterpret_cast<CUevent>(new int(0));
+    *e = reinterpret_cast<CUevent>(new double(0));
     return CUDA_SUCCESS;
 }
 CUresult cuEventDestroy(CUevent e) {
-    delete reinterpret_cast<int*>(e);
+    delete reinterpret_cast<double*>(e);
     return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent, CUstream) {
+CUresult cuEventRecord(CUevent e, CUstream) {
+    *reinterpret_cast<double*>(e) = std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count();
     return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent) {
     return CUDA_SUCCESS;
 }
-CUresult cuEventElapsedTime(float* ms, CUevent, CUevent) {
-    *ms = 0;
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent stop) {
+    *ms = static_cast<float>(*reinterpret_cast<double*>(stop) - *reinterpret_cast<double*>(start));
     return CUDA_SUCCESS;
 }
 CUresult cuGetErrorName(CUresult r, const char** name) {
