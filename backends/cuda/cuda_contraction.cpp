@@ -114,7 +114,7 @@ void Contraction::choose_splits(int multiprocessors) {
     for (int c : z_)
         zt *= f_.extents[c];
     std::int64_t blocks = ceil_div(f_.extents[m_], t_.bm) * ceil_div(f_.extents[n_], t_.bn) * zt;
-    if (u_.reduce_op == ReduceOp::Custom || blocks * 2 > multiprocessors) return;
+    if (u_.reduce_op == ReduceOp::Custom || !f_.whole || blocks * 2 > multiprocessors) return;
     std::int64_t s =
         std::min<std::int64_t>({2 * multiprocessors / blocks, chunk_count() / 4, 64, 65535 / zt});
     if (s < 2) return;

@@ -22,6 +22,10 @@ struct ReductionForm {
     std::vector<std::int64_t> out_stride; // per counter: its stride in the result (0: reduced)
     std::int64_t num_outputs = 1;         // product of the output extents
     std::int64_t reduction_size = 1;      // product of the reduction extents
+    // The result is a box of its buffer at this flat offset (a sum into a padded buffer's
+    // interior); `whole`: the box is the whole buffer.
+    std::int64_t result_offset = 0;
+    bool whole = true;
     // Epilogues (partition.hpp): the kernel's further Assigns, each over the result's box,
     // reading the result element for element (and only buffers that exist before the kernel).
     std::vector<int> epilogues; // statement indices

@@ -16,10 +16,11 @@ namespace {
 
 constexpr std::int64_t kMaxBlocks = 1 << 20;
 
-bool pinned_row(const AffineMap& m, int r) {
+// Row r of m is the constant `at`.
+bool pinned_row(const AffineMap& m, int r, std::int64_t at = 0) {
     for (int c = 0; c < m.in_rank(); ++c)
         if (m.coeff(r, c) != 0) return false;
-    return m.offset(r) == 0;
+    return m.offset(r) == at;
 }
 
 // Whether some read walks memory contiguously along a reduction counter (its last axis moves
@@ -222,9 +223,17 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
         return std::nullopt;
     const poly::Buffer& w = program.buffers.at(u.write_buffer);
     int rank = static_cast<int>(w.sizes.size());
-    if (init.extents != w.sizes || !init.write_access.is_identity() ||
-        u.write_access.out_rank() != rank)
+    // The init covers a box of the buffer: its counters in order, each shifted by an offset
+    // (a sum written into the interior of a padded buffer); the update writes the same box.
+    if (init.extents.size() != w.sizes.size() || init.write_access.in_rank() != rank ||
+        init.write_access.out_rank() != rank || u.write_access.out_rank() != rank)
         return std::nullopt;
+    for (int r = 0; r < rank; ++r) {
+        for (int c = 0; c < rank; ++c)
+            if (init.write_access.coeff(r, c) != (r == c ? 1 : 0)) return std::nullopt;
+        std::int64_t o = init.write_access.offset(r);
+        if (o < 0 || o + init.extents[r] > w.sizes[r]) return std::nullopt;
+    }
     for (const poly::Read& r : u.reads)
         if (r.buffer == u.write_buffer) return std::nullopt;
     ReductionForm f;
@@ -236,8 +245,11 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
     std::vector<int> uses(static_cast<std::size_t>(n), 0);
     std::int64_t stride = 1;
     for (int r = rank - 1; r >= 0; --r) {
-        if (pinned_row(u.write_access, r)) {
-            if (w.sizes[r] != 1) return std::nullopt;
+        std::int64_t o = init.write_access.offset(r);
+        f.result_offset += o * stride;
+        f.whole = f.whole && o == 0 && init.extents[r] == w.sizes[r];
+        if (pinned_row(u.write_access, r, o)) {
+            if (init.extents[r] != 1) return std::nullopt;
         } else {
             int counter = -1;
             for (int c = 0; c < n; ++c) {
@@ -246,7 +258,8 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
                 if (k != 1 || counter >= 0) return std::nullopt;
                 counter = c;
             }
-            if (counter < 0 || u.write_access.offset(r) != 0 || u.extents[counter] != w.sizes[r])
+            if (counter < 0 || u.write_access.offset(r) != o ||
+                u.extents[counter] != init.extents[r])
                 return std::nullopt;
             f.out_stride[counter] = stride;
             ++uses[counter];
@@ -262,6 +275,7 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
     }
     for (std::size_t s = 2; s < kernel.statements.size(); ++s) {
         const poly::Statement& e = kernel.statements[s];
+        if (!f.whole) return std::nullopt; // epilogues are over the whole result
         if (e.kind != poly::StatementKind::Assign || e.extents != w.sizes ||
             !e.write_access.is_identity() || e.write_buffer == u.write_buffer)
             return std::nullopt;
@@ -278,14 +292,14 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
 }
 
 std::string result_index(const ReductionForm& f) {
-    std::string s;
+    std::string s = f.result_offset != 0 ? int_text(f.result_offset) : "";
     for (int c : f.outputs) {
         if (f.out_stride[c] == 0) continue;
         if (!s.empty()) s += " + ";
         s += (f.out_stride[c] == 1 ? "" : int_text(f.out_stride[c]) + " * ") + "i" +
              std::to_string(c);
     }
-    return s.empty() ? "0L" : s;
+    return s.empty() ? int_text(0) : s;
 }
 
 std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,

@@ -175,6 +175,18 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                  {2});
              return std::vector<Array>{g, relu(g + bias), matmul(ba, bb), matmul(ia, ib), mx};
          }});
+    p.push_back({"narrowed sums", [] {
+                     // only a box of each sum is read, so only that box is computed (the
+                     // partition narrows domains): the result is written at an offset
+                     Array a = cuda_random(Shape::of({20, 30}), 57),
+                           b = cuda_random(Shape::of({30, 12}), 58);
+                     Array x = cuda_random(Shape::of({50, 300}), 59);
+                     Array g = view(matmul(a, b), Shape::of({13, 7}),
+                                    AffineMap(2, 2, {1, 0, 0, 1}, {2, 3}));
+                     Array s = view(sum(x, {1}), Shape::of({35}), AffineMap(1, 1, {1}, {5}));
+                     Array m = view(max(x, {1}), Shape::of({3}), AffineMap(1, 1, {1}, {40}));
+                     return std::vector<Array>{exp(g), s * 3.0f, m - 1.0f};
+                 }});
     p.push_back({"epilogues", [] {
                      // maps that read a sum's result element for element run where the sum
                      // completes: in the contraction's store (the sum stored only when it is

@@ -183,3 +183,14 @@ TEST_CASE("cuda mapping: a buffer past 2^31 elements keeps 64-bit indices") {
     CHECK(l.cuda.source.find("__launch_bounds__(256)") != std::string::npos);
     CHECK(l.cuda.source.find("48000L") != std::string::npos);
 }
+
+TEST_CASE("cuda mapping: a sum computed only where it is read is still a contraction") {
+    // The partition narrows a temporary's domain to the box its readers use; the sum is then
+    // written at an offset into its buffer.
+    Array a = placeholder(Shape::of({200, 300})), b = placeholder(Shape::of({300, 120}));
+    Array g = view(matmul(a, b), Shape::of({130, 70}), AffineMap(2, 2, {1, 0, 0, 1}, {20, 30}));
+    test::LoweredArrays l = test::lower_arrays({exp(g)}, {}, {a, b});
+    REQUIRE(l.cuda.launches.size() == 2);
+    CHECK(l.cuda.launches[0].strategy == "contraction");
+    CHECK(l.cuda.source.find("[2430 + 120 * i0 + i1]") != std::string::npos); // 20·120 + 30
+}

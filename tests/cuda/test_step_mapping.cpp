@@ -60,3 +60,36 @@ TEST_CASE("cuda mapping: the MLP training step fills the device") {
                 std::int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2] >= 132;
     CHECK(wide == 6);
 }
+
+// The MNIST CNN's training step (two 5x5 convolutions with pooling, batch 64): every
+// convolution, its input gradient and its weight gradient are contractions, and nothing falls
+// back to the generic mapping (one thread per outer point, the rest sequential).
+TEST_CASE("cuda mapping: the CNN training step uses the templates") {
+    nn::Model model = nn::mnist_cnn(0);
+    std::vector<Array> params, inputs;
+    for (std::size_t i = 0; i < model.params.size(); ++i) {
+        params.push_back(
+            placeholder(Shape::of(model.params[i].sizes()), DType::F32, "p" + std::to_string(i)));
+        inputs.push_back(params.back());
+    }
+    Array x = placeholder(Shape::of({64, 1, 28, 28}), DType::F32, "x");
+    Array y = placeholder(Shape::of({64}), DType::I32, "y");
+    inputs.push_back(x);
+    inputs.push_back(y);
+    Array loss = nn::softmax_cross_entropy(model.forward(params, x), y);
+    nn::Sgd sgd(nn::SgdOptions{0.01, 0.0});
+    nn::OptimizerUpdate u = sgd.update(params, grad(loss, params), {});
+    std::vector<Array> outputs{loss};
+    outputs.insert(outputs.end(), u.params.begin(), u.params.end());
+    backend::CudaLowerOptions o;
+    o.multiprocessors = 132;
+    test::LoweredArrays l = test::lower_arrays(outputs, o, inputs);
+    int contractions = 0, generic = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches) {
+        MESSAGE(backend::to_string(launch, l.ir));
+        contractions += launch.strategy == "contraction" || launch.strategy == "contraction_split";
+        generic += launch.strategy.rfind("generic", 0) == 0;
+    }
+    CHECK(generic == 0);
+    CHECK(contractions >= 8); // 2 convolutions, 1 input gradient, 2 weight gradients, 3 for fc
+}
