@@ -166,6 +166,15 @@ run() {
             "$(value peer_ms "$line")" "$(value speedup "$line")" "$(value torch_ms "$t")" \
             "$(value max_rel_diff "$line")"
     done < <(grep -E '^matmul ' "$LOGS/bench.log")
+    if grep -q '^matmul_shape ' "$LOGS/bench.log"; then
+        echo "  the MLP's shapes (the backend's choice; then 32x32 and 64x64 tiles, unsplit):"
+        while read -r line; do
+            printf '    m=%-5s k=%-5s n=%-5s %8s ms  %6s TFLOP/s  speedup %-6s %s\n' \
+                "$(value m "$line")" "$(value k "$line")" "$(value n "$line")" \
+                "$(value hedra_ms "$line")" "$(value hedra_tflops "$line")" \
+                "$(value speedup "$line")" "$(value tiles "$line")"
+        done < <(grep -E '^matmul_shape(_tiles)? ' "$LOGS/bench.log")
+    fi
     if grep -q '^matmul_tiles ' "$LOGS/bench.log"; then
         echo "  tile sweep (BM,BN,chunk; the default is the N=4096 line above):"
         while read -r line; do

@@ -38,16 +38,24 @@ Tile fit(std::int64_t bm, std::int64_t bn, std::int64_t kb) {
     return {tm * ty, tn * tx, tm, tn, std::max<std::int64_t>(kb, 1)};
 }
 
-Tile choose_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::int64_t z) {
+Tile choose_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::int64_t z,
+                 std::int64_t reduction) {
     const std::vector<std::int64_t>& ts = b.options.tile_sizes;
     if (!ts.empty()) {
         std::int64_t bm = std::max<std::int64_t>(ts[0], 1);
         std::int64_t bn = ts.size() > 1 ? std::max<std::int64_t>(ts[1], 1) : bm;
         return fit(bm, bn, ts.size() > 2 ? ts[2] : 16);
     }
+    // 2x2 accumulators per thread spend as many shared loads as FMAs; 4x4 a quarter. So 64x64
+    // tiles are used down to a quarter of a block per multiprocessor when split K
+    // (choose_splits: slices of >= 4 chunks of 16) can make up the rest: a 256x1024 result
+    // over 784 is 64 blocks x 4 slices, not 256 blocks of 2x2.
     auto blocks = [&](std::int64_t t) { return ceil_div(m, t) * ceil_div(n, t) * z; };
-    if (blocks(128) >= 2 * b.options.multiprocessors) return {128, 128, 8, 8, 8};
-    if (blocks(64) >= b.options.multiprocessors) return {64, 64, 4, 4, 16};
+    int sms = b.options.multiprocessors;
+    if (blocks(128) >= 2 * sms) return {128, 128, 8, 8, 8};
+    std::int64_t slices = ceil_div(reduction, 16) / 4;
+    if (blocks(64) >= sms || (4 * blocks(64) >= sms && slices * blocks(64) >= sms))
+        return {64, 64, 4, 4, 16};
     return {32, 32, 2, 2, 16};
 }
 
@@ -329,7 +337,7 @@ bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
     }
     if (m < 0 || best == 0 || f.extents[m] * f.extents[n] < 64) return false;
     std::int64_t z = f.num_outputs / (f.extents[m] * f.extents[n]);
-    Tile t = choose_tile(b, f.extents[m], f.extents[n], z);
+    Tile t = choose_tile(b, f.extents[m], f.extents[n], z, f.reduction_size);
     if (ceil_div(f.extents[m], t.bm) > 65535 || ceil_div(f.extents[n], t.bn) > (1LL << 31) - 1 ||
         t.tx() * t.ty() > 1024)
         return false;

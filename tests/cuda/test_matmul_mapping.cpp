@@ -114,8 +114,8 @@ TEST_CASE("cuda mapping: user tile sizes and the shared memory bound") {
     CHECK(c.grid == std::array<unsigned, 3>{8, 16, 1});
     CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
     CHECK(l.cuda.source.find("float hd_acc[2][4];") != std::string::npos);
-    o.tile_sizes = {};
-    // 512x512 runs 32x32 tiles: A and B are 16 rows of k x 32 (pitch 36), 2x2 per thread.
+    o.tile_sizes = {32, 32, 16};
+    // 32x32 tiles: A and B are 16 rows of k x 32 (pitch 36), 2x2 per thread.
     test::LoweredArrays l32 = test::lower_arrays({matmul(a, b)}, o, {a, b});
     CHECK(only_launch(l32).shared_bytes == 2 * (16 * 36 + 16 * 36) * 4);
     CHECK(l32.cuda.source.find("reinterpret_cast<const float2*>(&hd_s0[") != std::string::npos);
@@ -193,4 +193,21 @@ TEST_CASE("cuda mapping: a sum computed only where it is read is still a contrac
     REQUIRE(l.cuda.launches.size() == 2);
     CHECK(l.cuda.launches[0].strategy == "contraction");
     CHECK(l.cuda.source.find("[2430 + 120 * i0 + i1]") != std::string::npos); // 20·120 + 30
+}
+
+TEST_CASE("cuda mapping: few 64x64 tiles over a long reduction are split, not shrunk") {
+    // 256x1024 over 784 on 132 multiprocessors: 64 blocks of 64x64 (4x4 per thread) in 4
+    // slices of the reduction, then a final launch; over 10 there is nothing to split, and the
+    // tiles shrink to 32x32 (256 blocks).
+    Array a = placeholder(Shape::of({256, 784})), w = placeholder(Shape::of({784, 1024}));
+    test::LoweredArrays l = test::lower_arrays({matmul(a, w)}, {}, {a, w});
+    REQUIRE(l.cuda.launches.size() == 2);
+    CHECK(l.cuda.launches[0].strategy == "contraction_split");
+    CHECK(l.cuda.launches[0].grid == std::array<unsigned, 3>{16, 4, 4});
+    CHECK(l.cuda.source.find("float hd_acc[4][4];") != std::string::npos);
+    CHECK(l.cuda.launches[1].strategy == "contraction_final");
+    Array d = placeholder(Shape::of({256, 10})), v = placeholder(Shape::of({10, 1024}));
+    const backend::CudaLaunch& c = only_launch(test::lower_arrays({matmul(d, v)}, {}, {d, v}));
+    CHECK(c.strategy == "contraction");
+    CHECK(c.grid == std::array<unsigned, 3>{32, 8, 1});
 }

@@ -6,13 +6,15 @@
 // - train_step: steady-state MLP training steps (nn::TrainStep, SGD with momentum) on the cuda
 //   backend, timed per step on the wall clock, with the number of kernel launches per step. The
 //   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
-// At the largest N, more lines "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes.
+// At the largest N, more lines "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes;
+// "matmul_shape m=.. k=.. n=.." lines time the MLP's shapes (and two fixed tilings of each).
 // Prints one line per measurement, key=value, e.g.
 //   matmul n=4096 hedra_ms=3.1 peer=cublas peer_ms=2.6 speedup=0.84 hedra_tflops=44.3
 //   max_rel_diff=2e-6
 // where speedup = peer_ms / hedra_ms, as in hedra's other benchmarks.
 // Usage: hedra_cuda_bench [matmul [N...]] [train_step] [--quick]
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -166,38 +168,47 @@ double max_relative_difference(const cu::Stream& stream, cu::DevicePtr a, cu::De
 
 // `sweep`: other tile sizes {BM, BN, chunk} timed after the backend's choice (one line each), so
 // one run on a GPU gives the table to tune the default from.
-void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas,
+// C (m×n) = A (m×k) · B (k×n). Lines start "<kind> <keys>" (kind "matmul", keys "n=4096" for
+// the square goal sizes; "matmul_shape", "m=.. k=.. n=.." for the MLP's), the sweep's
+// "<kind>_tiles <keys> tiles=..".
+void bench_matmul(std::int64_t m, std::int64_t k, std::int64_t n, const std::string& kind,
+                  const std::string& keys, Cublas& cublas, bool have_cublas,
                   const std::vector<std::vector<std::int64_t>>& sweep) {
     cu::Device& dev = cu::Device::instance();
     dev.make_current();
-    Array a = placeholder(Shape::of({n, n})), b = placeholder(Shape::of({n, n}));
+    Array a = placeholder(Shape::of({m, k})), b = placeholder(Shape::of({k, n}));
     poly::ProgramIR ir = sched::partition({matmul(a, b).node()}, {a.node(), b.node()});
     cu::DeviceAllocator allocator;
-    std::size_t elements = static_cast<std::size_t>(n * n), bytes = elements * sizeof(float);
+    std::size_t elements = static_cast<std::size_t>(m * n);
     std::vector<std::unique_ptr<cu::DeviceBuffer>> buffers;
-    for (std::size_t i = 0; i < ir.buffers.size(); ++i)
-        buffers.push_back(std::make_unique<cu::DeviceBuffer>(allocator, bytes));
+    for (const poly::Buffer& buffer : ir.buffers) {
+        std::size_t count = 1;
+        for (std::int64_t size : buffer.sizes)
+            count *= static_cast<std::size_t>(size);
+        buffers.push_back(std::make_unique<cu::DeviceBuffer>(allocator, count * sizeof(float)));
+    }
     cu::Stream stream;
-    std::vector<float> ha = random_floats(elements, 1), hb = random_floats(elements, 2);
+    std::vector<float> ha = random_floats(static_cast<std::size_t>(m * k), 1),
+                       hb = random_floats(static_cast<std::size_t>(k * n), 2);
     int ia = ir.inputs.at(0), ib = ir.inputs.at(1), ic = ir.outputs.at(0);
-    stream.copy_to_device(buffers[ia]->get(), ha.data(), bytes);
-    stream.copy_to_device(buffers[ib]->get(), hb.data(), bytes);
-    double flop = 2.0 * double(n) * double(n) * double(n);
+    stream.copy_to_device(buffers[ia]->get(), ha.data(), ha.size() * sizeof(float));
+    stream.copy_to_device(buffers[ib]->get(), hb.data(), hb.size() * sizeof(float));
+    double flop = 2.0 * double(m) * double(k) * double(n);
     GeneratedMatmul g = time_generated(ir, {}, allocator, stream, buffers);
-    std::printf("matmul n=%lld hedra_ms=%.4f hedra_tflops=%.2f %s", (long long)n, g.ms,
+    std::printf("%s %s hedra_ms=%.4f hedra_tflops=%.2f %s", kind.c_str(), keys.c_str(), g.ms,
                 flop / (g.ms * 1e9), g.launches.c_str());
     double peer_ms = 0;
     std::unique_ptr<cu::DeviceBuffer> peer_c;
     if (have_cublas) {
-        peer_c = std::make_unique<cu::DeviceBuffer>(allocator, bytes);
+        peer_c = std::make_unique<cu::DeviceBuffer>(allocator, elements * sizeof(float));
         cublas.set_stream(cublas.handle, stream.get());
         const float one = 1.0f, zero = 0.0f;
-        int ni = static_cast<int>(n);
+        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
         // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
         auto run_cublas = [&] {
-            cublas.sgemm(cublas.handle, 0, 0, ni, ni, ni, &one,
+            cublas.sgemm(cublas.handle, 0, 0, ni, mi, ki, &one,
                          reinterpret_cast<const float*>(buffers[ib]->get()), ni,
-                         reinterpret_cast<const float*>(buffers[ia]->get()), ni, &zero,
+                         reinterpret_cast<const float*>(buffers[ia]->get()), ki, &zero,
                          reinterpret_cast<float*>(peer_c->get()), ni);
         };
         peer_ms = time_ms(stream, run_cublas);
@@ -211,13 +222,13 @@ void bench_matmul(std::int64_t n, Cublas& cublas, bool have_cublas,
     std::fflush(stdout);
     for (const std::vector<std::int64_t>& tiles : sweep) {
         GeneratedMatmul t = time_generated(ir, tiles, allocator, stream, buffers);
-        std::printf("matmul_tiles n=%lld tiles=%lld,%lld,%lld hedra_ms=%.4f hedra_tflops=%.2f",
-                    (long long)n, (long long)tiles[0], (long long)tiles[1], (long long)tiles[2],
-                    t.ms, flop / (t.ms * 1e9));
+        std::printf("%s_tiles %s tiles=%lld,%lld,%lld hedra_ms=%.4f hedra_tflops=%.2f",
+                    kind.c_str(), keys.c_str(), (long long)tiles[0], (long long)tiles[1],
+                    (long long)tiles[2], t.ms, flop / (t.ms * 1e9));
         if (have_cublas)
-            std::printf(" speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
-                        max_relative_difference(stream, buffers[ic]->get(), peer_c->get(),
-                                                elements));
+            std::printf(
+                " speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
+                max_relative_difference(stream, buffers[ic]->get(), peer_c->get(), elements));
         std::printf(" %s\n", t.launches.c_str());
         std::fflush(stdout);
     }
@@ -300,9 +311,20 @@ int main(int argc, char** argv) {
                 {128, 128, 16}, {128, 64, 8}, {64, 128, 8}, {64, 64, 8}, {64, 64, 16}};
             std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
             for (std::int64_t n : sizes)
-                bench_matmul(n, cublas, have,
+                bench_matmul(n, n, n, "matmul", "n=" + std::to_string(n), cublas, have,
                              quick || n != largest ? std::vector<std::vector<std::int64_t>>{}
                                                    : sweep);
+            // The MLP-large step's matmul shapes (batch 256): forward, weight gradient. The
+            // backend's choice (64x64 tiles split over the reduction where few) against the
+            // 32x32 and 64x64 tiles unsplit (given tile sizes are never split).
+            if (!quick)
+                for (auto [m, k, n] : {std::array<std::int64_t, 3>{256, 784, 1024},
+                                       std::array<std::int64_t, 3>{256, 1024, 1024},
+                                       std::array<std::int64_t, 3>{1024, 256, 784}})
+                    bench_matmul(m, k, n, "matmul_shape",
+                                 "m=" + std::to_string(m) + " k=" + std::to_string(k) +
+                                     " n=" + std::to_string(n),
+                                 cublas, have, {{32, 32, 16}, {64, 64, 16}});
         }
         if (run_train) {
             int steps = quick ? 10 : 50;
