@@ -207,7 +207,8 @@ TEST_CASE("cuda mapping: few 64x64 tiles over a long reduction are split, not sh
     CHECK(l.cuda.source.find("float hd_acc[4][4];") != std::string::npos);
     CHECK(l.cuda.launches[1].strategy == "contraction_final");
     Array d = placeholder(Shape::of({256, 10})), v = placeholder(Shape::of({10, 1024}));
-    const backend::CudaLaunch& c = only_launch(test::lower_arrays({matmul(d, v)}, {}, {d, v}));
+    test::LoweredArrays short_k = test::lower_arrays({matmul(d, v)}, {}, {d, v});
+    const backend::CudaLaunch& c = only_launch(short_k);
     CHECK(c.strategy == "contraction");
     CHECK(c.grid == std::array<unsigned, 3>{32, 8, 1});
 }
