@@ -18,18 +18,20 @@ public:
     DeferredContents(const DeferredContents&) = delete;
     DeferredContents& operator=(const DeferredContents&) = delete;
 
+    // A mutex rather than std::call_once: call_once whose function throws deadlocks the next
+    // caller under ThreadSanitizer (libstdc++'s pthread_once), and a failed copy must be retried.
     void wait() {
         if (done_.load(std::memory_order_acquire)) return;
-        std::call_once(once_, [this] {
-            fill_();
-            fill_ = nullptr; // drop what the copy held (the device buffer)
-            done_.store(true, std::memory_order_release);
-        });
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (done_.load(std::memory_order_relaxed)) return;
+        fill_();
+        fill_ = nullptr; // drop what the copy held (the device buffer)
+        done_.store(true, std::memory_order_release);
     }
     bool done() const { return done_.load(std::memory_order_acquire); }
 
 private:
-    std::once_flag once_;
+    std::mutex mutex_;
     std::function<void()> fill_;
     std::atomic<bool> done_{false};
 };
