@@ -3,7 +3,8 @@
 // reads them (a training loop that feeds new parameters back to the next step never does), as
 // PyTorch tensors stay on the GPU until `.cpu()`. `fill` runs once, on the first access to the
 // elements, from whichever thread gets there first; the others wait for it. If it throws, the
-// error reaches that reader and the next access tries again.
+// error reaches that reader and the next access tries again. Writes through the array's
+// mutable accessors mark it changed, so the device copy is not used again.
 #pragma once
 
 #include <atomic>
@@ -30,10 +31,15 @@ public:
     }
     bool done() const { return done_.load(std::memory_order_acquire); }
 
+    // Elements were written on the host after the copy (HostArray's mutable accessors): the
+    // device copy is stale, and the backend must upload the array again.
+    void mark_changed() { changed_.store(true, std::memory_order_release); }
+    bool changed() const { return changed_.load(std::memory_order_acquire); }
+
 private:
     std::mutex mutex_;
     std::function<void()> fill_;
-    std::atomic<bool> done_{false};
+    std::atomic<bool> done_{false}, changed_{false};
 };
 
 } // namespace hedra

@@ -151,6 +151,7 @@ double HostArray::flat(std::int64_t i) const {
 void HostArray::set_flat(std::int64_t i, double v) {
     check_element(i, size(), data_);
     wait(); // the other elements must not be overwritten by a late copy
+    mark_changed();
     ScalarValue x = ScalarValue::of(v, dtype_);
     switch (dtype_) {
     case DType::Bool:

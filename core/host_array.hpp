@@ -43,6 +43,7 @@ public:
     }
     void* raw_mutable() { // only while building a result
         wait();
+        mark_changed();
         return data_;
     }
     // Where the elements are (or will be), without waiting for them: the array's identity.
@@ -52,6 +53,9 @@ public:
     void wait() const {
         if (pending_) pending_->wait();
     }
+    // A device result whose elements were written on the host since (a backend holding a
+    // device copy of it must upload it again).
+    bool changed() const { return pending_ && pending_->changed(); }
 
     // Typed access; throws hedra::Error if T does not match dtype().
     template <class T>
@@ -64,6 +68,7 @@ public:
     std::span<T> mutable_values() {
         check_type(dtype_of<T>());
         wait();
+        mark_changed();
         return {static_cast<T*>(data_), static_cast<std::size_t>(size())};
     }
     // Element at a 0-based multi-index, converted to double (any dtype).
@@ -76,6 +81,9 @@ public:
 
 private:
     void check_type(DType requested) const;
+    void mark_changed() {
+        if (pending_) pending_->mark_changed();
+    }
     std::vector<std::int64_t> sizes_;
     DType dtype_ = DType::F32;
     std::shared_ptr<void> owner_;

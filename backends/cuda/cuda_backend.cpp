@@ -219,7 +219,9 @@ private:
                                     ? inputs.at(static_cast<std::size_t>(bind.index))
                                     : leaf_array(leaves.at(static_cast<std::size_t>(bind.index)));
         if (host.bytes() == 0) return 0;
-        if (auto d = s_.residency.find_host(host.address(), host.bytes())) {
+        // A result changed on the host since it was returned is uploaded again.
+        if (auto d =
+                host.changed() ? nullptr : s_.residency.find_host(host.address(), host.bytes())) {
             ++stats_.resident_inputs;
             keep = d;
             return d->get();

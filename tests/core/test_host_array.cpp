@@ -180,7 +180,9 @@ TEST_CASE("deferred contents: a failing copy reaches the reader and is tried aga
     // Writing an element waits too: a late copy must not overwrite it.
     auto later = std::make_shared<DeferredContents>([&] { (*storage)[1] = 9.0f; });
     HostArray b({2}, DType::F32, storage, storage->data(), later);
+    CHECK_FALSE(b.changed());
     b.set_flat(0, 1.0);
     CHECK(b.flat(0) == 1.0);
     CHECK(b.flat(1) == 9.0);
+    CHECK(b.changed()); // a device copy of b is stale now
 }

@@ -167,6 +167,15 @@ TEST_CASE("cuda fake driver: results fed back stay on the device") {
     CHECK(counters()[2] == c3[2] + 1);
     for (double s : seen)
         CHECK(s == seen[0]);
+    // A result changed in place on the host is uploaded again, not taken from the device.
+    std::vector<HostArray> r4 = step({r3[1], y});
+    HostArray changed = r4[1];
+    changed.mutable_values<float>()[0] = 42.0f;
+    CHECK(changed.changed());
+    auto c5 = counters();
+    std::vector<HostArray> r5 = step({changed, y});
+    CHECK(counters()[1] == c5[1] + 2); // changed and y
+    CHECK(r5[1].flat(0) == doctest::Approx(43.0));
     // The openmp backend reads a device result as an input.
     Array on_host = array(r3[1]) * 2.0f;
     HostArray twice_host = compute(on_host);
