@@ -32,24 +32,6 @@ constexpr double kMaxRefill = 0.02;      // panel refills per product, for a par
 using poly::Buffer;
 using poly::Statement;
 
-bool product_expression(const ScalarExpr& e, DType t) {
-    if (e->dtype != t) return false;
-    switch (e->op) {
-    case ScalarOp::Input:
-    case ScalarOp::Const:
-        return true;
-    case ScalarOp::Add:
-    case ScalarOp::Sub:
-    case ScalarOp::Mul:
-    case ScalarOp::Neg:
-        for (const ScalarExpr& a : e->args)
-            if (!product_expression(a, t)) return false;
-        return true;
-    default:
-        return false;
-    }
-}
-
 std::int64_t round_up(std::int64_t x, std::int64_t m) {
     return (x + m - 1) / m * m;
 }
@@ -215,7 +197,7 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     const Statement& st = kernel.statements.at(statement);
     const Buffer& out = program.buffers.at(st.write_buffer);
     if (st.kind != poly::StatementKind::Update || st.reduce_op != ReduceOp::Sum ||
-        !is_float(out.dtype) || !product_expression(st.value, out.dtype))
+        !is_float(out.dtype) || !vector_expression(st.value, out.dtype))
         return std::nullopt;
     for (const poly::Read& r : st.reads)
         if (r.buffer < 0 || r.buffer == st.write_buffer) return std::nullopt;
@@ -331,6 +313,24 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
             plan.tile[plan.v] = round_up((ev + 1) / 2, width);
     }
     return plan;
+}
+
+bool vector_expression(const ScalarExpr& e, DType t) {
+    if (e->dtype != t) return false;
+    switch (e->op) {
+    case ScalarOp::Input:
+    case ScalarOp::Const:
+        return true;
+    case ScalarOp::Add:
+    case ScalarOp::Sub:
+    case ScalarOp::Mul:
+    case ScalarOp::Neg:
+        for (const ScalarExpr& a : e->args)
+            if (!vector_expression(a, t)) return false;
+        return true;
+    default:
+        return false;
+    }
 }
 
 } // namespace hedra::sched

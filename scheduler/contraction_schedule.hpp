@@ -43,6 +43,10 @@ struct ContractionPlan {
     bool v_tiles_inside = false;
 };
 
+// Whether `e` (of dtype t) prints as an expression of the vector types (+, -, * of inputs and
+// constants): what the register tile can fold (plan_contraction) and apply as an epilogue.
+bool vector_expression(const ScalarExpr& e, DType t);
+
 // The plan for statement `statement` of `kernel`, or nothing when it is not a contraction the
 // register tile can use (or is too small to be worth one).
 std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,

@@ -35,24 +35,6 @@ std::optional<std::int64_t> max_trip(const AstNode& loop) {
     return trip > 0 ? std::optional<std::int64_t>(trip) : std::nullopt;
 }
 
-bool vector_expression(const ScalarExpr& e, DType t) {
-    if (e->dtype != t) return false;
-    switch (e->op) {
-    case ScalarOp::Input:
-    case ScalarOp::Const:
-        return true;
-    case ScalarOp::Add:
-    case ScalarOp::Sub:
-    case ScalarOp::Mul:
-    case ScalarOp::Neg:
-        for (const ScalarExpr& a : e->args)
-            if (!vector_expression(a, t)) return false;
-        return true;
-    default:
-        return false;
-    }
-}
-
 namespace {
 
 // `loop` is `for (...) { one call }` over the same columns as the update's V loop `v`.

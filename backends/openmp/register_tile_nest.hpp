@@ -11,6 +11,7 @@
 
 #include "backends/openmp/register_tile.hpp"
 #include "core/scalar_expr.hpp"
+#include "scheduler/contraction_schedule.hpp"
 #include "scheduler/loop_ast.hpp"
 
 namespace hedra::backend::register_tile_detail {
@@ -26,9 +27,7 @@ std::optional<std::string> upper_bound(const AstNode& loop);
 // A constant bound on the trip count of a canonical loop, from constants in its init (a
 // number or a max with one) and its bound (a number or a min with one).
 std::optional<std::int64_t> max_trip(const AstNode& loop);
-// Whether `e` (of dtype t) prints as an expression of the vector types (+, -, * of inputs and
-// constants).
-bool vector_expression(const ScalarExpr& e, DType t);
+using sched::vector_expression; // scheduler/contraction_schedule.hpp
 
 struct Nest {
     std::vector<const AstNode*> outer; // loops above A, printed unchanged

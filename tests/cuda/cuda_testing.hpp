@@ -77,4 +77,19 @@ inline void check_same(const HostArray& got, const HostArray& want, bool exact, 
     CHECK(bad == 0);
 }
 
+// A deterministic batch of `b` examples of `features` floats in [-1, 1) and labels 0..9.
+struct Batch {
+    HostArray x, y;
+};
+
+inline Batch batch(std::int64_t b, std::int64_t features, unsigned seed) {
+    std::vector<float> x(static_cast<std::size_t>(b * features));
+    std::vector<std::int32_t> y(static_cast<std::size_t>(b));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = static_cast<float>((i * 7919 + seed * 104729) % 2001) / 1000.0f - 1.0f;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        y[i] = static_cast<std::int32_t>((i * 7 + seed) % 10);
+    return {HostArray::from(x, {b, features}), HostArray::from(y, {b})};
+}
+
 } // namespace hedra::test

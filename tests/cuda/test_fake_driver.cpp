@@ -240,13 +240,8 @@ TEST_CASE("cuda fake driver: MLP training steps stay on the device") {
     on_reference.backend = "reference";
     nn::TrainStep gpu(nn::mlp({40, 24, 10}, 3), sgd, on_cuda);
     nn::TrainStep ref(nn::mlp({40, 24, 10}, 3), sgd, on_reference);
-    std::vector<float> xv(16 * 40);
-    std::vector<std::int32_t> yv(16);
-    for (std::size_t i = 0; i < xv.size(); ++i)
-        xv[i] = static_cast<float>((i * 7919) % 2001) / 1000.0f - 1.0f;
-    for (std::size_t i = 0; i < yv.size(); ++i)
-        yv[i] = static_cast<std::int32_t>((i * 7) % 10);
-    HostArray x = HostArray::from(xv, {16, 40}), y = HostArray::from(yv, {16});
+    test::Batch data = test::batch(16, 40, 0);
+    const HostArray &x = data.x, &y = data.y;
     gpu.step(x, y); // compiles; uploads the batch and the initial parameters
     ref.step(x, y);
     std::vector<HostArray> losses;

@@ -9,28 +9,10 @@
 
 using namespace hedra;
 
-namespace {
-
-struct Batch {
-    HostArray x, y;
-};
-
-Batch batch(std::int64_t b, std::int64_t features, unsigned seed) {
-    std::vector<float> x(static_cast<std::size_t>(b * features));
-    std::vector<std::int32_t> y(static_cast<std::size_t>(b));
-    for (std::size_t i = 0; i < x.size(); ++i)
-        x[i] = static_cast<float>((i * 7919 + seed * 104729) % 2001) / 1000.0f - 1.0f;
-    for (std::size_t i = 0; i < y.size(); ++i)
-        y[i] = static_cast<std::int32_t>((i * 7 + seed) % 10);
-    return {HostArray::from(x, {b, features}), HostArray::from(y, {b})};
-}
-
-} // namespace
-
 TEST_CASE("cuda device: MLP gradients equal the reference") {
     if (test::skip_without_device()) return;
     nn::Model model = nn::mlp({64, 48, 10}, 7);
-    Batch data = batch(32, 64, 1);
+    test::Batch data = test::batch(32, 64, 1);
     std::vector<Array> params;
     for (const HostArray& p : model.params)
         params.push_back(array(p));
@@ -58,7 +40,7 @@ TEST_CASE("cuda device: MLP training steps equal the reference") {
     nn::TrainStep ref(nn::mlp({64, 48, 10}, 7), sgd, on_reference);
     for (unsigned step = 0; step < 5; ++step) {
         CAPTURE(step);
-        Batch data = batch(32, 64, step + 2);
+        test::Batch data = test::batch(32, 64, step + 2);
         double lg = gpu.step(data.x, data.y), lr = ref.step(data.x, data.y);
         CHECK(lg == doctest::Approx(lr).epsilon(1e-4));
     }

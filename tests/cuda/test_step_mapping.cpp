@@ -9,22 +9,26 @@
 
 using namespace hedra;
 
-TEST_CASE("cuda mapping: the MLP training step fills the device") {
-    nn::Model model = nn::mlp({784, 1024, 1024, 10}, 0);
+namespace {
+
+// One SGD training step of `model` on a batch of `x_shape` (integer labels), lowered as the
+// cuda backend does for a 132-multiprocessor device.
+test::LoweredArrays lower_step(const nn::Model& model, std::vector<std::int64_t> x_shape,
+                               double momentum) {
     std::vector<Array> params, inputs;
     for (std::size_t i = 0; i < model.params.size(); ++i) {
         params.push_back(
             placeholder(Shape::of(model.params[i].sizes()), DType::F32, "p" + std::to_string(i)));
         inputs.push_back(params.back());
     }
-    nn::Sgd sgd(nn::SgdOptions{0.01, 0.9});
+    nn::Sgd sgd(nn::SgdOptions{0.01, momentum});
     std::vector<Array> state;
     for (const HostArray& s : sgd.initial_state(model.params)) {
         state.push_back(placeholder(Shape::of(s.sizes()), s.dtype(), "s"));
         inputs.push_back(state.back());
     }
-    Array x = placeholder(Shape::of({256, 784}), DType::F32, "x");
-    Array y = placeholder(Shape::of({256}), DType::I32, "y");
+    Array x = placeholder(Shape::of(x_shape), DType::F32, "x");
+    Array y = placeholder(Shape::of({x_shape[0]}), DType::I32, "y");
     inputs.push_back(x);
     inputs.push_back(y);
     Array loss = nn::softmax_cross_entropy(model.forward(params, x), y);
@@ -34,7 +38,13 @@ TEST_CASE("cuda mapping: the MLP training step fills the device") {
     outputs.insert(outputs.end(), u.state.begin(), u.state.end());
     backend::CudaLowerOptions o;
     o.multiprocessors = 132;
-    test::LoweredArrays l = test::lower_arrays(outputs, o, inputs);
+    return test::lower_arrays(outputs, o, inputs);
+}
+
+} // namespace
+
+TEST_CASE("cuda mapping: the MLP training step fills the device") {
+    test::LoweredArrays l = lower_step(nn::mlp({784, 1024, 1024, 10}, 0), {256, 784}, 0.9);
     int contractions = 0, splits = 0;
     for (const backend::CudaLaunch& launch : l.cuda.launches) {
         std::int64_t blocks = std::int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
@@ -66,25 +76,7 @@ TEST_CASE("cuda mapping: the MLP training step fills the device") {
 // convolution, its input gradient and its weight gradient are contractions, and nothing falls
 // back to the generic mapping (one thread per outer point, the rest sequential).
 TEST_CASE("cuda mapping: the CNN training step uses the templates") {
-    nn::Model model = nn::mnist_cnn(0);
-    std::vector<Array> params, inputs;
-    for (std::size_t i = 0; i < model.params.size(); ++i) {
-        params.push_back(
-            placeholder(Shape::of(model.params[i].sizes()), DType::F32, "p" + std::to_string(i)));
-        inputs.push_back(params.back());
-    }
-    Array x = placeholder(Shape::of({64, 1, 28, 28}), DType::F32, "x");
-    Array y = placeholder(Shape::of({64}), DType::I32, "y");
-    inputs.push_back(x);
-    inputs.push_back(y);
-    Array loss = nn::softmax_cross_entropy(model.forward(params, x), y);
-    nn::Sgd sgd(nn::SgdOptions{0.01, 0.0});
-    nn::OptimizerUpdate u = sgd.update(params, grad(loss, params), {});
-    std::vector<Array> outputs{loss};
-    outputs.insert(outputs.end(), u.params.begin(), u.params.end());
-    backend::CudaLowerOptions o;
-    o.multiprocessors = 132;
-    test::LoweredArrays l = test::lower_arrays(outputs, o, inputs);
+    test::LoweredArrays l = lower_step(nn::mnist_cnn(0), {64, 1, 28, 28}, 0.0);
     int contractions = 0, generic = 0;
     for (const backend::CudaLaunch& launch : l.cuda.launches) {
         MESSAGE(backend::to_string(launch, l.ir));
