@@ -183,18 +183,19 @@ run() {
                 "$(value speedup "$line")"
         done < <(grep -E '^matmul_tiles ' "$LOGS/bench.log")
     fi
-    echo "train step (ms per step, wall clock; goal: speedup = torch_ms / hedra_ms >= 1):"
+    echo "train step (ms per step, wall clock, the batch on the device as the peer's; goal: speedup = torch_ms / hedra_ms >= 1):"
     local model h p
     while read -r line; do
         model=$(value model "$line")
         h=$(value hedra_ms "$line")
         p=$(value torch_ms "$(grep -E "^train_step model=$model " "$LOGS/torch.log" | head -1)")
-        printf '  %-10s hedra %8s ms  torch %8s ms  speedup %s  kernels/step %s  uploads/step %s  downloads/step %s  compile %s s\n' \
+        printf '  %-10s hedra %8s ms  torch %8s ms  speedup %s  kernels/step %s  uploads/step %s  downloads/step %s  compile %s s  (batch from host: %s ms, %s uploads/step)\n' \
             "$model" "$h" "${p:-n/a}" \
             "$( [ -n "$p" ] && awk -v a="$p" -v b="$h" 'BEGIN { printf "%.3f", a / b }' || echo n/a)" \
             "$(value kernels_per_step "$line")" "$(value uploads_per_step "$line")" \
             "$(value downloads_per_step "$line")" \
-            "$(value compile_s "$line")"
+            "$(value compile_s "$line")" "$(value host_batch_ms "$line")" \
+            "$(value host_batch_uploads_per_step "$line")"
     done < <(grep -E '^train_step ' "$LOGS/bench.log")
     if grep -q '^hedra: program' "$LOGS/profile.log"; then
         echo "train step profile (HEDRA_PROFILE=1, --quick; the 6 slowest kernels per program):"

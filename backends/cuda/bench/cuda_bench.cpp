@@ -4,7 +4,8 @@
 //   and timed with CUDA events; the results are compared with each other. cuBLAS is a
 //   benchmark-only peer, opened with dlopen (libcublas.so[.13|.12], or the toolkit's directory).
 // - train_step: steady-state MLP training steps (nn::TrainStep, SGD with momentum) on the cuda
-//   backend, timed per step on the wall clock, with the number of kernel launches per step. The
+//   backend, timed per step on the wall clock, with the number of kernel launches per step; the
+//   batch on the device (hedra_ms, as the peer's) and passed from the host (host_batch_ms). The
 //   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
 // At the largest N, more lines "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes;
 // "matmul_shape m=.. k=.. n=.." lines time the MLP's shapes (and two fixed tilings of each).
@@ -234,6 +235,37 @@ void bench_matmul(std::int64_t m, std::int64_t k, std::int64_t n, const std::str
     }
 }
 
+// Steady-state steps of one MLP, timed on the wall clock: `steps` calls, the loss of every
+// step kept and the last one read at the end (one wait for the device), as the PyTorch peer.
+struct StepTiming {
+    double ms;
+    backend::CudaStats delta;
+    double loss;
+};
+StepTiming time_steps(nn::TrainStep& ts, const HostArray& images, const HostArray& labels,
+                      int steps) {
+    auto backend = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
+    backend::CudaStats before = backend->stats();
+    auto start = std::chrono::steady_clock::now();
+    HostArray last;
+    for (int i = 0; i < steps; ++i)
+        last = ts.step_loss(images, labels);
+    double loss = last.flat(0);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                steps;
+    backend::CudaStats after = backend->stats();
+    backend::CudaStats delta;
+    delta.launches = after.launches - before.launches;
+    delta.uploads = after.uploads - before.uploads;
+    delta.downloads = after.downloads - before.downloads;
+    delta.resident_inputs = after.resident_inputs - before.resident_inputs;
+    return {ms, delta, loss};
+}
+
+// hedra_ms: the batch already on the device (as the PyTorch peer's `x`, made there by a cuda
+// program, so residency passes it without a copy); host_batch_ms: the same batch passed from
+// host memory, uploaded every step (a training loop that reads each batch from the host).
 void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, std::int64_t batch,
                       int steps) {
     ComputeOptions on_cuda;
@@ -246,29 +278,23 @@ void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, 
         y[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(sizes.back()));
     HostArray images = HostArray::from(x, {batch, sizes.front()}),
               labels = HostArray::from(y, {batch});
+    HostArray device_images = compute(array(images) + 0.0f, on_cuda),
+              device_labels = compute(array(labels) + 0, on_cuda);
     for (int i = 0; i < 3; ++i)
         ts.step(images, labels);
-    auto backend = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
-    backend::CudaStats before = backend->stats();
-    auto start = std::chrono::steady_clock::now();
-    // As the PyTorch peer: the loss of every step is kept, the last one read at the end (one
-    // wait for the device); parameters never leave it.
-    HostArray last;
-    for (int i = 0; i < steps; ++i)
-        last = ts.step_loss(images, labels);
-    double loss = last.flat(0);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count() /
-                steps;
-    backend::CudaStats after = backend->stats();
-    std::printf("train_step model=%s batch=%lld hedra_ms=%.4f kernels_per_step=%.1f "
-                "uploads_per_step=%.1f downloads_per_step=%.2f resident_inputs_per_step=%.1f "
-                "compile_s=%.2f loss=%.4f\n",
-                name, (long long)batch, ms, double(after.launches - before.launches) / steps,
-                double(after.uploads - before.uploads) / steps,
-                double(after.downloads - before.downloads) / steps,
-                double(after.resident_inputs - before.resident_inputs) / steps,
-                ts.compile_seconds(), loss);
+    StepTiming host = time_steps(ts, images, labels, steps);
+    for (int i = 0; i < 3; ++i)
+        ts.step(device_images, device_labels);
+    StepTiming device = time_steps(ts, device_images, device_labels, steps);
+    const backend::CudaStats& d = device.delta;
+    std::printf("train_step model=%s batch=%lld hedra_ms=%.4f host_batch_ms=%.4f "
+                "kernels_per_step=%.1f uploads_per_step=%.1f host_batch_uploads_per_step=%.1f "
+                "downloads_per_step=%.2f resident_inputs_per_step=%.1f compile_s=%.2f "
+                "loss=%.4f\n",
+                name, (long long)batch, device.ms, host.ms, double(d.launches) / steps,
+                double(d.uploads) / steps, double(host.delta.uploads) / steps,
+                double(d.downloads) / steps, double(d.resident_inputs) / steps,
+                ts.compile_seconds(), device.loss);
     std::fflush(stdout);
 }
 

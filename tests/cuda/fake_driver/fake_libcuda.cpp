@@ -35,6 +35,9 @@ std::map<std::uintptr_t, std::size_t> g_allocations; // address -> bytes
 std::map<std::string, void*> g_emulations;           // PTX -> emulation library
 std::uint64_t g_launches = 0, g_h2d = 0, g_d2h = 0;
 int g_context = 0, g_stream = 0;
+// HEDRA_FAKE_CUDA_NOOP=1: any module loads and launches only check their arguments, so that
+// what remains is the backend's own host time per launch (bench/cuda_host_overhead.cpp).
+const bool g_noop = std::getenv("HEDRA_FAKE_CUDA_NOOP") != nullptr;
 
 bool in_allocation(std::uintptr_t p, std::size_t bytes) {
     auto it = g_allocations.upper_bound(p);
@@ -154,8 +157,9 @@ CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned, CUjit_opti
     std::string ptx(static_cast<const char*>(image));
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = g_emulations.find(ptx);
-    if (it == g_emulations.end()) return CUDA_ERROR_INVALID_IMAGE; // not registered by the test
-    *m = reinterpret_cast<CUmodule>(new Module{ptx, it->second});
+    if (it == g_emulations.end() && !g_noop) return CUDA_ERROR_INVALID_IMAGE; // not registered
+    *m = reinterpret_cast<CUmodule>(
+        new Module{ptx, it == g_emulations.end() ? nullptr : it->second});
     return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule m) {
@@ -192,6 +196,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         }
         ++g_launches;
     }
+    if (g_noop) return CUDA_SUCCESS;
     using Launcher = void (*)(void (*)(void**), void**, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned);
     auto launch = reinterpret_cast<Launcher>(dlsym(fn->module->emulation, "hd_emu_launch"));
