@@ -96,6 +96,7 @@ private:
     // every block (the row's coefficients non-negative, each tile base a multiple of 4 there,
     // the offset and the buffer's row length too), so each thread loads a float4/int4.
     void find_load_width(const poly::Read& r, Staged& s) const;
+    bool contiguous_in_shared(const Staged& s) const;
 
     // The fragment of staged read s: a thread's T operands along v, loaded V at a time.
     std::string fragment_name(const Staged& s) const { return "hd_f" + s.name.substr(4); }

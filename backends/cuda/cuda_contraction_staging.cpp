@@ -128,6 +128,16 @@ void Contraction::find_load_width(const poly::Read& r, Staged& s) const {
     s.load_width = aligned ? 4 : 1;
 }
 
+bool Contraction::contiguous_in_shared(const Staged& s) const {
+    // The four elements of a 16-byte load are adjacent in shared memory, and every group
+    // starts on a 16-byte boundary: the other axes' pitches and the buffer (one of two when
+    // double buffered) are multiples of four elements.
+    if (s.load_width != 4 || s.pitch.back() != 1 || s.stored % 4 != 0) return false;
+    for (std::size_t row = 0; row + 1 < s.pitch.size(); ++row)
+        if (s.pitch[row] % 4 != 0) return false;
+    return true;
+}
+
 void Contraction::print_fragment(const Staged& s, const std::string& in, std::string& out) const {
     const poly::Read& r = u_.reads[s.read];
     DType dt = b_.buffer_dtype(r.buffer);
@@ -242,6 +252,18 @@ void Contraction::print_stage(const Staged& s, StageMode mode, const std::string
         if (mode != StageMode::Store)
             out += in2 + "const " + vec + " hd_v = *reinterpret_cast<const " + vec + "*>(&" + at +
                    ");\n";
+        if (mode != StageMode::Load && contiguous_in_shared(s)) {
+            // Stored as loaded: one 16-byte store (four scalar ones hit the same banks when
+            // consecutive threads are 4 words apart).
+            std::string value = "hd_v";
+            if (mode == StageMode::Store)
+                value = vec + "{" + regs + "[hd_i * 4], " + regs + "[hd_i * 4 + 1], " + regs +
+                        "[hd_i * 4 + 2], " + regs + "[hd_i * 4 + 3]}";
+            out += in2 + "*reinterpret_cast<" + vec + "*>(&" + target + "[" + place +
+                   "]) = " + value + ";\n";
+            out += in + "}\n";
+            return;
+        }
         for (int j = 0; j < 4; ++j) {
             std::string lane = "hd_v." + std::string(lanes[j]);
             std::string reg = regs + "[hd_i * 4 + " + std::to_string(j) + "]";

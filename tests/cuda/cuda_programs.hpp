@@ -141,7 +141,8 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
     p.push_back(
         {"aligned matmul", [] {
              // tile-divisible shapes: staging without bounds tests, 16-byte global
-             // loads (float4, int4) along each operand's rows
+             // loads (float4, int4) along each operand's rows, and 16-byte shared stores
+             // where the staged layout keeps them adjacent
              Array a = cuda_random(Shape::of({64, 32}), 48),
                    b = cuda_random(Shape::of({32, 96}), 49);
              Array ba = cuda_random(Shape::of({2, 32, 16}), 50),
@@ -151,7 +152,13 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                  iv.push_back((i * 29) % 61 - 30);
              Array ia = array(iv, Shape::of({64, 32}));
              Array ib = view(ia, Shape::of({32, 64}), AffineMap(2, 2, {0, 1, 1, 0}, {0, 0}));
-             return std::vector<Array>{matmul(a, b), matmul(ba, bb), matmul(ia, ib)};
+             // a row-major i32 right operand: its rows are staged with 16-byte stores (int4)
+             std::vector<std::int32_t> cv;
+             for (int i = 0; i < 32 * 64; ++i)
+                 cv.push_back((i * 31) % 53 - 26);
+             Array ic = array(cv, Shape::of({32, 64}));
+             return std::vector<Array>{matmul(a, b), matmul(ba, bb), matmul(ia, ib),
+                                       matmul(ia, ic)};
          }});
     p.push_back(
         {"split contraction", [] {

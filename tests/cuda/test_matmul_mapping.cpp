@@ -54,6 +54,9 @@ TEST_CASE("cuda mapping: matmul 1024 uses 64x64 tiles, 4x4 per thread, A and B i
     CHECK(s.find("hd_r0[hd_i * 4 + 0] = hd_v.x;") != std::string::npos);
     CHECK(s.find("*reinterpret_cast<const float4*>(&b0[") != std::string::npos);
     CHECK(s.find("*reinterpret_cast<const float4*>(&b1[") != std::string::npos);
+    // B's rows stay rows in shared memory: one 16-byte store per load (A is transposed, four)
+    CHECK(s.find("*reinterpret_cast<float4*>(&hd_s1[hd_buf ^ 1][") != std::string::npos);
+    CHECK(s.find("*reinterpret_cast<float4*>(&hd_s0[") == std::string::npos);
     CHECK(s.find("< 1024L) ? b0[") == std::string::npos);
     CHECK(s.find("hd_s0[hd_buf ^ 1][") != std::string::npos); // into the other buffer
     CHECK(s.find("&hd_s0[hd_buf][") != std::string::npos);    // fold from this one
