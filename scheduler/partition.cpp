@@ -375,28 +375,62 @@ private:
 
     // Maps that become the epilogue of a sum's kernel (partition.hpp): materialized, not
     // distributed, reading the sum once at its own counters over the same counter box, and
-    // reading nothing else that is computed after the sum.
+    // reading nothing else that is computed after the sum. With max_epilogues > 1, a map whose
+    // latest operand is already an epilogue of a sum joins the same kernel after it when it
+    // reads the sum and its epilogues only at the same element, and nothing else computed after
+    // the sum (SGD momentum: v' = mu v + g, then w' = w - lr v').
     void find_epilogues() {
         std::size_t n = g_.nodes.size();
-        epilogue_of_.assign(n, -1);
+        epilogues_of_.assign(n, {});
         folded_into_.assign(n, -1);
         if (!options_.epilogues) return;
         for (std::size_t m = 0; m < n; ++m) {
             if (!mat_[m] || !inlinable_map(static_cast<int>(m)) || distributed_[m] >= 0) continue;
             const Node& mn = *cn(static_cast<int>(m)).node;
-            // The sum: the latest materialized operand in the map's inlined tree.
-            int r = -1;
+            // The sum: the latest materialized operand in the map's inlined tree, or the sum
+            // whose epilogue that operand is.
+            int latest = -1;
             bool ok = true;
-            latest_operand(static_cast<int>(m), r, ok);
-            if (!ok || r < 0 || kind(r) != NodeKind::Reduce || cn(r).leaf ||
+            latest_operand(static_cast<int>(m), latest, ok);
+            if (!ok || latest < 0) continue;
+            int r = folded_into_[static_cast<std::size_t>(latest)] >= 0
+                        ? folded_into_[static_cast<std::size_t>(latest)]
+                        : latest;
+            bool chained = r != latest;
+            std::vector<int>& epilogues = epilogues_of_[static_cast<std::size_t>(r)];
+            if (kind(r) != NodeKind::Reduce || cn(r).leaf ||
                 cn(r).node->reduce_op != ReduceOp::Sum || !is_float(cn(r).node->dtype) ||
-                epilogue_of_[r] >= 0 || cn(r).node->shape.sizes() != mn.shape.sizes())
+                cn(r).node->shape.sizes() != mn.shape.sizes() ||
+                static_cast<int>(epilogues.size()) >= (chained ? options_.max_epilogues : 1))
                 continue;
-            int uses = 0;
             AffineMap id = AffineMap::identity(mn.shape.rank());
-            if (!reads_at(static_cast<int>(m), id, r, uses) || uses != 1) continue;
-            epilogue_of_[r] = static_cast<int>(m);
+            int uses = 0;
+            if (!reads_at(static_cast<int>(m), id, r, uses) || (!chained && uses != 1)) continue;
+            if (chained) {
+                // Everything else it reads exists before the sum's kernel runs.
+                std::vector<int> operands;
+                materialized_operands(static_cast<int>(m), operands);
+                for (int o : operands)
+                    ok = ok && (o < r || o == r || folded_into_[static_cast<std::size_t>(o)] == r);
+                for (int e : epilogues) {
+                    int e_uses = 0;
+                    ok = ok && reads_at(static_cast<int>(m), id, e, e_uses);
+                }
+                if (!ok) continue;
+            }
+            epilogues.push_back(static_cast<int>(m));
             folded_into_[m] = r;
+        }
+    }
+
+    // The materialized operands (not leaves, constants or index components) of `i`'s inlined
+    // tree.
+    void materialized_operands(int i, std::vector<int>& out) const {
+        for (int o : cn(i).operands) {
+            if (inlinable_map(o) && !mat_[o])
+                materialized_operands(o, out);
+            else if (!cn(o).leaf && kind(o) != NodeKind::Constant && kind(o) != NodeKind::Iota)
+                out.push_back(o);
         }
     }
 
@@ -539,7 +573,7 @@ private:
             if (n.reduce_op == ReduceOp::Custom) u.combiner = n.expr;
             u.reduction_dims = n.axes;
             k.statements.push_back(std::move(u));
-            if (int m = epilogue_of_[static_cast<std::size_t>(i)]; m >= 0) {
+            for (int m : epilogues_of_[static_cast<std::size_t>(i)]) {
                 ReadList epi_reads;
                 const Node& mn = *cn(m).node;
                 ScalarExpr v = expand(m, AffineMap::identity(mn.shape.rank()), epi_reads);
@@ -583,9 +617,9 @@ private:
     ProgramIR ir_;
     std::vector<bool> mat_;
     std::vector<int> distributed_; // per map: the fuse computed piece by piece in its kernel
-    std::vector<int> epilogue_of_; // per sum: the map appended to its kernel, or -1
-    std::vector<bool> unrolled_;   // per reduction: unrolled into its readers
-    std::vector<int> folded_into_; // per map: the sum whose kernel computes it, or -1
+    std::vector<std::vector<int>> epilogues_of_; // per sum: the maps appended to its kernel
+    std::vector<bool> unrolled_;                 // per reduction: unrolled into its readers
+    std::vector<int> folded_into_;               // per map: the sum whose kernel computes it, or -1
     struct PieceRead {
         int fuse = -1;
         NodePtr piece;

@@ -19,7 +19,8 @@
 // - a materialized map that reads a sum reduction's result at the sum's own counters, and
 //   otherwise only what exists before the sum's kernel runs, joins that kernel as a final
 //   Assign (an epilogue: w - lr * sum(...) is written where the sum completes; the register
-//   tile applies it to the accumulators, so a result read only there is never stored);
+//   tile applies it to the accumulators, so a result read only there is never stored); with
+//   PartitionOptions::max_epilogues, maps reading that epilogue at the same element follow it;
 // - every graph output is an Output buffer written by the program (a copy for a leaf);
 // - a statement's inlined expression is capped (max_expression_nodes): past the cap, the
 //   largest inlined operand is materialized.
@@ -40,6 +41,11 @@ struct PartitionOptions {
     // A map that reads a sum's result element for element (an SGD update of a weight gradient)
     // joins the sum's kernel as a final Assign (its epilogue); see partition.hpp above.
     bool epilogues = true;
+    // How many maps may join one sum's kernel: the first reads the sum; each further one reads
+    // the sum or the earlier ones at the same element (SGD with momentum: the momentum, then
+    // the weight that reads it). The openmp register tile applies one; the cuda contraction
+    // applies any number.
+    int max_epilogues = 1;
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

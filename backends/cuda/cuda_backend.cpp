@@ -342,7 +342,7 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
     }
     // Epilogues are applied to the contraction's accumulators; other reductions launch them
     // as maps after the reduction (cuda_lower.cpp).
-    poly::ProgramIR ir = sched::partition(outputs, placeholders);
+    poly::ProgramIR ir = sched::partition(outputs, placeholders, cuda_partition_options());
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;
     {

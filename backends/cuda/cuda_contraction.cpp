@@ -102,7 +102,7 @@ void Contraction::emit() {
     if (splits_ > 1)
         params.add(partials_, true);
     else
-        add_epilogue_params(params);
+        add_epilogue_params(b_, kernel_, f_, params);
     l.buffers = params.buffers;
     // 32-bit index arithmetic when every buffer and counter range fits in int: it frees
     // enough registers (141 -> 128 on the 8x8 tile) for two blocks per multiprocessor.
@@ -311,8 +311,7 @@ std::string Contraction::body(std::int64_t zt) const {
         if (result_needed())
             store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
-        for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
-            print_epilogue(f_.epilogues[k], "e" + std::to_string(k), sin, store);
+        print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
     }
     out += tile_loops(in,
                       in + "            if (" + guard() + ") {\n" + store + in + "            }\n");

@@ -70,8 +70,6 @@ private:
     std::int64_t chunks_per_split() const { return ceil_div(chunk_count(), splits_); }
     std::int64_t result_elements() const { return product(b_.buffer_sizes(u_.write_buffer)); }
 
-    void add_epilogue_params(KernelParams& params) const;
-
     // The second launch of a split contraction: per result element, init ⊕ the S partials,
     // then the result (if read elsewhere) and the epilogues, as the unsplit store does.
     void emit_final();
@@ -137,16 +135,6 @@ private:
     // The sum's result must be stored: it is an output, or read outside this kernel's
     // epilogues.
     bool result_needed() const;
-
-    // Epilogue statement `e` at the result element of (hd_tm, hd_tn): its counters are the
-    // result's coordinates, its read of the result is the accumulator, the rest are global
-    // loads. NVRTC runs with --fmad=false, so it rounds as a separate map kernel would.
-    void print_epilogue(int e, const std::string& prefix, const std::string& in,
-                        std::string& out) const;
-
-    // Epilogue statement `e` with its counters i0.. defined and the sum's value in `acc`.
-    void print_epilogue_value(int e, const std::string& prefix, const std::string& acc,
-                              const std::string& in, std::string& out) const;
 
     bool needs_guard() const;
 

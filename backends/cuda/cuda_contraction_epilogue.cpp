@@ -1,19 +1,10 @@
-// The contraction's epilogues (cuda_contraction.hpp): maps of the sum's result applied to the
-// accumulators in the store phase, and the final launch of a split-K contraction that combines
-// the slices' partials and applies them there.
+// The final launch of a split-K contraction (cuda_contraction.hpp), which combines the slices'
+// partials and applies the epilogues (cuda_epilogue.cpp) there, and whether the sum itself must
+// be stored.
 #include "backends/cuda/cuda_contraction.hpp"
 #include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
-
-void Contraction::add_epilogue_params(KernelParams& params) const {
-    for (int e : f_.epilogues) {
-        const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
-        params.add(st.write_buffer, true);
-        for (const poly::Read& r : st.reads)
-            if (r.buffer >= 0 && r.buffer != u_.write_buffer) params.add(r.buffer, false);
-    }
-}
 
 void Contraction::emit_final() {
     DType t = b_.buffer_dtype(u_.write_buffer);
@@ -22,7 +13,7 @@ void Contraction::emit_final() {
     KernelParams params;
     params.add(u_.write_buffer, true);
     params.add(partials_, false);
-    add_epilogue_params(params);
+    add_epilogue_params(b_, kernel_, f_, params);
     bool narrow = fits_in_int(params, 1);
     Index32Scope scope(narrow);
     std::string it = index_type(), in = "        ";
@@ -44,7 +35,8 @@ void Contraction::emit_final() {
         body += in + b_.buffer_name(u_.write_buffer) + "[hd_flat] = " + store_value(t, "hd_acc") +
                 ";\n";
     for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
-        print_epilogue_value(f_.epilogues[k], "e" + std::to_string(k), "hd_acc", in, body);
+        print_epilogue_value(b_, kernel_, f_, f_.epilogues[k], "e" + std::to_string(k), "hd_acc",
+                             in, body);
     body += "    }\n";
     CudaLaunch l;
     l.function = b_.next_name(kernel_);
@@ -71,43 +63,6 @@ bool Contraction::result_needed() const {
                 if (r.buffer == u_.write_buffer && !(int(k) == kernel_ && s < 2)) return true;
         }
     return false;
-}
-
-void Contraction::print_epilogue(int e, const std::string& prefix, const std::string& in,
-                                 std::string& out) const {
-    const AffineMap& w = u_.write_access;
-    out += in + "{\n";
-    std::string in2 = in + "    ";
-    for (int row = 0; row < w.out_rank(); ++row) {
-        std::string v = int_text(0);
-        for (int c = 0; c < w.in_rank(); ++c)
-            if (w.coeff(row, c) != 0) v = counter(c);
-        out += in2 + "const " + index_type() + " hd_" + prefix + "_" + std::to_string(row) + " = " +
-               v + ";\n";
-    }
-    out += in2 + "{\n";
-    std::string in3 = in2 + "    ";
-    for (int row = 0; row < w.out_rank(); ++row)
-        out += in3 + "const " + index_type() + " i" + std::to_string(row) + " = hd_" + prefix +
-               "_" + std::to_string(row) + ";\n";
-    print_epilogue_value(e, prefix, "hd_acc[hd_tm][hd_tn]", in3, out);
-    out += in2 + "}\n" + in + "}\n";
-}
-
-void Contraction::print_epilogue_value(int e, const std::string& prefix, const std::string& acc,
-                                       const std::string& in, std::string& out) const {
-    const poly::Statement& st = b_.program.kernels.at(kernel_).statements.at(e);
-    DType rt = b_.buffer_dtype(u_.write_buffer);
-    std::string value_of_sum = "((" + std::string(c_value_type(rt)) + ")" + acc + ")";
-    if (rt == DType::Bool) value_of_sum = "(" + acc + " != 0)";
-    auto read = [&](int k) {
-        return st.reads[static_cast<std::size_t>(k)].buffer == u_.write_buffer ? value_of_sum
-                                                                               : std::string();
-    };
-    std::string value = print_value(b_, st, in, prefix, out, read);
-    out += in + b_.buffer_name(st.write_buffer) + "[" +
-           linear_index(b_, st.write_buffer, st.write_access) +
-           "] = " + store_value(b_.buffer_dtype(st.write_buffer), value) + ";\n";
 }
 
 } // namespace hedra::backend::cuda

@@ -27,7 +27,8 @@ struct ReductionForm {
     std::int64_t result_offset = 0;
     bool whole = true;
     // Epilogues (partition.hpp): the kernel's further Assigns, each over the result's box,
-    // reading the result element for element (and only buffers that exist before the kernel).
+    // reading the result (or an earlier epilogue's) element for element, and otherwise only
+    // buffers that exist before the kernel.
     std::vector<int> epilogues; // statement indices
 };
 std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
@@ -39,13 +40,25 @@ std::string result_index(const ReductionForm& f);
 std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
                        std::string& out);
 
+// The epilogues (cuda_epilogue.cpp): the parameters they add to a launch; epilogue statement
+// `e` with the result's counters i0.. defined and the sum's value in `acc`; all of them, in
+// order, at the result element of the update's counters i<c>.
+void add_epilogue_params(const SourceBuilder& b, int kernel, const ReductionForm& f,
+                         KernelParams& params);
+void print_epilogue_value(const SourceBuilder& b, int kernel, const ReductionForm& f, int e,
+                          const std::string& prefix, const std::string& acc, const std::string& in,
+                          std::string& out);
+void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,
+                     const std::string& acc, const std::string& in, std::string& out);
+
 // One launch per Assign statement (a fuse's pieces in order).
 void emit_map(SourceBuilder& b, int kernel, int statement);
 // One launch: the TM×TN register-tiled, shared-memory-staged contraction, if the form has two
 // coincident members with reuse, with the epilogues applied to the accumulators (the result is
 // stored only if something else reads it); false (nothing emitted) otherwise.
 bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f);
-// Serial, block or split reduction launches (the epilogues are the caller's: one map each).
+// Serial, block or split reduction launches, the epilogues applied where each result element
+// is stored.
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f);
 // isl schedule and loop AST, outer parallel loops mapped to threads.
 void emit_generic(SourceBuilder& b, int kernel);

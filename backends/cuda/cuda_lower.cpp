@@ -24,11 +24,7 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
     if (b.options.generic_only) {
         cuda::emit_generic(b, k);
     } else if (auto form = cuda::reduction_form(b.program, kernel)) {
-        if (!cuda::emit_contraction(b, k, *form)) {
-            cuda::emit_reduction(b, k, *form);
-            for (int s : form->epilogues)
-                cuda::emit_map(b, k, s);
-        }
+        if (!cuda::emit_contraction(b, k, *form)) cuda::emit_reduction(b, k, *form);
     } else if (all_assigns(kernel)) {
         for (std::size_t s = 0; s < kernel.statements.size(); ++s)
             cuda::emit_map(b, k, static_cast<int>(s));
@@ -38,6 +34,12 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
 }
 
 } // namespace
+
+sched::PartitionOptions cuda_partition_options() {
+    sched::PartitionOptions o;
+    o.max_epilogues = 4;
+    return o;
+}
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options) {
     dump::CompileScope dump_scope; // joins the backend's, if it opened one

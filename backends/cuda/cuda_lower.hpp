@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
+#include "scheduler/partition.hpp"
 
 namespace hedra::sched {
 class CompileObserver;
@@ -68,6 +69,11 @@ struct CudaLowerOptions {
     std::size_t shared_memory_limit = 48 * 1024;
     int multiprocessors = 132; // to size grids (the device's count when one is present)
 };
+
+// How the cuda backend partitions a graph (the backend, hedra-dump and the tests alike): a chain
+// of maps after a sum (SGD with momentum: the momentum, then the weight) joins its kernel; the
+// contraction applies them all to its accumulators, one after the other.
+sched::PartitionOptions cuda_partition_options();
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
 

@@ -5,6 +5,7 @@
 //   shared memory (built-in ops only);
 // - split: very few outputs with very long reductions; S blocks per output write partials to a
 //   scratch buffer, a second launch reduces them.
+// Each applies the kernel's epilogues (cuda_epilogue.cpp) where it stores a result element.
 #include <algorithm>
 
 #include "backends/cuda/cuda_kernels.hpp"
@@ -70,15 +71,19 @@ void print_tree(ReduceOp op, DType t, std::int64_t threads, const std::string& i
     body += in + "    }\n" + in + "    __syncthreads();\n" + in + "}\n";
 }
 
-// The final store of one output from thread 0: result = combine(init, hd_red[0]).
-void print_final_store(const SourceBuilder& b, const ReductionForm& f, const std::string& in,
-                       std::string& body) {
+// The final store of one output from thread 0: result = combine(init, hd_red[0]), then the
+// epilogues of that element.
+void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& f,
+                       const std::string& in, std::string& body) {
     DType t = b.buffer_dtype(f.update->write_buffer);
     body += in + "if (threadIdx.x == 0) {\n";
     std::string init = init_value(b, f, in + "    ", body);
     std::string result = c_combine(f.update->reduce_op, t, init, "hd_red[0]");
+    body += in + "    const " + c_value_type(t) + " hd_res = " + result + ";\n";
     body += in + "    " + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
-            "] = " + store_value(t, result) + ";\n" + in + "}\n" + in + "__syncthreads();\n";
+            "] = " + store_value(t, "hd_res") + ";\n";
+    print_epilogues(b, kernel, f, "hd_res", in + "    ", body);
+    body += in + "}\n" + in + "__syncthreads();\n";
 }
 
 CudaLaunch launch_of(SourceBuilder& b, int kernel, const char* strategy, std::int64_t blocks,
@@ -118,8 +123,11 @@ void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f) {
         body += inner + "}\n";
     }
     body += in + b.buffer_name(u.write_buffer) + "[" + result_index(f) +
-            "] = " + store_value(t, "hd_acc") + ";\n    }\n";
+            "] = " + store_value(t, "hd_acc") + ";\n";
+    print_epilogues(b, kernel, f, "hd_acc", in, body);
+    body += "    }\n";
     KernelParams params = statement_params(u);
+    add_epilogue_params(b, kernel, f, params);
     CudaLaunch l =
         launch_of(b, kernel, "serial_reduction", ceil_div(f.num_outputs, threads), threads, params);
     emit_kernel(b, l.function, params, 256, body);
@@ -151,9 +159,10 @@ void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f) {
     print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
     print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
     print_tree(u.reduce_op, t, threads, in, body);
-    print_final_store(b, f, in, body);
+    print_final_store(b, kernel, f, in, body);
     body += "    }\n";
     KernelParams params = statement_params(u);
+    add_epilogue_params(b, kernel, f, params);
     CudaLaunch l = launch_of(b, kernel, "block_reduction", f.num_outputs, threads, params);
     l.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
     emit_kernel(b, l.function, params, static_cast<int>(threads), body);
@@ -200,11 +209,12 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f) {
     body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) + "; hd_j += " + tt +
             "L) hd_acc = " + c_combine(u.reduce_op, t, "hd_acc", part) + ";\n";
     print_tree(u.reduce_op, t, threads, in, body);
-    print_final_store(b, f, in, body);
+    print_final_store(b, kernel, f, in, body);
     body += "    }\n";
     KernelParams final_params;
     final_params.add(u.write_buffer, true);
     final_params.add(scratch, false);
+    add_epilogue_params(b, kernel, f, final_params);
     CudaLaunch fl = launch_of(b, kernel, "split_final", f.num_outputs, threads, final_params);
     fl.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
     emit_kernel(b, fl.function, final_params, static_cast<int>(threads), body);
@@ -281,10 +291,15 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
             return std::nullopt;
         for (const poly::Read& r : e.reads) {
             if (r.buffer == u.write_buffer && !r.access.is_identity()) return std::nullopt;
-            for (const poly::Statement& other : kernel.statements)
+            // An earlier epilogue's result, at the same element: the same thread wrote it
+            // just before (a chain, cuda_partition_options). Anything else is not ready.
+            for (std::size_t o = 0; o < kernel.statements.size(); ++o) {
+                const poly::Statement& other = kernel.statements[o];
+                bool earlier = o >= 2 && o < s && r.access.is_identity();
                 if (r.buffer >= 0 && r.buffer == other.write_buffer &&
-                    other.write_buffer != u.write_buffer)
+                    other.write_buffer != u.write_buffer && !earlier)
                     return std::nullopt;
+            }
         }
         f.epilogues.push_back(static_cast<int>(s));
     }

@@ -211,6 +211,29 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                                                cast(dead > 0.0f, DType::I32),
                                                exp(dead * 0.5f)};
                  }});
+    p.push_back({"momentum chains", [] {
+                     // SGD with momentum after each kind of sum: v' = 0.9 v + s is an epilogue
+                     // and w' = w - 0.1 v' (reading v') a second one, in the contraction's store,
+                     // a split contraction's final launch, and the serial, block and split
+                     // reductions' final stores
+                     std::vector<Array> sums{matmul(cuda_random(Shape::of({50, 30}), 70),
+                                                    cuda_random(Shape::of({30, 70}), 71)),
+                                             matmul(cuda_random(Shape::of({16, 1200}), 72),
+                                                    cuda_random(Shape::of({1200, 12}), 73)),
+                                             sum(cuda_random(Shape::of({3000, 8}), 74), {1}),
+                                             sum(cuda_random(Shape::of({6, 500}), 75), {1}),
+                                             sum(cuda_random(Shape::of({2, 40000}), 76), {1})};
+                     std::vector<Array> out;
+                     unsigned seed = 80;
+                     for (const Array& g : sums) {
+                         Array v = cuda_random(g.shape(), seed++),
+                               w = cuda_random(g.shape(), seed++);
+                         Array next_v = 0.9f * v + g;
+                         out.push_back(next_v);
+                         out.push_back(w - 0.1f * next_v);
+                     }
+                     return out;
+                 }});
     p.push_back({"batched matmul", [] {
                      Array a = cuda_random(Shape::of({3, 20, 17}), 28),
                            b = cuda_random(Shape::of({3, 17, 36}), 29);

@@ -2,6 +2,9 @@
 // with momentum), as the backend lowers it for a 132-multiprocessor device: every kernel with
 // work for more than a few blocks must launch enough blocks to fill the device, and the
 // matmuls (forward, input and weight gradients) must use the contraction template.
+#include <map>
+
+#include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
@@ -61,8 +64,9 @@ TEST_CASE("cuda mapping: the MLP training step fills the device") {
     // over 1024) and their weight gradient (10x1024 over 256), the hidden layers' forward
     // matmuls and input gradient (256x1024 over 784 and 1024: 64 tiles of 64x64).
     CHECK(splits == 5);
-    // 31: bias + ReLU and SGD updates are epilogues (33 without), 5 final launches of splits.
-    CHECK(l.cuda.launches.size() <= 32);
+    // 21: bias + ReLU and the SGD updates (momentum, then weight) are epilogues of the
+    // contractions and of the bias gradients' reductions; 5 final launches of splits.
+    CHECK(l.cuda.launches.size() <= 21);
     // The six matmuls with 256x784 or more outputs (two forward, two input gradients, two
     // weight gradients) launch at least a block per multiprocessor.
     int wide = 0;
@@ -85,4 +89,43 @@ TEST_CASE("cuda mapping: the CNN training step uses the templates") {
     }
     CHECK(generic == 0);
     CHECK(contractions >= 8); // 2 convolutions, 1 input gradient, 2 weight gradients, 3 for fc
+}
+
+// SGD with momentum on a weight gradient: the momentum v' = mu v + g and the weight
+// w' = w - lr v', which reads v', both join the gradient's contraction (a chain of epilogues,
+// cuda_partition_options), applied to the accumulators: one launch, the gradient never stored.
+TEST_CASE("cuda mapping: the momentum update is a chain of epilogues") {
+    Array w = placeholder(Shape::of({64, 96}), DType::F32, "w"),
+          v = placeholder(Shape::of({64, 96}), DType::F32, "v");
+    Array a = placeholder(Shape::of({64, 32}), DType::F32, "a"),
+          b = placeholder(Shape::of({32, 96}), DType::F32, "b");
+    nn::OptimizerUpdate u = nn::Sgd(nn::SgdOptions{0.01, 0.9}).update({w}, {matmul(a, b)}, {v});
+    test::LoweredArrays l = test::lower_arrays({u.params[0], u.state[0]}, {}, {w, v, a, b});
+    INFO(poly::to_string(l.ir));
+    INFO(l.cuda.source);
+    REQUIRE(l.cuda.launches.size() == 1);
+    CHECK(l.cuda.launches[0].strategy == "contraction");
+    REQUIRE(l.ir.kernels.size() == 1);
+    CHECK(l.ir.kernels[0].statements.size() == 4); // init, update, momentum, weight
+    // The openmp backend's partition keeps one epilogue (its register tile applies one).
+    std::vector<NodePtr> outs{u.params[0].node(), u.state[0].node()},
+        ins{w.node(), v.node(), a.node(), b.node()};
+    CHECK(sched::partition(outs, ins).kernels.size() == 2);
+}
+
+// After every kind of sum (contraction, split contraction, serial, block and split reduction)
+// the chain is applied where the sum's element is stored: no launch of its own.
+TEST_CASE("cuda mapping: epilogue chains after every reduction template") {
+    test::LoweredArrays l = test::lower_arrays(test::cuda_test_program("momentum chains").build());
+    std::map<std::string, int> strategies;
+    for (const backend::CudaLaunch& launch : l.cuda.launches)
+        ++strategies[launch.strategy];
+    INFO(l.cuda.source);
+    CHECK(strategies.count("map") == 0);
+    CHECK(strategies["contraction"] == 1);
+    CHECK(strategies["contraction_split"] == 1);
+    CHECK(strategies["serial_reduction"] == 1);
+    CHECK(strategies["block_reduction"] == 1);
+    CHECK(strategies["split_final"] == 1);
+    CHECK(l.cuda.launches.size() == 7);
 }

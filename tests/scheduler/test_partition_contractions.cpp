@@ -115,12 +115,44 @@ TEST_CASE("matmul with a bias and an activation is one kernel: the sum, then its
     CHECK(st[2].kind == StatementKind::Assign);
     CHECK(st[2].write_buffer != st[1].write_buffer);
     CHECK(count_buffers(p.ir, BufferRole::Temporary) == 1);
-    // Without epilogues (the cuda backend's choice) the map is a kernel of its own.
+    // Without epilogues the map is a kernel of its own.
     sched::PartitionOptions separate;
     separate.epilogues = false;
     Partitioned q = run_partitioned({y}, {}, {}, separate);
     CHECK(q.ir.kernels.size() == 2);
     check_close(q.results[0], p.results[0]);
+}
+
+TEST_CASE("with max_epilogues, a map of an epilogue at the same element follows it (momentum)") {
+    auto av = small_values(12, 9), bv = small_values(12, 10), vv = small_values(4, 11),
+         wv = small_values(4, 12);
+    Array a = array(av, Shape::of({2, 6})), b = array(bv, Shape::of({6, 2}));
+    Array v = array(vv, Shape::of({2, 2})), w = array(wv, Shape::of({2, 2}));
+    Array g = matmul(a, b);
+    Array next_v = 0.5f * v + g, next_w = w - 0.25f * next_v;
+    sched::PartitionOptions chains;
+    chains.max_epilogues = 4;
+    Partitioned p = run_partitioned({next_v, next_w}, {}, {}, chains);
+    REQUIRE(p.ir.kernels.size() == 1);
+    const auto& st = p.ir.kernels[0].statements;
+    REQUIRE(st.size() == 4); // init, sum, momentum, weight
+    CHECK(st[3].reads.size() == 2);
+    std::vector<HostArray> want = run_reference({next_v, next_w});
+    check_close(p.results[0], want[0]);
+    check_close(p.results[1], want[1]);
+    // One epilogue by default (the openmp register tile's): the weight is a kernel of its own.
+    CHECK(run_partitioned({next_v, next_w}).ir.kernels.size() == 2);
+    // A map that also reads what is computed after the sum's kernel cannot join it: here an
+    // expensive map of two uses, materialized in a kernel between the sum's and the weight's.
+    Array u = array(small_values(4, 13), Shape::of({2, 2}));
+    Array e = exp(u * 0.125f);
+    Array v2 = 0.5f * v + matmul(a, b);
+    Array late_w = w - 0.25f * v2 + e;
+    Partitioned q = run_partitioned({v2, late_w, e * 2.0f}, {}, {}, chains);
+    INFO(poly::to_string(q.ir));
+    REQUIRE(q.ir.kernels.size() == 4); // sum + momentum, exp, weight, e * 2
+    CHECK(q.ir.kernels[0].statements.size() == 3);
+    check_close(q.results[1], run_reference({late_w})[0], 1e-6);
 }
 
 TEST_CASE("a convolution as window view, map and reduce is one kernel") {
