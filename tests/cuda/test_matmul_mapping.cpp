@@ -3,6 +3,7 @@
 // tiles promoted to __shared__ memory within 48 KiB (k-major, so each thread loads its operands
 // with vector loads into register fragments), the hot loop reading only those fragments with
 // fused multiply-adds, and batches over blockIdx.z.
+#include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 
 using namespace hedra;
@@ -214,4 +215,23 @@ TEST_CASE("cuda mapping: few 64x64 tiles over a long reduction are split, not sh
     const backend::CudaLaunch& c = only_launch(short_k);
     CHECK(c.strategy == "contraction");
     CHECK(c.grid == std::array<unsigned, 3>{32, 8, 1});
+}
+
+// A tile wider than the output wastes its threads: the policy's tile is narrowed to the next
+// power of two of M and N. The MNIST conv (16 channels by 28-wide rows, the batch and the rows
+// over blockIdx.z) gets 16x32 tiles, two accumulators per thread, instead of 128x128 (2.7% of
+// the accumulators used); a 256x10 product gets 16 columns.
+TEST_CASE("cuda mapping: small outputs get narrowed tiles") {
+    Array x = placeholder(Shape::of({64, 1, 32, 32})), w = placeholder(Shape::of({16, 1, 5, 5}));
+    test::LoweredArrays conv = test::lower_arrays({test::cuda_conv2d(x, w, 1)}, {}, {x, w});
+    const backend::CudaLaunch& c = only_launch(conv);
+    CHECK(c.strategy == "contraction");
+    CHECK(c.grid == std::array<unsigned, 3>{1, 1, 64 * 28});
+    CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(conv.cuda.source.find("float hd_acc[1][2];") != std::string::npos);
+    test::LoweredArrays logits = lower_matmul(0, 4096, 64, 10);
+    const backend::CudaLaunch& l = only_launch(logits);
+    CHECK(l.grid[0] == 1);
+    CHECK(l.block[0] == 16);
+    CHECK(logits.cuda.source.find("][1];") != std::string::npos); // one column per thread
 }
