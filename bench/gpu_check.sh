@@ -12,7 +12,8 @@
 #   bench/gpu_check.sh [run]   on the GPU machine, from the repository root with the build folder
 #                              in place: the CUDA tests that need a device, the generated matmul
 #                              against cuBLAS (N = 1024, 2048, 4096), steady-state MLP training
-#                              steps, the same measured with PyTorch CUDA, and one summary.
+#                              steps (also autotuned), the same measured with PyTorch CUDA, and
+#                              one summary.
 #                              About 3-5 minutes; every stage has its own timeout (7.5 min in all).
 #
 # Environment: HEDRA_GPU_BUILD (build folder), HEDRA_NVRTC_LIBRARY (libnvrtc to use, else found
@@ -135,15 +136,21 @@ run() {
     echo "gpu_check: $(nvidia-smi -L 2> /dev/null | head -1 || echo 'nvidia-smi unavailable')"
     echo "gpu_check: NVRTC ${HEDRA_NVRTC_LIBRARY:-from the loader path}"
 
-    timeout 180 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
+    # A fresh cache directory: every tuning is timed in this run (the NVRTC images too).
+    export HEDRA_CACHE_DIR=$LOGS/cache
+    rm -rf "$HEDRA_CACHE_DIR"
+    timeout 120 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
     local tests_rc=$?
-    timeout 180 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
+    timeout 150 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
     local bench_rc=$?
     # The training steps once more with HEDRA_PROFILE=1: GPU time per kernel (synchronous runs).
-    timeout 60 env HEDRA_PROFILE=1 "$BUILD/hedra_cuda_bench" train_step --quick \
+    timeout 40 env HEDRA_PROFILE=1 "$BUILD/hedra_cuda_bench" train_step --quick \
         > "$LOGS/profile.log" 2>&1
+    # And autotuned (HEDRA_CUDA_AUTOTUNE, docs/cuda.md): each contraction's tilings timed.
+    timeout 90 env HEDRA_CUDA_AUTOTUNE=verbose "$BUILD/hedra_cuda_bench" train_step \
+        "${quick[@]}" > "$LOGS/tuned.log" 2>&1
     write_torch_peer
-    timeout 90 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
+    timeout 70 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
     local torch_rc=$?
 
     echo "================ hedra cuda device check ================"
@@ -165,15 +172,19 @@ run() {
             "$n" "$(value hedra_ms "$line")" "$(value hedra_tflops "$line")" \
             "$(value peer_ms "$line")" "$(value speedup "$line")" "$(value torch_ms "$t")" \
             "$(value max_rel_diff "$line")"
+        t=$(grep -E "^matmul_tuned n=$n " "$LOGS/bench.log" | head -1)
+        [ -n "$t" ] && printf '         autotuned %8s ms (%s TFLOP/s)  speedup %-6s  tiles %s  (%s candidates, %s s)\n' \
+            "$(value hedra_ms "$t")" "$(value hedra_tflops "$t")" "$(value speedup "$t")" \
+            "$(value tiles "$t")" "$(value candidates "$t")" "$(value tune_s "$t")"
     done < <(grep -E '^matmul ' "$LOGS/bench.log")
     if grep -q '^matmul_shape ' "$LOGS/bench.log"; then
-        echo "  the MLP's shapes (the backend's choice; then 32x32 and 64x64 tiles, unsplit):"
+        echo "  the MLP's shapes (the backend's choice, autotuned; then 32x32 and 64x64 tiles, unsplit):"
         while read -r line; do
             printf '    m=%-5s k=%-5s n=%-5s %8s ms  %6s TFLOP/s  speedup %-6s %s\n' \
                 "$(value m "$line")" "$(value k "$line")" "$(value n "$line")" \
                 "$(value hedra_ms "$line")" "$(value hedra_tflops "$line")" \
                 "$(value speedup "$line")" "$(value tiles "$line")"
-        done < <(grep -E '^matmul_shape(_tiles)? ' "$LOGS/bench.log")
+        done < <(grep -E '^matmul_shape(_tuned|_tiles)? ' "$LOGS/bench.log")
     fi
     if grep -q '^matmul_tiles ' "$LOGS/bench.log"; then
         echo "  tile sweep (BM,BN,chunk; the default is the N=4096 line above):"
@@ -196,6 +207,13 @@ run() {
             "$(value downloads_per_step "$line")" \
             "$(value compile_s "$line")" "$(value host_batch_ms "$line")" \
             "$(value host_batch_uploads_per_step "$line")"
+        local tuned
+        tuned=$(grep -E "^train_step model=$model " "$LOGS/tuned.log" | head -1)
+        [ -n "$tuned" ] && printf '             autotuned %8s ms  speedup %s  kernels/step %s  (%s contractions tuned, compile and tuning %s s)\n' \
+            "$(value hedra_ms "$tuned")" \
+            "$( [ -n "$p" ] && awk -v a="$p" -v b="$(value hedra_ms "$tuned")" 'BEGIN { printf "%.3f", a / b }' || echo n/a)" \
+            "$(value kernels_per_step "$tuned")" "$(value tuned_kernels "$tuned")" \
+            "$(value compile_s "$tuned")"
     done < <(grep -E '^train_step ' "$LOGS/bench.log")
     if grep -q '^hedra: program' "$LOGS/profile.log"; then
         echo "train step profile (HEDRA_PROFILE=1, --quick; the 6 slowest kernels per program):"
@@ -203,7 +221,7 @@ run() {
              /^  kernel / { print "  " $0; next }
              /^  k[0-9]/ { if (n++ < 6) print "  " $0 }' "$LOGS/profile.log" | cut -c1-150
     fi
-    grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/torch.log" | sed 's/^/  /'
+    grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/tuned.log" "$LOGS/torch.log" | sed 's/^/  /'
     echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s; logs in $LOGS"
     [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
 }

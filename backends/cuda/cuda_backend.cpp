@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "backends/cuda/cuda_autotune.hpp"
 #include "backends/cuda/cuda_driver.hpp"
 #include "backends/cuda/device_allocator.hpp"
 #include "backends/cuda/device_residency.hpp"
@@ -113,6 +114,15 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     lo.multiprocessors = state.device.multiprocessors;
     lo.shared_memory_limit =
         std::min<std::size_t>(lo.shared_memory_limit, state.device.shared_memory_per_block);
+    if (lo.tile_sizes.empty() && cuda::autotune_enabled()) {
+        cuda::AutotuneStats tuning;
+        cuda::ImageObserver observe;
+        if (CudaImageHook hook = g_image_hook.load()) observe = hook;
+        lo.contraction_tilings = cuda::autotune_contractions(ir, lo, state.device, state.allocator,
+                                                             state.stream, observe, tuning);
+        stats.tuned_kernels += tuning.kernels;
+        stats.tuning_candidates += tuning.candidates;
+    }
     code->lowered = lower_cuda(ir, lo);
     std::string arch = cuda::default_architecture(state.device.architecture());
     cuda::NvrtcImage image = cuda::Nvrtc::instance().compile(code->lowered.source, arch);
@@ -331,7 +341,8 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
     DeviceState& state = device_state(); // first: "no CUDA device" before any other work
     GraphKey key = graph_key(outputs, placeholders);
     leaves = std::move(key.leaves);
-    std::string text = options_key(options) + key.text;
+    // (Tuned and untuned programs differ: the autotuner's switch is part of the key.)
+    std::string text = options_key(options) + (cuda::autotune_enabled() ? "tuned;" : "") + key.text;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (auto it = cache_.find(text); it != cache_.end()) {
@@ -354,6 +365,8 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
         std::lock_guard<std::mutex> counters_lock(counters_->mutex);
         ++counters_->stats.programs_compiled;
         counters_->stats.images_from_disk += local.images_from_disk;
+        counters_->stats.tuned_kernels += local.tuned_kernels;
+        counters_->stats.tuning_candidates += local.tuning_candidates;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     return cache_.emplace(std::move(text), std::move(code)).first->second;

@@ -32,6 +32,8 @@ struct CudaStats {
     std::uint64_t resident_inputs = 0;  // inputs that already had a device copy
     std::uint64_t downloads = 0;        // device-to-host copies of outputs (on first read)
     std::uint64_t launches = 0;
+    std::uint64_t tuned_kernels = 0;     // contractions tuned ($HEDRA_CUDA_AUTOTUNE)
+    std::uint64_t tuning_candidates = 0; // candidate kernels timed for that
 };
 
 class CudaBackend : public Backend {

@@ -38,6 +38,14 @@ Tile fit(std::int64_t bm, std::int64_t bn, std::int64_t kb) {
     return {tm * ty, tn * tx, tm, tn, std::max<std::int64_t>(kb, 1)};
 }
 
+// `tile` cut to the next power of two of `extent`.
+std::int64_t narrowed(std::int64_t tile, std::int64_t extent) {
+    std::int64_t p = 1;
+    while (p < extent)
+        p *= 2;
+    return std::min(tile, p);
+}
+
 // The policy's tile (below), narrowed to the output where M or N is smaller than it: a conv's
 // 16 channels by a 28-wide row in a 128x128 tile would leave 97% of the threads' accumulators
 // idle; 16x32 is two per thread, 87% of them used.
@@ -48,12 +56,6 @@ Tile choose_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::in
                  std::int64_t reduction) {
     Tile t = choose_policy_tile(b, m, n, z, reduction);
     if (!b.options.tile_sizes.empty()) return t;
-    auto narrowed = [](std::int64_t tile, std::int64_t extent) {
-        std::int64_t p = 1;
-        while (p < extent)
-            p *= 2;
-        return std::min(tile, p);
-    };
     std::int64_t bm = narrowed(t.bm, m), bn = narrowed(t.bn, n);
     return bm == t.bm && bn == t.bn ? t : fit(bm, bn, t.kb);
 }
@@ -142,9 +144,16 @@ void Contraction::choose_splits(int multiprocessors) {
     for (int c : z_)
         zt *= f_.extents[c];
     std::int64_t blocks = ceil_div(f_.extents[m_], t_.bm) * ceil_div(f_.extents[n_], t_.bn) * zt;
-    if (u_.reduce_op == ReduceOp::Custom || !f_.whole || blocks * 2 > multiprocessors) return;
-    std::int64_t s =
-        std::min<std::int64_t>({2 * multiprocessors / blocks, chunk_count() / 4, 64, 65535 / zt});
+    if (blocks * 2 > multiprocessors) return;
+    set_splits(std::min<std::int64_t>({2 * multiprocessors / blocks, chunk_count() / 4, 64}));
+}
+
+void Contraction::set_splits(std::int64_t s) {
+    std::int64_t zt = 1;
+    for (int c : z_)
+        zt *= f_.extents[c];
+    if (u_.reduce_op == ReduceOp::Custom || !f_.whole) return;
+    s = std::min<std::int64_t>({s, chunk_count(), 65535 / zt});
     if (s < 2) return;
     splits_ = ceil_div(chunk_count(), ceil_div(chunk_count(), s)); // no empty slice
 }
@@ -338,12 +347,12 @@ std::string Contraction::body(std::int64_t zt) const {
     return out + "    }\n";
 }
 
-bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
-    if (f.num_outputs == 0 || f.reduction_size < 4) return false;
+std::optional<std::array<int, 2>> contraction_members(const ReductionForm& f) {
+    if (f.num_outputs == 0 || f.reduction_size < 4) return std::nullopt;
     int n = -1;
     for (int c : f.outputs)
         if (f.extents[c] > 1 && (n < 0 || f.out_stride[c] < f.out_stride[n])) n = c;
-    if (n < 0) return false;
+    if (n < 0) return std::nullopt;
     int m = -1, best = 0;
     for (int c : f.outputs) {
         if (c == n || f.extents[c] <= 1) continue;
@@ -354,14 +363,39 @@ bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
             m = c;
         }
     }
-    if (m < 0 || best == 0 || f.extents[m] * f.extents[n] < 64) return false;
+    if (m < 0 || best == 0 || f.extents[m] * f.extents[n] < 64) return std::nullopt;
+    return std::array<int, 2>{m, n};
+}
+
+std::vector<std::int64_t> narrowed_tile(const ReductionForm& f, std::vector<std::int64_t> tile) {
+    auto mn = contraction_members(f);
+    if (!mn || tile.size() < 2) return tile;
+    tile[0] = narrowed(tile[0], f.extents[(*mn)[0]]);
+    tile[1] = narrowed(tile[1], f.extents[(*mn)[1]]);
+    return tile;
+}
+
+bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
+    auto mn = contraction_members(f);
+    if (!mn) return false;
+    auto [m, n] = *mn;
     std::int64_t z = f.num_outputs / (f.extents[m] * f.extents[n]);
-    Tile t = choose_tile(b, f.extents[m], f.extents[n], z, f.reduction_size);
+    // The autotuner's tiling for this kernel, else the policy's.
+    auto tuned = b.options.contraction_tilings.find(kernel);
+    const ContractionTiling* tiling =
+        tuned == b.options.contraction_tilings.end() ? nullptr : &tuned->second;
+    Tile t = tiling && !tiling->tile.empty()
+                 ? fit(tiling->tile[0], tiling->tile.size() > 1 ? tiling->tile[1] : tiling->tile[0],
+                       tiling->tile.size() > 2 ? tiling->tile[2] : 16)
+                 : choose_tile(b, f.extents[m], f.extents[n], z, f.reduction_size);
     if (ceil_div(f.extents[m], t.bm) > 65535 || ceil_div(f.extents[n], t.bn) > (1LL << 31) - 1 ||
         t.tx() * t.ty() > 1024)
         return false;
     Contraction c(b, kernel, f, m, n, t);
-    if (b.options.tile_sizes.empty()) c.choose_splits(b.options.multiprocessors);
+    if (tiling && tiling->splits > 0)
+        c.set_splits(tiling->splits);
+    else if (b.options.tile_sizes.empty() || tiling)
+        c.choose_splits(b.options.multiprocessors);
     c.stage(b.options.shared_memory_limit);
     c.emit();
     return true;

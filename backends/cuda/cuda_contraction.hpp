@@ -65,6 +65,8 @@ public:
     // Split K: S slices per tile (blockIdx.z) when the tiles alone would leave most
     // multiprocessors idle and the reduction is long (each slice keeps >= 4 chunks).
     void choose_splits(int multiprocessors);
+    // S slices (at most one per chunk); not for custom combiners or narrowed result boxes.
+    void set_splits(std::int64_t s);
 
 private:
     std::int64_t chunks_per_split() const { return ceil_div(chunk_count(), splits_); }

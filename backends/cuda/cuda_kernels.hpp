@@ -2,6 +2,7 @@
 // cuda_map.cpp, cuda_reduction.cpp, cuda_contraction.cpp, cuda_generic.cpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -50,6 +51,11 @@ void print_epilogue_value(const SourceBuilder& b, int kernel, const ReductionFor
                           std::string& out);
 void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,
                      const std::string& acc, const std::string& in, std::string& out);
+
+// The contraction's members (M, N) of a reduction form, if it is one: two coincident output
+// members with a read independent of each; and a tile {BM, BN, ...} narrowed to their extents.
+std::optional<std::array<int, 2>> contraction_members(const ReductionForm& f);
+std::vector<std::int64_t> narrowed_tile(const ReductionForm& f, std::vector<std::int64_t> tile);
 
 // One launch per Assign statement (a fuse's pieces in order).
 void emit_map(SourceBuilder& b, int kernel, int statement);

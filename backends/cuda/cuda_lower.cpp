@@ -51,7 +51,8 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     observer->partitioned(program);
     cuda::SourceBuilder b{program, options, *observer, {}, {}, {}};
     for (std::size_t k = 0; k < program.kernels.size(); ++k)
-        lower_kernel(b, static_cast<int>(k));
+        if (options.only_kernel < 0 || options.only_kernel == static_cast<int>(k))
+            lower_kernel(b, static_cast<int>(k));
     CudaLoweredProgram out;
     out.source = cuda::cuda_prelude() + "\n" + b.functions + "// launches, in order:\n";
     for (const CudaLaunch& l : b.launches)
@@ -59,6 +60,18 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     out.launches = std::move(b.launches);
     out.scratch = std::move(b.scratch);
     observer->emitted(out.source, "cu");
+    return out;
+}
+
+std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& program, int kernel) {
+    const poly::Kernel& k = program.kernels.at(static_cast<std::size_t>(kernel));
+    std::optional<cuda::ReductionForm> form = cuda::reduction_form(program, k);
+    if (!form || !cuda::contraction_members(*form)) return {};
+    std::vector<ContractionTiling> out{{}};
+    for (std::vector<std::int64_t> tile : std::vector<std::vector<std::int64_t>>{
+             {128, 128, 8}, {128, 64, 8}, {64, 128, 8}, {64, 64, 8}, {64, 64, 16}, {32, 32, 16}})
+        for (std::int64_t splits : {0, 1})
+            out.push_back({cuda::narrowed_tile(*form, tile), splits});
     return out;
 }
 

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,21 @@ struct CudaLoweredProgram {
     std::vector<ScratchBuffer> scratch; // device temporaries the launches need besides buffers
 };
 
+// One tiling of a contraction: the tile {BM, BN, reduction chunk} (empty: the policy's, from the
+// problem size) and the split-K slices (0: the policy's for that tile; 1: unsplit).
+struct ContractionTiling {
+    std::vector<std::int64_t> tile;
+    std::int64_t splits = 0;
+    bool operator==(const ContractionTiling&) const = default;
+};
+
 struct CudaLowerOptions {
-    // Contraction tile (BM, BN, reduction chunk); empty: chosen from the problem size.
+    // Contraction tile (BM, BN, reduction chunk) for every contraction, never split; empty:
+    // chosen from the problem size.
     std::vector<std::int64_t> tile_sizes;
+    // Per kernel (its index in the IR): the tiling the autotuner chose (cuda_autotune.hpp).
+    std::map<int, ContractionTiling> contraction_tilings;
+    int only_kernel = -1;      // >= 0: lower this kernel only (the autotuner's candidates)
     bool generic_only = false; // every kernel through the isl path (tests)
     // Sees every stage; null: the HEDRA_DUMP observer, if HEDRA_DUMP is set.
     sched::CompileObserver* observer = nullptr;
@@ -76,6 +89,11 @@ struct CudaLowerOptions {
 sched::PartitionOptions cuda_partition_options();
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
+
+// The tilings worth timing for kernel `kernel` (the autotuner's candidates): the policy's first,
+// then other tiles (narrowed to the output) with the policy's split and unsplit. Empty when the
+// kernel is not a contraction. Candidates may lower to the same code (the caller compares).
+std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& program, int kernel);
 
 // One launch per line ("k0_0 contraction grid(2,2,1) block(16,16,1) smem 8704 args b0 b1 b2").
 std::string to_string(const CudaLaunch& launch, const poly::ProgramIR& program);

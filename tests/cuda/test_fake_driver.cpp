@@ -284,3 +284,38 @@ TEST_CASE("cuda fake driver: HEDRA_PROFILE times each kernel") {
     CHECK(table.find(" 0.000 ms per run") == std::string::npos); // the fake times emulations
     backend::set_cuda_image_hook(nullptr);
 }
+
+// HEDRA_CUDA_AUTOTUNE: each contraction's distinct candidate tilings are compiled and timed on
+// the (fake) device, the fastest used, and the choice stored on disk: a second process with the
+// same cache directory times nothing. Results equal the reference's whatever the choice.
+TEST_CASE("cuda fake driver: autotuned contractions") {
+    if (!in_child()) {
+        std::string dir =
+            std::filesystem::temp_directory_path() / ("hedra_autotune_" + std::to_string(getpid()));
+        std::filesystem::remove_all(dir);
+        std::string env = "HEDRA_CUDA_AUTOTUNE=verbose HEDRA_CACHE_DIR=" + dir;
+        run_child("cuda fake driver: autotuned contractions", env);
+        run_child("cuda fake driver: autotuned contractions", env + " HEDRA_TUNED_BEFORE=1");
+        std::filesystem::remove_all(dir);
+        return;
+    }
+    backend::set_cuda_image_hook(register_emulation);
+    Array a = test::cuda_random(Shape::of({40, 30}), 90),
+          b = test::cuda_random(Shape::of({30, 20}), 91),
+          v = test::cuda_random(Shape::of({40, 20}), 92);
+    Array next_v = 0.9f * v + matmul(a, b);
+    std::vector<Array> outputs{next_v, relu(next_v) * 2.0f};
+    ComputeOptions on_cuda, on_reference;
+    on_cuda.backend = "cuda";
+    on_reference.backend = "reference";
+    std::vector<HostArray> got = compute(outputs, on_cuda), want = compute(outputs, on_reference);
+    for (std::size_t i = 0; i < got.size(); ++i)
+        test::check_same(got[i], want[i], false, 1e-5, 1e-6);
+    backend::CudaStats s = cuda()->stats();
+    CHECK(s.tuned_kernels == 1);
+    if (std::getenv("HEDRA_TUNED_BEFORE"))
+        CHECK(s.tuning_candidates == 0); // the choice came from the disk cache
+    else
+        CHECK(s.tuning_candidates >= 2);
+    backend::set_cuda_image_hook(nullptr);
+}

@@ -235,3 +235,28 @@ TEST_CASE("cuda mapping: small outputs get narrowed tiles") {
     CHECK(l.block[0] == 16);
     CHECK(logits.cuda.source.find("][1];") != std::string::npos); // one column per thread
 }
+
+// The autotuner's side of the lowering: a contraction's candidate tilings (the policy's first;
+// none for a kernel that is no contraction), and a tiling chosen per kernel, split or not.
+TEST_CASE("cuda mapping: contraction candidates and per-kernel tilings") {
+    Array a = placeholder(Shape::of({1024, 1024})), b = placeholder(Shape::of({1024, 1024}));
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b), exp(a)}, {}, {a, b});
+    REQUIRE(l.ir.kernels.size() == 2);
+    std::vector<backend::ContractionTiling> c = backend::contraction_candidates(l.ir, 0);
+    REQUIRE(c.size() >= 2);
+    CHECK(c[0] == backend::ContractionTiling{});
+    CHECK(backend::contraction_candidates(l.ir, 1).empty()); // exp(a) is a map
+    backend::CudaLowerOptions o;
+    o.only_kernel = 0;
+    o.contraction_tilings[0] = {{64, 64, 16}, 1};
+    backend::CudaLoweredProgram unsplit = backend::lower_cuda(l.ir, o);
+    REQUIRE(unsplit.launches.size() == 1); // only kernel 0
+    CHECK(unsplit.launches[0].grid == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(unsplit.source.find("float hd_acc[4][4];") != std::string::npos);
+    o.contraction_tilings[0] = {{128, 128, 8}, 4};
+    backend::CudaLoweredProgram split = backend::lower_cuda(l.ir, o);
+    REQUIRE(split.launches.size() == 2);
+    CHECK(split.launches[0].strategy == "contraction_split");
+    CHECK(split.launches[0].grid == std::array<unsigned, 3>{8, 8, 4});
+    CHECK(split.launches[1].strategy == "contraction_final");
+}

@@ -7,8 +7,11 @@
 //   backend, timed per step on the wall clock, with the number of kernel launches per step; the
 //   batch on the device (hedra_ms, as the peer's) and passed from the host (host_batch_ms). The
 //   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
-// At the largest N, more lines "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes;
-// "matmul_shape m=.. k=.. n=.." lines time the MLP's shapes (and two fixed tilings of each).
+// After each matmul, a "<kind>_tuned ... tiles=BM,BN,chunk/splits" line times the autotuner's
+// choice (cuda_autotune.hpp; its tuning time in tune_s). At the largest N, more lines
+// "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes; "matmul_shape m=.. k=.. n=.."
+// lines time the MLP's shapes (and two fixed tilings of each). With HEDRA_CUDA_AUTOTUNE set in
+// the environment, the training steps are autotuned (tuned_kernels=...).
 // Prints one line per measurement, key=value, e.g.
 //   matmul n=4096 hedra_ms=3.1 peer=cublas peer_ms=2.6 speedup=0.84 hedra_tflops=44.3
 //   max_rel_diff=2e-6
@@ -22,10 +25,12 @@
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "backends/cuda/cuda_autotune.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_driver.hpp"
 #include "backends/cuda/cuda_lower.hpp"
@@ -113,15 +118,23 @@ struct GeneratedMatmul {
     std::string launches;
 };
 
-GeneratedMatmul time_generated(const poly::ProgramIR& ir, const std::vector<std::int64_t>& tiles,
-                               cu::DeviceAllocator& allocator, const cu::Stream& stream,
-                               std::vector<std::unique_ptr<cu::DeviceBuffer>>& buffers) {
+backend::CudaLowerOptions lower_options() {
     cu::Device& dev = cu::Device::instance();
     backend::CudaLowerOptions lo;
     lo.multiprocessors = dev.multiprocessors;
-    lo.tile_sizes = tiles;
     lo.shared_memory_limit =
         std::min<std::size_t>(lo.shared_memory_limit, dev.shared_memory_per_block);
+    return lo;
+}
+
+GeneratedMatmul time_generated(const poly::ProgramIR& ir, const std::vector<std::int64_t>& tiles,
+                               cu::DeviceAllocator& allocator, const cu::Stream& stream,
+                               std::vector<std::unique_ptr<cu::DeviceBuffer>>& buffers,
+                               const std::map<int, backend::ContractionTiling>& tuned = {}) {
+    cu::Device& dev = cu::Device::instance();
+    backend::CudaLowerOptions lo = lower_options();
+    lo.tile_sizes = tiles;
+    lo.contraction_tilings = tuned;
     backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
     cu::NvrtcImage image =
         cu::Nvrtc::instance().compile(lowered.source, cu::default_architecture(dev.architecture()));
@@ -221,6 +234,33 @@ void bench_matmul(std::int64_t m, std::int64_t k, std::int64_t n, const std::str
     }
     std::printf("\n");
     std::fflush(stdout);
+    // The autotuner's choice (HEDRA_CUDA_AUTOTUNE's, cuda_autotune.hpp): candidates timed on
+    // scratch buffers, the chosen tiling timed here as the default was.
+    {
+        cu::AutotuneStats tuning;
+        auto start = std::chrono::steady_clock::now();
+        std::map<int, backend::ContractionTiling> tuned =
+            cu::autotune_contractions(ir, lower_options(), dev, allocator, stream, nullptr, tuning);
+        double tune_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        GeneratedMatmul t = time_generated(ir, {}, allocator, stream, buffers, tuned);
+        std::string choice = "policy";
+        if (auto it = tuned.find(0); it != tuned.end() && !it->second.tile.empty())
+            choice = std::to_string(it->second.tile[0]) + "," + std::to_string(it->second.tile[1]) +
+                     "," + std::to_string(it->second.tile[2]);
+        if (auto it = tuned.find(0); it != tuned.end())
+            choice += "/" + std::to_string(it->second.splits);
+        std::printf("%s_tuned %s tiles=%s hedra_ms=%.4f hedra_tflops=%.2f candidates=%llu "
+                    "tune_s=%.2f",
+                    kind.c_str(), keys.c_str(), choice.c_str(), t.ms, flop / (t.ms * 1e9),
+                    (unsigned long long)tuning.candidates, tune_s);
+        if (have_cublas)
+            std::printf(
+                " speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
+                max_relative_difference(stream, buffers[ic]->get(), peer_c->get(), elements));
+        std::printf(" %s\n", t.launches.c_str());
+        std::fflush(stdout);
+    }
     for (const std::vector<std::int64_t>& tiles : sweep) {
         GeneratedMatmul t = time_generated(ir, tiles, allocator, stream, buffers);
         std::printf("%s_tiles %s tiles=%lld,%lld,%lld hedra_ms=%.4f hedra_tflops=%.2f",
@@ -270,6 +310,8 @@ void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, 
                       int steps) {
     ComputeOptions on_cuda;
     on_cuda.backend = "cuda";
+    auto cuda = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
+    std::uint64_t tuned_before = cuda->stats().tuned_kernels;
     nn::TrainStep ts(nn::mlp(sizes, 0), std::make_shared<nn::Sgd>(nn::SgdOptions{0.01, 0.9}),
                      on_cuda);
     std::vector<float> x = random_floats(static_cast<std::size_t>(batch * sizes.front()), 3);
@@ -290,11 +332,12 @@ void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, 
     std::printf("train_step model=%s batch=%lld hedra_ms=%.4f host_batch_ms=%.4f "
                 "kernels_per_step=%.1f uploads_per_step=%.1f host_batch_uploads_per_step=%.1f "
                 "downloads_per_step=%.2f resident_inputs_per_step=%.1f compile_s=%.2f "
-                "loss=%.4f\n",
+                "tuned_kernels=%llu loss=%.4f\n",
                 name, (long long)batch, device.ms, host.ms, double(d.launches) / steps,
                 double(d.uploads) / steps, double(host.delta.uploads) / steps,
                 double(d.downloads) / steps, double(d.resident_inputs) / steps,
-                ts.compile_seconds(), device.loss);
+                ts.compile_seconds(),
+                (unsigned long long)(cuda->stats().tuned_kernels - tuned_before), device.loss);
     std::fflush(stdout);
 }
 
