@@ -132,8 +132,9 @@ public:
         unroll_small_reductions();
         find_epilogues();
         make_buffers(placeholders);
+        made_.assign(g_.nodes.size(), false);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)
-            if (mat_[i] && folded_into_[i] < 0) make_kernel(static_cast<int>(i));
+            make_in_order(static_cast<int>(i));
         for (int o : g_.outputs)
             ir_.outputs.push_back(buffer_of_[static_cast<std::size_t>(o)]);
         return std::move(ir_);
@@ -375,10 +376,11 @@ private:
 
     // Maps that become the epilogue of a sum's kernel (partition.hpp): materialized, not
     // distributed, reading the sum once at its own counters over the same counter box, and
-    // reading nothing else that is computed after the sum. With max_epilogues > 1, a map whose
-    // latest operand is already an epilogue of a sum joins the same kernel after it when it
-    // reads the sum and its epilogues only at the same element, and nothing else computed after
-    // the sum (SGD momentum: v' = mu v + g, then w' = w - lr v').
+    // reading nothing else that is computed after the sum. With max_epilogues > 1, up to that
+    // many maps join: more maps of the sum, and maps whose latest operand is already an
+    // epilogue of the sum, when they read the sum and its epilogues only at the same element
+    // and nothing else computed after the sum (SGD momentum: v' = mu v + g, then
+    // w' = w - lr v'; Adam: m', v', then w').
     void find_epilogues() {
         std::size_t n = g_.nodes.size();
         epilogues_of_.assign(n, {});
@@ -396,22 +398,38 @@ private:
             int r = folded_into_[static_cast<std::size_t>(latest)] >= 0
                         ? folded_into_[static_cast<std::size_t>(latest)]
                         : latest;
+            if (r == latest && kind(r) != NodeKind::Reduce && options_.max_epilogues > 1) {
+                // The latest operand may be one that does not depend on the sum (Adam's
+                // beta2^t): the chain's sum is then the latest whose epilogue it reads.
+                std::vector<int> operands;
+                materialized_operands(static_cast<int>(m), operands);
+                for (int o : operands)
+                    if (int f = folded_into_[static_cast<std::size_t>(o)]; f >= 0)
+                        r = r == latest ? f : std::max(r, f);
+            }
             bool chained = r != latest;
             std::vector<int>& epilogues = epilogues_of_[static_cast<std::size_t>(r)];
             if (kind(r) != NodeKind::Reduce || cn(r).leaf ||
                 cn(r).node->reduce_op != ReduceOp::Sum || !is_float(cn(r).node->dtype) ||
                 cn(r).node->shape.sizes() != mn.shape.sizes() ||
-                static_cast<int>(epilogues.size()) >= (chained ? options_.max_epilogues : 1))
+                static_cast<int>(epilogues.size()) >= options_.max_epilogues)
                 continue;
             AffineMap id = AffineMap::identity(mn.shape.rank());
             int uses = 0;
-            if (!reads_at(static_cast<int>(m), id, r, uses) || (!chained && uses != 1)) continue;
+            // One epilogue (the openmp register tile's) reads the sum once; in a chain the sum
+            // and the earlier epilogues are read any number of times (Adam's g and g * g).
+            bool single = options_.max_epilogues == 1;
+            if (!reads_at(static_cast<int>(m), id, r, uses) || (single && uses != 1) ||
+                (!chained && uses == 0))
+                continue;
             if (chained) {
-                // Everything else it reads exists before the sum's kernel runs.
+                // Everything else it reads can be computed before the sum's kernel runs: it
+                // comes before the sum, or does not depend on it (make_in_order hoists it).
                 std::vector<int> operands;
                 materialized_operands(static_cast<int>(m), operands);
                 for (int o : operands)
-                    ok = ok && (o < r || o == r || folded_into_[static_cast<std::size_t>(o)] == r);
+                    ok = ok && (o <= r || folded_into_[static_cast<std::size_t>(o)] == r ||
+                                !depends_on(o, r));
                 for (int e : epilogues) {
                     int e_uses = 0;
                     ok = ok && reads_at(static_cast<int>(m), id, e, e_uses);
@@ -421,6 +439,37 @@ private:
             epilogues.push_back(static_cast<int>(m));
             folded_into_[m] = r;
         }
+    }
+
+    // Whether node `o` reads the sum `r` or one of its epilogues, directly or through others.
+    bool depends_on(int o, int r) const {
+        if (o == r || folded_into_[static_cast<std::size_t>(o)] == r) return true;
+        if (o < r) return false; // node order is topological
+        std::vector<int> operands;
+        materialized_operands(o, operands);
+        for (int p : operands)
+            if (depends_on(p, r)) return true;
+        return false;
+    }
+
+    // Makes the kernels `i` needs, then its own: nodes in order, except that an operand of a
+    // sum's epilogue that comes after the sum (Adam's bias correction beta2^t) is made before
+    // the sum's kernel (find_epilogues checked that it does not depend on the sum).
+    void make_in_order(int i) {
+        if (made_[static_cast<std::size_t>(i)]) return;
+        made_[static_cast<std::size_t>(i)] = true;
+        std::vector<int> needs;
+        materialized_operands(i, needs);
+        for (int e : epilogues_of_[static_cast<std::size_t>(i)])
+            materialized_operands(e, needs);
+        for (int d : needs) {
+            int k = folded_into_[static_cast<std::size_t>(d)] >= 0
+                        ? folded_into_[static_cast<std::size_t>(d)]
+                        : d;
+            if (k != i) make_in_order(k);
+        }
+        if (mat_[static_cast<std::size_t>(i)] && folded_into_[static_cast<std::size_t>(i)] < 0)
+            make_kernel(i);
     }
 
     // The materialized operands (not leaves, constants or index components) of `i`'s inlined
@@ -620,6 +669,7 @@ private:
     std::vector<std::vector<int>> epilogues_of_; // per sum: the maps appended to its kernel
     std::vector<bool> unrolled_;                 // per reduction: unrolled into its readers
     std::vector<int> folded_into_;               // per map: the sum whose kernel computes it, or -1
+    std::vector<bool> made_;                     // per node: make_in_order has visited it
     struct PieceRead {
         int fuse = -1;
         NodePtr piece;

@@ -41,10 +41,10 @@ struct PartitionOptions {
     // A map that reads a sum's result element for element (an SGD update of a weight gradient)
     // joins the sum's kernel as a final Assign (its epilogue); see partition.hpp above.
     bool epilogues = true;
-    // How many maps may join one sum's kernel: the first reads the sum; each further one reads
-    // the sum or the earlier ones at the same element (SGD with momentum: the momentum, then
-    // the weight that reads it). The openmp register tile applies one; the cuda contraction
-    // applies any number.
+    // How many maps may join one sum's kernel, each reading the sum or the earlier ones at the
+    // same element (SGD with momentum: the momentum, then the weight that reads it; Adam: m and
+    // v, then the weight). The openmp register tile applies one (reading the sum once); the
+    // cuda templates apply any number.
     int max_epilogues = 1;
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hedra.hpp"
+#include "nn/optim.hpp"
 
 namespace hedra::test {
 
@@ -232,6 +233,19 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                          out.push_back(next_v);
                          out.push_back(w - 0.1f * next_v);
                      }
+                     // Adam after a contraction: m', v' (reading g * g), then the weight, which
+                     // also reads beta2^t, a scalar computed after the sum in node order (the
+                     // partition makes its kernel first)
+                     Array g = matmul(cuda_random(Shape::of({24, 40}), 95),
+                                      cuda_random(Shape::of({40, 36}), 96));
+                     Array w = cuda_random(g.shape(), 97);
+                     std::vector<Array> state{array(std::vector<float>{0.9f}, Shape{}),
+                                              array(std::vector<float>{0.999f}, Shape{}),
+                                              cuda_random(g.shape(), 98, -0.1f, 0.1f),
+                                              cuda_random(g.shape(), 99, 0.0f, 0.01f)};
+                     nn::OptimizerUpdate adam = nn::Adam(nn::AdamOptions{}).update({w}, {g}, state);
+                     out.push_back(adam.params[0]);
+                     out.insert(out.end(), adam.state.begin(), adam.state.end());
                      return out;
                  }});
     p.push_back({"batched matmul", [] {

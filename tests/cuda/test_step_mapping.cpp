@@ -121,11 +121,38 @@ TEST_CASE("cuda mapping: epilogue chains after every reduction template") {
     for (const backend::CudaLaunch& launch : l.cuda.launches)
         ++strategies[launch.strategy];
     INFO(l.cuda.source);
-    CHECK(strategies.count("map") == 0);
-    CHECK(strategies["contraction"] == 1);
+    CHECK(strategies["map"] == 2);
+    CHECK(strategies["contraction"] == 2);
     CHECK(strategies["contraction_split"] == 1);
     CHECK(strategies["serial_reduction"] == 1);
     CHECK(strategies["block_reduction"] == 1);
     CHECK(strategies["split_final"] == 1);
-    CHECK(l.cuda.launches.size() == 7);
+    // + Adam: the contraction (m', v', the weight) and beta1^t, beta2^t as maps
+    CHECK(l.cuda.launches.size() == 7 + 3);
+}
+
+// Adam on a weight gradient: m' and v' (which reads g twice, g * g) are maps of the sum, the
+// weight reads both: all three join the gradient's contraction.
+TEST_CASE("cuda mapping: the Adam update joins the gradient's contraction") {
+    Array w = placeholder(Shape::of({64, 96}), DType::F32, "w");
+    Array a = placeholder(Shape::of({64, 32}), DType::F32, "a"),
+          b = placeholder(Shape::of({32, 96}), DType::F32, "b");
+    nn::Adam adam(nn::AdamOptions{});
+    std::vector<Array> state, inputs{w, a, b};
+    for (const HostArray& s : adam.initial_state({HostArray({64, 96}, DType::F32)})) {
+        state.push_back(placeholder(Shape::of(s.sizes()), s.dtype(), "s"));
+        inputs.push_back(state.back());
+    }
+    nn::OptimizerUpdate u = adam.update({w}, {matmul(a, b)}, state);
+    std::vector<Array> outputs{u.params[0]};
+    outputs.insert(outputs.end(), u.state.begin(), u.state.end());
+    test::LoweredArrays l = test::lower_arrays(outputs, {}, inputs);
+    INFO(poly::to_string(l.ir));
+    int contractions = 0, maps = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches) {
+        contractions += launch.strategy == "contraction";
+        maps += launch.strategy == "map";
+    }
+    CHECK(contractions == 1);
+    CHECK(maps == 2); // the bias corrections' powers beta1^t and beta2^t, one scalar each
 }
