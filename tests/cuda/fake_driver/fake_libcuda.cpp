@@ -14,15 +14,18 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace {
 
+struct Function;
 struct Module {
     std::string ptx;
-    void* emulation = nullptr; // dlopen handle of the emulated kernels
+    void* emulation = nullptr;                        // dlopen handle of the emulated kernels
+    std::vector<std::unique_ptr<Function>> functions; // owned, as a real module's are
 };
 struct Function {
     Module* module;
@@ -159,7 +162,7 @@ CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned, CUjit_opti
     auto it = g_emulations.find(ptx);
     if (it == g_emulations.end() && !g_noop) return CUDA_ERROR_INVALID_IMAGE; // not registered
     *m = reinterpret_cast<CUmodule>(
-        new Module{ptx, it == g_emulations.end() ? nullptr : it->second});
+        new Module{ptx, it == g_emulations.end() ? nullptr : it->second, {}});
     return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule m) {
@@ -175,7 +178,8 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
     for (std::size_t at = mod->ptx.find(tag); at != std::string::npos;
          at = mod->ptx.find(tag, at + 1))
         params = std::max(params, std::atoi(mod->ptx.c_str() + at + tag.size()) + 1);
-    *f = reinterpret_cast<CUfunction>(new Function{mod, name, params});
+    mod->functions.push_back(std::make_unique<Function>(Function{mod, name, params}));
+    *f = reinterpret_cast<CUfunction>(mod->functions.back().get());
     return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
