@@ -54,6 +54,16 @@ Array random_op(Rng& rng, const std::vector<Array>& pool) {
     }
 }
 
+// Two 4x4 leaves, the placeholder p, then `min_steps` to `min_steps` + 5 random operations.
+std::vector<Array> random_pool(Rng& rng, std::uint32_t seed, const Array& p, int min_steps) {
+    std::vector<Array> pool{array(small_values(16, seed), Shape::of({4, 4})),
+                            array(small_values(16, seed + 100), Shape::of({4, 4})), p};
+    int steps = min_steps + static_cast<int>(rng.next(6));
+    for (int i = 0; i < steps; ++i)
+        pool.push_back(random_op(rng, pool));
+    return pool;
+}
+
 } // namespace
 
 TEST_CASE("random graphs agree with the reference interpreter") {
@@ -61,11 +71,7 @@ TEST_CASE("random graphs agree with the reference interpreter") {
         INFO("seed " << seed);
         Rng rng{seed};
         Array p = placeholder(Shape::of({4, 4}), DType::F32, "p");
-        std::vector<Array> pool{array(small_values(16, seed), Shape::of({4, 4})),
-                                array(small_values(16, seed + 100), Shape::of({4, 4})), p};
-        int steps = 3 + static_cast<int>(rng.next(6));
-        for (int i = 0; i < steps; ++i)
-            pool.push_back(random_op(rng, pool));
+        std::vector<Array> pool = random_pool(rng, seed, p, 3);
         std::vector<Array> outputs{pool.back(),
                                    pool[3 + rng.next(static_cast<std::uint32_t>(pool.size() - 3))]};
         HostArray pv = HostArray::from<float>(small_values(16, seed + 200), {4, 4});
@@ -84,11 +90,7 @@ TEST_CASE("random graphs with epilogue chains agree with the reference interpret
         INFO("seed " << seed);
         Rng rng{seed};
         Array p = placeholder(Shape::of({4, 4}), DType::F32, "p");
-        std::vector<Array> pool{array(small_values(16, seed), Shape::of({4, 4})),
-                                array(small_values(16, seed + 100), Shape::of({4, 4})), p};
-        int steps = 4 + static_cast<int>(rng.next(6));
-        for (int i = 0; i < steps; ++i)
-            pool.push_back(random_op(rng, pool));
+        std::vector<Array> pool = random_pool(rng, seed, p, 4);
         std::vector<Array> outputs(pool.begin() + 3, pool.end());
         HostArray pv = HostArray::from<float>(small_values(16, seed + 200), {4, 4});
         Partitioned got = run_partitioned(outputs, {p}, {pv}, chains);

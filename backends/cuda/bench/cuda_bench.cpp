@@ -234,6 +234,15 @@ void bench_matmul(std::int64_t m, std::int64_t k, std::int64_t n, const std::str
     }
     std::printf("\n");
     std::fflush(stdout);
+    // The end of a line that times another lowering of the same matmul: against the peer.
+    auto end_line = [&](const GeneratedMatmul& t) {
+        if (have_cublas)
+            std::printf(
+                " speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
+                max_relative_difference(stream, buffers[ic]->get(), peer_c->get(), elements));
+        std::printf(" %s\n", t.launches.c_str());
+        std::fflush(stdout);
+    };
     // The autotuner's choice (HEDRA_CUDA_AUTOTUNE's, cuda_autotune.hpp): candidates timed on
     // scratch buffers, the chosen tiling timed here as the default was.
     {
@@ -254,24 +263,14 @@ void bench_matmul(std::int64_t m, std::int64_t k, std::int64_t n, const std::str
                     "tune_s=%.2f",
                     kind.c_str(), keys.c_str(), choice.c_str(), t.ms, flop / (t.ms * 1e9),
                     (unsigned long long)tuning.candidates, tune_s);
-        if (have_cublas)
-            std::printf(
-                " speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
-                max_relative_difference(stream, buffers[ic]->get(), peer_c->get(), elements));
-        std::printf(" %s\n", t.launches.c_str());
-        std::fflush(stdout);
+        end_line(t);
     }
     for (const std::vector<std::int64_t>& tiles : sweep) {
         GeneratedMatmul t = time_generated(ir, tiles, allocator, stream, buffers);
         std::printf("%s_tiles %s tiles=%lld,%lld,%lld hedra_ms=%.4f hedra_tflops=%.2f",
                     kind.c_str(), keys.c_str(), (long long)tiles[0], (long long)tiles[1],
                     (long long)tiles[2], t.ms, flop / (t.ms * 1e9));
-        if (have_cublas)
-            std::printf(
-                " speedup=%.3f max_rel_diff=%.2e", peer_ms / t.ms,
-                max_relative_difference(stream, buffers[ic]->get(), peer_c->get(), elements));
-        std::printf(" %s\n", t.launches.c_str());
-        std::fflush(stdout);
+        end_line(t);
     }
 }
 
