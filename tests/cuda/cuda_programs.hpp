@@ -158,8 +158,12 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
              for (int i = 0; i < 32 * 64; ++i)
                  cv.push_back((i * 31) % 53 - 26);
              Array ic = array(cv, Shape::of({32, 64}));
-             return std::vector<Array>{matmul(a, b), matmul(ba, bb), matmul(ia, ib),
-                                       matmul(ia, ic)};
+             // rows that start one element into a 16-byte group (a slice at column 1): scalar
+             // loads, which the emulation's alignment check holds the code generator to
+             Array wide = cuda_random(Shape::of({64, 36}), 52);
+             Array shifted = reshape(wide, Shape{range(64), range(1, 33)});
+             return std::vector<Array>{matmul(a, b), matmul(ba, bb), matmul(ia, ib), matmul(ia, ic),
+                                       matmul(shifted, b)};
          }});
     p.push_back(
         {"split contraction", [] {

@@ -33,10 +33,12 @@ static std::barrier<>* hd_emu_barrier = nullptr;
 #define __shared__ static
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
-struct float2 { float x, y; };
-struct float4 { float x, y, z, w; };
-struct int2 { int x, y; };
-struct int4 { int x, y, z, w; };
+// Aligned as CUDA's: a vector access at an address the GPU would fault on ("misaligned
+// address") stops the emulation (-fsanitize=alignment, emulation_library).
+struct __attribute__((aligned(8))) float2 { float x, y; };
+struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
+struct __attribute__((aligned(8))) int2 { int x, y; };
+struct __attribute__((aligned(16))) int4 { int x, y, z, w; };
 static inline void __syncthreads() { hd_emu_barrier->arrive_and_wait(); }
 static inline float __fmaf_rn(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 static inline double __fma_rn(double a, double b, double c) { return __builtin_fma(a, b, c); }
@@ -95,7 +97,8 @@ void* emulation_library(const std::string& source) {
         std::ofstream(cpp) << text;
         std::string cmd =
             emulation_compiler() +
-            " -std=c++20 -O1 -fno-strict-aliasing -shared -fPIC -pthread -ffp-contract=off -o " +
+            " -std=c++20 -O1 -fno-strict-aliasing -shared -fPIC -pthread -ffp-contract=off "
+            "-fsanitize=alignment -fno-sanitize-recover=alignment -o " +
             tmp.string() + " " + cpp.string() + " > " + log.string() + " 2>&1";
         if (std::system(cmd.c_str()) != 0) {
             std::stringstream s;
