@@ -37,6 +37,7 @@ build() {
         die "configure failed (needs isl and GMP static libraries, zlib, doctest, the CUDA toolkit)"
     cmake --build "$BUILD" -j"${JOBS:-2}" || die "build failed"
     strip --strip-unneeded "$BUILD/hedra_cuda_tests" "$BUILD/hedra_cuda_bench" 2> /dev/null || true
+    rm -rf "$LOGS" # a dry run's logs and kernel cache: not to be carried
     du -sh "$BUILD" | sed 's/^/gpu_check: build folder size /'
     echo "gpu_check: tests that need no GPU (NVRTC, code generation, CPU emulation, fake driver):"
     "$BUILD/hedra_cuda_tests" --test-case-exclude='cuda device:*' | tail -4
