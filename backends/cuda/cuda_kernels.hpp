@@ -57,8 +57,12 @@ void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,
 std::optional<std::array<int, 2>> contraction_members(const ReductionForm& f);
 std::vector<std::int64_t> narrowed_tile(const ReductionForm& f, std::vector<std::int64_t> tile);
 
-// One launch per Assign statement (a fuse's pieces in order).
-void emit_map(SourceBuilder& b, int kernel, int statement);
+// A kernel of Assigns in launches: consecutive statements share one when none reads what
+// another writes and writes to one buffer are provably disjoint (a fuse's non-overlapping
+// pieces); otherwise, in order, one each (a later piece overwrites an earlier one).
+std::vector<std::vector<int>> map_launch_groups(const poly::Kernel& kernel);
+// One launch for these Assign statements (one of map_launch_groups).
+void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements);
 // One launch: the TM×TN register-tiled, shared-memory-staged contraction, if the form has two
 // coincident members with reuse, with the epilogues applied to the accumulators (the result is
 // stored only if something else reads it); false (nothing emitted) otherwise.

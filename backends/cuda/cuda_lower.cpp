@@ -26,8 +26,8 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
     } else if (auto form = cuda::reduction_form(b.program, kernel)) {
         if (!cuda::emit_contraction(b, k, *form)) cuda::emit_reduction(b, k, *form);
     } else if (all_assigns(kernel)) {
-        for (std::size_t s = 0; s < kernel.statements.size(); ++s)
-            cuda::emit_map(b, k, static_cast<int>(s));
+        for (const std::vector<int>& group : cuda::map_launch_groups(kernel))
+            cuda::emit_maps(b, k, group);
     } else {
         cuda::emit_generic(b, k);
     }

@@ -56,9 +56,11 @@ extern "C" void hd_emu_launch(void (*fn)(void**), void** args, unsigned gx, unsi
     for (unsigned t = 0; t < nt; ++t)
         threads.emplace_back([=, &bar] {
             threadIdx = {t % bx, (t / bx) % by, t / (bx * by)};
-            for (unsigned z = 0; z < gz; ++z)
-                for (unsigned y = 0; y < gy; ++y)
-                    for (unsigned x = 0; x < gx; ++x) {
+            // Blocks last to first: a GPU runs them in no set order, so a kernel whose result
+            // depends on it (a later block overwriting an earlier one's elements) shows here.
+            for (unsigned z = gz; z-- > 0;)
+                for (unsigned y = gy; y-- > 0;)
+                    for (unsigned x = gx; x-- > 0;) {
                         blockIdx = {x, y, z};
                         fn(args);
                         bar.arrive_and_wait();

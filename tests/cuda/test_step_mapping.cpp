@@ -156,3 +156,26 @@ TEST_CASE("cuda mapping: the Adam update joins the gradient's contraction") {
     CHECK(contractions == 1);
     CHECK(maps == 2); // the bias corrections' powers beta1^t and beta2^t, one scalar each
 }
+
+// A fuse's pieces that write disjoint elements (a 2x2 pooling gradient's four strided pieces)
+// share one map launch; pieces that overlap (a pad: zeros everywhere, then the interior) stay
+// one launch each, in order, so the later one wins.
+TEST_CASE("cuda mapping: disjoint fuse pieces share a launch") {
+    Array x = placeholder(Shape::of({8, 6}), DType::F32, "x");
+    std::vector<Array> pieces;
+    for (std::int64_t di : {0, 1})
+        for (std::int64_t dj : {0, 1})
+            pieces.push_back(reshape(lazy([](Sym v) { return v * 2.0; }, x),
+                                     Shape{range(di, 16, 2), range(dj, 12, 2)}));
+    Array fused = fuse(pieces);
+    test::LoweredArrays l = test::lower_arrays({fused}, {}, {x});
+    INFO(l.cuda.source);
+    int maps = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches)
+        maps += launch.strategy == "map";
+    REQUIRE(l.ir.kernels.size() == 1);
+    CHECK(l.ir.kernels[0].statements.size() == 4);
+    CHECK(maps == 1);
+    test::LoweredArrays padded = test::lower_arrays({pad(x, {{1, 1}, {2, 2}})}, {}, {x});
+    CHECK(padded.cuda.launches.size() == 2);
+}
