@@ -140,8 +140,8 @@ autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, c
             lowered.push_back(std::move(l));
             distinct.push_back(c);
         }
+        if (distinct.size() < 2) continue; // nothing to choose from
         ++stats.kernels;
-        if (distinct.size() < 2) continue;
         std::string key = sha256_hex("hedra contraction tiling v1\n" + device.name + "\n" + arch +
                                      "\n" + std::to_string(base.multiprocessors) + "\n" +
                                      std::to_string(base.shared_memory_limit) + "\n" + sources[0]);

@@ -20,7 +20,7 @@
 namespace hedra::backend::cuda {
 
 struct AutotuneStats {
-    std::uint64_t kernels = 0;    // contraction kernels tuned (timed or from the cache)
+    std::uint64_t kernels = 0;    // contractions with a choice to make (timed, or from the cache)
     std::uint64_t candidates = 0; // distinct candidate sources timed
     std::uint64_t from_cache = 0; // kernels whose choice came from the disk cache
 };
