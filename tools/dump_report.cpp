@@ -36,11 +36,17 @@ bool selected(const std::vector<Stage>& stages, Stage s) {
 
 const std::vector<std::pair<Stage, const char*>>& stage_names() {
     static const std::vector<std::pair<Stage, const char*>> names{
-        {Stage::Graph, "graph"},       {Stage::Partition, "partition"},
-        {Stage::Domains, "domains"},   {Stage::Accesses, "accesses"},
-        {Stage::Deps, "deps"},         {Stage::Constraints, "constraints"},
-        {Stage::Schedule, "schedule"}, {Stage::Final, "final-schedule"},
-        {Stage::Ast, "ast"},           {Stage::Code, "code"}};
+        {Stage::Graph, "graph"},
+        {Stage::Partition, "partition"},
+        {Stage::Domains, "domains"},
+        {Stage::Accesses, "accesses"},
+        {Stage::Deps, "deps"},
+        {Stage::Constraints, "constraints"},
+        {Stage::Schedule, "schedule"},
+        {Stage::Final, "final-schedule"},
+        {Stage::Ast, "ast"},
+        {Stage::Code, "code"},
+        {Stage::Ptx, "ptx"}};
     return names;
 }
 
@@ -257,6 +263,7 @@ std::vector<Section> sections(const GraphViews& graph, const Report& r, Format f
         out.push_back({Stage::Ast, k.name, k.ast});
     }
     out.push_back({Stage::Code, "", r.code});
+    out.push_back({Stage::Ptx, "", r.ptx});
     return out;
 }
 
@@ -353,8 +360,8 @@ std::string render(const GraphViews& graph, const Report& report, const std::vec
             doc.set("partition", Value::string(report.partition));
         bool per_kernel = false;
         for (Stage s : stages)
-            per_kernel =
-                per_kernel || (s != Stage::Graph && s != Stage::Partition && s != Stage::Code);
+            per_kernel = per_kernel || (s != Stage::Graph && s != Stage::Partition &&
+                                        s != Stage::Code && s != Stage::Ptx);
         if (per_kernel) {
             Value kernels = Value::array();
             for (const KernelReport& k : report.kernels)
@@ -362,6 +369,7 @@ std::string render(const GraphViews& graph, const Report& report, const std::vec
             doc.set("kernels", std::move(kernels));
         }
         if (selected(stages, Stage::Code)) doc.set("code", Value::string(report.code));
+        if (selected(stages, Stage::Ptx)) doc.set("ptx", Value::string(report.ptx));
         return json::write(doc) + "\n";
     }
     if (format == Format::Jscop) {

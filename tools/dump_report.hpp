@@ -33,7 +33,8 @@ enum class Stage {
     Schedule,
     Final,
     Ast,
-    Code
+    Code,
+    Ptx // the cuda target's code compiled by NVRTC (only when asked for)
 };
 const std::vector<std::pair<Stage, const char*>>& stage_names();
 enum class Format { Text, Yaml, Json, Dot, Jscop };
@@ -57,6 +58,7 @@ struct Report {
     std::string partition;
     std::vector<KernelReport> kernels;
     std::string code, code_extension = "cpp";
+    std::string ptx;
 };
 
 // Schedules by kernel name, as read from a --load-schedule file.

@@ -3,7 +3,9 @@
 // stages come from the backend's own pass list through a CompileObserver, so what is printed is
 // what a compile does. Output is deterministic: the same input gives the same bytes.
 // Exit status: 0 ok, 1 bad input, 2 usage, 3 illegal schedule (--load-schedule), 4 internal.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -18,6 +20,7 @@
 #include "tools/dump_report.hpp"
 #ifdef HEDRA_DUMP_HAVE_CUDA
 #include "backends/cuda/cuda_lower.hpp"
+#include "backends/cuda/nvrtc_compiler.hpp"
 #endif
 
 #ifndef HEDRA_VERSION_STRING
@@ -63,7 +66,9 @@ std::string help_text() {
            "  --format=FORMAT       text (default), yaml (constraints and schedules), json (all),\n"
            "                        dot (graph), jscop (domains, accesses, schedules; Polly's)\n"
            "  --target=TARGET       openmp (default), reference (graph only), cuda (graph,\n"
-           "                        partition, code; where the CUDA toolkit was found)\n"
+           "                        partition, code, and ptx when asked for: NVRTC's output\n"
+           "                        for $HEDRA_CUDA_ARCH if a compute_XY, else compute_90;\n"
+           "                        where the CUDA toolkit was found)\n"
            "  --tile-sizes=N,N,...  tile sizes per band member, outermost first (last repeats)\n"
            "  --save-schedule=FILE  write each kernel's computed schedule (isl YAML in JSON)\n"
            "  --load-schedule=FILE  use these schedules instead of computing them; a schedule\n"
@@ -80,8 +85,9 @@ std::string help_text() {
 // kernel IR in closed form (docs/cuda.md) and prints CUDA C++.
 bool target_has(const std::string& target, Stage s) {
     if (target == "reference") return s == Stage::Graph;
-    if (target == "cuda") return s == Stage::Graph || s == Stage::Partition || s == Stage::Code;
-    return true;
+    if (target == "cuda")
+        return s == Stage::Graph || s == Stage::Partition || s == Stage::Code || s == Stage::Ptx;
+    return s != Stage::Ptx;
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -100,9 +106,9 @@ std::vector<std::string> split(const std::string& s) {
 
 void set_stages(Options& o, const std::string& value) {
     for (const std::string& name : split(value)) {
-        if (name == "all") {
+        if (name == "all") { // every stage but the PTX (which needs NVRTC and the cuda target)
             for (const auto& [stage, n] : stage_names())
-                o.stages.push_back(stage);
+                if (stage != Stage::Ptx) o.stages.push_back(stage);
             continue;
         }
         bool found = false;
@@ -200,8 +206,10 @@ std::optional<Options> parse_arguments(int argc, char** argv) {
                     " target has no isl schedules to save or load "
                     "(use --target=openmp)");
     if (o.stages.empty()) {
+        // (Not the PTX: it needs NVRTC at run time, so only when asked for.)
         for (const auto& [stage, name] : stage_names())
-            if (format_applies(o.format, stage) && target_has(o.target, stage))
+            if (format_applies(o.format, stage) && target_has(o.target, stage) &&
+                stage != Stage::Ptx)
                 o.stages.push_back(stage);
         if (o.stages.empty())
             throw usage("--format=" + std::string(format_name(o.format)) +
@@ -216,9 +224,11 @@ std::optional<Options> parse_arguments(int argc, char** argv) {
                         " does not apply to stage '" + name + "'");
         if (!target_has(o.target, s))
             throw usage("stage '" + name + "' does not exist for the " + o.target + " target (" +
-                        (o.target == "reference" ? "it interprets the graph"
-                                                 : "it maps kernels without isl schedules") +
-                        "; use --target=openmp)");
+                        (s == Stage::Ptx           ? "it is NVRTC's output; use --target=cuda"
+                         : o.target == "reference" ? "it interprets the graph; use --target=openmp"
+                                                   : "it maps kernels without isl schedules; use "
+                                                     "--target=openmp") +
+                        ")");
     }
     return o;
 }
@@ -298,6 +308,14 @@ int run(int argc, char** argv) {
         report.code = backend::lower_cuda(ir, lo).source;
         if (!report.code.empty() && report.code.back() != '\n') report.code += '\n';
         report.code_extension = "cu";
+        if (std::find(o.stages.begin(), o.stages.end(), Stage::Ptx) != o.stages.end()) {
+            // PTX for a virtual architecture, as the backend compiles with HEDRA_CUDA_ARCH set
+            // to one; compute_90 (H100/H200) unless that says another.
+            const char* env = std::getenv("HEDRA_CUDA_ARCH");
+            std::string arch =
+                env && std::string(env).rfind("compute_", 0) == 0 ? env : "compute_90";
+            report.ptx = backend::cuda::Nvrtc::instance().compile(report.code, arch).image;
+        }
     }
 #endif
     std::string text = render(graph, report, o.stages, o.format, o.input, o.target);

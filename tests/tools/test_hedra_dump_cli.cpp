@@ -158,6 +158,19 @@ TEST_CASE("hedra-dump: formats") {
         CHECK(contains(cuda.out, "__global__"));
     else
         CHECK(contains(cuda.err, "target 'cuda' is not built into this hedra-dump"));
+    // Its PTX (NVRTC, when asked for): the contraction's fused multiply-adds; no PTX elsewhere.
+    if (cuda.status == 0) {
+        auto ptx = run_tool("matmul --target=cuda --dump=ptx");
+        if (ptx.status == 0) {
+            CHECK(contains(ptx.out, ".entry k0_0("));
+            CHECK(contains(ptx.out, "fma.rn.f32"));
+        } else {
+            CHECK(contains(ptx.err, "NVRTC")); // no libnvrtc on this machine
+        }
+    }
+    auto no_ptx = run_tool("matmul --dump=ptx");
+    CHECK(no_ptx.status == 2);
+    CHECK(contains(no_ptx.err, "use --target=cuda"));
 
     auto reference = run_tool("mlp_step --target=reference");
     CHECK(reference.status == 0);
