@@ -217,12 +217,25 @@ run() {
             "$(value compile_s "$tuned")"
     done < <(grep -E '^train_step ' "$LOGS/bench.log")
     if grep -q '^hedra: program' "$LOGS/profile.log"; then
-        echo "train step profile (HEDRA_PROFILE=1, --quick; the 6 slowest kernels per program):"
-        awk '/^hedra: program/ { n = 0; print "  " $0; next }
-             /^  kernel / { print "  " $0; next }
-             /^  k[0-9]/ { if (n++ < 6) print "  " $0 }' "$LOGS/profile.log" | cut -c1-150
+        echo "train step profile (HEDRA_PROFILE=1, --quick; the 6 slowest kernels per step program):"
+        awk '/^hedra: program/ { show = $0 !~ / 1 kernels,/; n = 0; if (show) print "  " $0; next }
+             /^  kernel / { if (show) print "  " $0; next }
+             /^  k[0-9]/ { if (show && n++ < 6) print "  " $0 }' "$LOGS/profile.log" | cut -c1-150
+    fi
+    if grep -q '^hedra cuda autotune:' "$LOGS/tuned.log"; then
+        echo "autotuned training-step contractions (the policy's time, then the chosen tiling's):"
+        awk '/^hedra cuda autotune:/ { k = $5; sub(",", "", k); chose = $NF; next }
+             /^  policy\// { policy = $2 }
+             /^  [0-9p]/ && $1 == chose { printf "  %-5s %-16s policy %s ms  chosen %s ms\n", k, chose, policy, $2 }
+             /^train_step model=/ { m = $2; sub("model=", "", m); print "  (above: " m ")" }' \
+            "$LOGS/tuned.log"
     fi
     grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/tuned.log" "$LOGS/torch.log" | sed 's/^/  /'
+    # The device tool brings back what is under $OUT: every log, for what the summary leaves out.
+    if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+        cp "$LOGS"/*.log "$LOGS"/*.py "$OUT"/ 2> /dev/null
+        echo "logs copied to \$OUT"
+    fi
     echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s; logs in $LOGS"
     [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
 }
