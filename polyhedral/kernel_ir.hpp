@@ -4,6 +4,7 @@
 // integer affine maps. No isl here: this is plain data, printable and testable on its own.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,45 +27,51 @@ struct Buffer {
     DType dtype = DType::F32;
     std::vector<std::int64_t> sizes; // dense row-major, counter space of its node
     BufferRole role = BufferRole::Temporary;
-    NodePtr node;     // the lazy node whose value this buffer holds
+    NodePtr node; // the lazy node whose value this buffer holds
+    std::size_t bytes() const {
+        std::size_t n = dtype_size(dtype);
+        for (std::int64_t s : sizes)
+            n *= static_cast<std::size_t>(s);
+        return n;
+    }
 };
 
 // One operand of a statement's expression (Input(k) of `value` is reads[k]).
 struct Read {
-    int buffer = -1;   // a buffer index, or -1: the value is the affine index expression itself
-    AffineMap access;  // statement counters -> buffer counters (out_rank 1 when buffer == -1)
+    int buffer = -1;  // a buffer index, or -1: the value is the affine index expression itself
+    AffineMap access; // statement counters -> buffer counters (out_rank 1 when buffer == -1)
     bool operator==(const Read&) const = default;
 };
 
 enum class StatementKind : std::uint8_t {
-    Assign,   // write[access(i)] = value
-    Update    // write[access(i)] = combine(write[access(i)], value): a reduction step
+    Assign, // write[access(i)] = value
+    Update  // write[access(i)] = combine(write[access(i)], value): a reduction step
 };
 
 struct Statement {
-    std::string name;                 // "S0", "S1", ...: unique within the program
+    std::string name; // "S0", "S1", ...: unique within the program
     StatementKind kind = StatementKind::Assign;
     std::vector<std::int64_t> extents; // domain: 0 <= i_d < extents[d]
     int write_buffer = -1;
-    AffineMap write_access;           // counters -> write buffer counters
-    ScalarExpr value;                 // over Input(k) = reads[k], in the write buffer's dtype
+    AffineMap write_access; // counters -> write buffer counters
+    ScalarExpr value;       // over Input(k) = reads[k], in the write buffer's dtype
     std::vector<Read> reads;
     ReduceOp reduce_op = ReduceOp::Sum; // Update: how to combine
-    ScalarExpr combiner;              // Update with Custom: over Input(0)=acc, Input(1)=value
-    std::vector<int> reduction_dims;  // Update: the counters that are reduced (not in write)
+    ScalarExpr combiner;                // Update with Custom: over Input(0)=acc, Input(1)=value
+    std::vector<int> reduction_dims;    // Update: the counters that are reduced (not in write)
 };
 
 // A kernel: statements scheduled together (one isl schedule, one generated function).
 struct Kernel {
-    std::string name; // "k0", ...
+    std::string name;                  // "k0", ...
     std::vector<Statement> statements; // in program (DSL) order
 };
 
 struct ProgramIR {
     std::vector<Buffer> buffers;
     std::vector<Kernel> kernels; // executed in order
-    std::vector<int> outputs;     // buffer index per requested output, in request order
-    std::vector<int> inputs;      // buffer indices bound at run time, deterministic order
+    std::vector<int> outputs;    // buffer index per requested output, in request order
+    std::vector<int> inputs;     // buffer indices bound at run time, deterministic order
 };
 
 // Readable listing for dumps and tests.

@@ -134,7 +134,7 @@ public:
         make_buffers(placeholders);
         made_.assign(g_.nodes.size(), false);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)
-            make_in_order(static_cast<int>(i));
+            if (mat_[i] && folded_into_[i] < 0) make_in_order(static_cast<int>(i));
         for (int o : g_.outputs)
             ir_.outputs.push_back(buffer_of_[static_cast<std::size_t>(o)]);
         return std::move(ir_);
@@ -398,11 +398,11 @@ private:
             int r = folded_into_[static_cast<std::size_t>(latest)] >= 0
                         ? folded_into_[static_cast<std::size_t>(latest)]
                         : latest;
-            if (r == latest && kind(r) != NodeKind::Reduce && options_.max_epilogues > 1) {
+            std::vector<int> operands;
+            if (options_.max_epilogues > 1) materialized_operands(static_cast<int>(m), operands);
+            if (r == latest && kind(r) != NodeKind::Reduce) {
                 // The latest operand may be one that does not depend on the sum (Adam's
                 // beta2^t): the chain's sum is then the latest whose epilogue it reads.
-                std::vector<int> operands;
-                materialized_operands(static_cast<int>(m), operands);
                 for (int o : operands)
                     if (int f = folded_into_[static_cast<std::size_t>(o)]; f >= 0)
                         r = r == latest ? f : std::max(r, f);
@@ -425,11 +425,10 @@ private:
             if (chained) {
                 // Everything else it reads can be computed before the sum's kernel runs: it
                 // comes before the sum, or does not depend on it (make_in_order hoists it).
-                std::vector<int> operands;
-                materialized_operands(static_cast<int>(m), operands);
+                std::vector<char> seen(g_.nodes.size(), 0);
                 for (int o : operands)
                     ok = ok && (o <= r || folded_into_[static_cast<std::size_t>(o)] == r ||
-                                !depends_on(o, r));
+                                !depends_on(o, r, seen));
                 for (int e : epilogues) {
                     int e_uses = 0;
                     ok = ok && reads_at(static_cast<int>(m), id, e, e_uses);
@@ -441,14 +440,16 @@ private:
         }
     }
 
-    // Whether node `o` reads the sum `r` or one of its epilogues, directly or through others.
-    bool depends_on(int o, int r) const {
+    // Whether node `o` reads the sum `r` or one of its epilogues, directly or through others
+    // (`seen`: nodes already found not to, so a shared subgraph is walked once).
+    bool depends_on(int o, int r, std::vector<char>& seen) const {
         if (o == r || folded_into_[static_cast<std::size_t>(o)] == r) return true;
-        if (o < r) return false; // node order is topological
+        if (o < r || seen[static_cast<std::size_t>(o)]) return false; // order is topological
+        seen[static_cast<std::size_t>(o)] = 1;
         std::vector<int> operands;
         materialized_operands(o, operands);
         for (int p : operands)
-            if (depends_on(p, r)) return true;
+            if (depends_on(p, r, seen)) return true;
         return false;
     }
 
@@ -472,8 +473,8 @@ private:
             make_kernel(i);
     }
 
-    // The materialized operands (not leaves, constants or index components) of `i`'s inlined
-    // tree.
+    // The operands of `i`'s inlined tree that other kernels compute (or an unrolled reduction,
+    // whose own operands are reached through it); not leaves, constants or index components.
     void materialized_operands(int i, std::vector<int>& out) const {
         for (int o : cn(i).operands) {
             if (inlinable_map(o) && !mat_[o])

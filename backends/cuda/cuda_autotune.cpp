@@ -24,9 +24,14 @@ KernelCache& choice_cache() {
     return cache;
 }
 
-bool verbose() {
-    const char* v = std::getenv("HEDRA_CUDA_AUTOTUNE");
-    return v && std::strcmp(v, "verbose") == 0;
+// $HEDRA_CUDA_AUTOTUNE, read once: 0 off, 1 on, 2 verbose.
+int autotune_mode() {
+    static const int mode = [] {
+        const char* v = std::getenv("HEDRA_CUDA_AUTOTUNE");
+        if (!v) return 0;
+        return std::strcmp(v, "verbose") == 0 ? 2 : std::strcmp(v, "1") == 0 ? 1 : 0;
+    }();
+    return mode;
 }
 
 // "128,128,8/0": the tile (empty: the policy's) and the splits.
@@ -55,13 +60,6 @@ std::optional<ContractionTiling> decode(const std::string& text) {
     return t;
 }
 
-std::size_t bytes_of(const std::vector<std::int64_t>& sizes, DType dtype) {
-    std::size_t n = dtype_size(dtype);
-    for (std::int64_t s : sizes)
-        n *= static_cast<std::size_t>(std::max<std::int64_t>(s, 0));
-    return std::max<std::size_t>(n, 1);
-}
-
 // Milliseconds per run of `lowered`'s launches, on buffers of the program's sizes.
 double time_launches(const poly::ProgramIR& ir, const CudaLoweredProgram& lowered,
                      const std::string& arch, DeviceAllocator& allocator, const Stream& stream,
@@ -80,10 +78,12 @@ double time_launches(const poly::ProgramIR& ir, const CudaLoweredProgram& lowere
         for (int b : l.buffers) {
             auto ub = static_cast<std::size_t>(b);
             if (!buffers[ub]) {
-                std::size_t bytes = ub < nb ? bytes_of(ir.buffers[ub].sizes, ir.buffers[ub].dtype)
-                                            : bytes_of({lowered.scratch[ub - nb].elements},
-                                                       lowered.scratch[ub - nb].dtype);
-                buffers[ub] = std::make_unique<DeviceBuffer>(allocator, bytes);
+                std::size_t bytes =
+                    ub < nb ? ir.buffers[ub].bytes()
+                            : static_cast<std::size_t>(lowered.scratch[ub - nb].elements) *
+                                  dtype_size(lowered.scratch[ub - nb].dtype);
+                buffers[ub] =
+                    std::make_unique<DeviceBuffer>(allocator, std::max<std::size_t>(bytes, 1));
             }
             args.back().push_back(buffers[ub]->get());
         }
@@ -110,8 +110,7 @@ double time_launches(const poly::ProgramIR& ir, const CudaLoweredProgram& lowere
 } // namespace
 
 bool autotune_enabled() {
-    const char* v = std::getenv("HEDRA_CUDA_AUTOTUNE");
-    return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "verbose") == 0);
+    return autotune_mode() > 0;
 }
 
 std::map<int, ContractionTiling>
@@ -169,7 +168,7 @@ autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, c
                 best_at = c;
             }
         }
-        if (verbose())
+        if (autotune_mode() == 2)
             std::fprintf(stderr, "hedra cuda autotune: kernel k%d, %zu candidates, chose %s\n%s",
                          kernel, lowered.size(), encode(distinct[best_at]).c_str(), report.c_str());
         chosen[kernel] = distinct[best_at];

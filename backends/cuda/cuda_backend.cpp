@@ -46,13 +46,6 @@ struct BufferBinding {
     int index = 0;
 };
 
-std::size_t byte_size(const std::vector<std::int64_t>& sizes, DType t) {
-    std::size_t n = dtype_size(t);
-    for (std::int64_t s : sizes)
-        n *= static_cast<std::size_t>(s);
-    return n;
-}
-
 } // namespace
 
 struct CudaCounters {
@@ -94,7 +87,7 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
         code->sizes.push_back(b.sizes);
         code->dtypes.push_back(b.dtype);
         code->roles.push_back(b.role);
-        code->bytes.push_back(byte_size(b.sizes, b.dtype));
+        code->bytes.push_back(b.bytes());
         BufferBinding bind;
         if (b.role == poly::BufferRole::Input) {
             bind.index = -1;
@@ -351,8 +344,8 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
             return it->second;
         }
     }
-    // Epilogues are applied to the contraction's accumulators; other reductions launch them
-    // as maps after the reduction (cuda_lower.cpp).
+    // Epilogues, chains of them included, are applied where each sum's element is stored
+    // (cuda_epilogue.cpp).
     poly::ProgramIR ir = sched::partition(outputs, placeholders, cuda_partition_options());
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;

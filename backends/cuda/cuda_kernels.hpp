@@ -58,8 +58,9 @@ std::optional<std::array<int, 2>> contraction_members(const ReductionForm& f);
 std::vector<std::int64_t> narrowed_tile(const ReductionForm& f, std::vector<std::int64_t> tile);
 
 // A kernel of Assigns in launches: consecutive statements share one when none reads what
-// another writes and writes to one buffer are provably disjoint (a fuse's non-overlapping
-// pieces); otherwise, in order, one each (a later piece overwrites an earlier one).
+// another writes and each later write to the same buffer is provably disjoint from the earlier
+// ones (a fuse's non-overlapping pieces) or a box they test and skip (a pad's interior);
+// otherwise, in order, one each (a later piece overwrites an earlier one).
 std::vector<std::vector<int>> map_launch_groups(const poly::Kernel& kernel);
 // One launch for these Assign statements (one of map_launch_groups).
 void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements);

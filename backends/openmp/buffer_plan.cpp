@@ -8,16 +8,6 @@
 #include <new>
 
 namespace hedra::backend {
-namespace {
-
-std::size_t buffer_bytes(const poly::Buffer& b) {
-    std::size_t n = dtype_size(b.dtype);
-    for (std::int64_t s : b.sizes)
-        n *= static_cast<std::size_t>(s);
-    return n;
-}
-
-} // namespace
 
 BufferPlan plan_temporaries(const poly::ProgramIR& program) {
     std::size_t nb = program.buffers.size();
@@ -40,7 +30,7 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
     for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k)
         for (std::size_t b = 0; b < nb; ++b) {
             if (program.buffers[b].role != poly::BufferRole::Temporary || first[b] != k) continue;
-            std::size_t bytes = buffer_bytes(program.buffers[b]);
+            std::size_t bytes = program.buffers[b].bytes();
             int best = -1;
             for (int s = 0; s < static_cast<int>(busy_until.size()); ++s)
                 if (busy_until[s] < k && plan.slot_bytes[s] >= bytes &&

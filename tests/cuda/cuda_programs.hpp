@@ -298,9 +298,12 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      Array x = cuda_random(Shape::of({8, 5}), 34);
                      Array even = reshape(x, Shape{range(0, 8, 2), range(5)});
                      Array odd = reshape(x, Shape{range(1, 8, 2), range(5)});
+                     // a later piece over a strided box: the earlier one skips its elements
+                     Array strided = reshape(x, Shape{range(1, 7, 2), range(0, 5, 2)});
                      return std::vector<Array>{fuse({odd * 2.0f, even + 1.0f}),
                                                stack(0, {x, x * 3.0f}), stack(1, {x, -x, x + 1.0f}),
-                                               pad(x, {{1, 2}, {0, 3}})};
+                                               pad(x, {{1, 2}, {0, 3}}),
+                                               overwrite({x * 3.0f, -strided})};
                  },
                  true});
     p.push_back({"iota and masks",

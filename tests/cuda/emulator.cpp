@@ -123,13 +123,6 @@ void* emulation_library(const std::string& source) {
 
 namespace {
 
-std::size_t buffer_bytes(const poly::Buffer& b) {
-    std::size_t bytes = dtype_size(b.dtype);
-    for (std::int64_t s : b.sizes)
-        bytes *= static_cast<std::size_t>(s);
-    return bytes;
-}
-
 const HostArray& input_of(const poly::Buffer& b) {
     if (auto memo = b.node->memo()) return *memo;
     HEDRA_INTERNAL_CHECK(b.node->kind == NodeKind::Data, "emulation: an input without data");
@@ -158,7 +151,7 @@ std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
     HEDRA_INTERNAL_CHECK(launch != nullptr, "emulation: no hd_emu_launch");
     std::vector<std::vector<unsigned char>> memory;
     for (const poly::Buffer& b : program.buffers) {
-        std::size_t bytes = buffer_bytes(b);
+        std::size_t bytes = b.bytes();
         memory.emplace_back(bytes + 64, 0xcd); // uninitialised memory is not zero on a GPU
         if (b.role == poly::BufferRole::Input && bytes > 0)
             std::memcpy(memory.back().data(), input_of(b).raw(), bytes);
@@ -207,7 +200,7 @@ std::string race_check_main(const poly::ProgramIR& program,
                     "    if (!f) return 2;\n"
                     "    std::vector<std::vector<unsigned char>> m;\n";
     for (const poly::Buffer& b : program.buffers) {
-        std::size_t n = buffer_bytes(b);
+        std::size_t n = b.bytes();
         m += "    m.emplace_back(" + std::to_string(n + 64) + ", 0xcd);\n";
         if (b.role == poly::BufferRole::Input && n > 0) {
             m += "    if (std::fread(m.back().data(), 1, " + std::to_string(n) +
