@@ -43,27 +43,47 @@ build() {
     "$BUILD/hedra_cuda_tests" --test-case-exclude='cuda device:*' | tail -4
 }
 
-# Makes sure NVRTC can be opened: the loader path, the usual toolkit folders, PyTorch's wheels.
-find_nvrtc() {
-    [ -n "${HEDRA_NVRTC_LIBRARY:-}" ] && return
-    if ldconfig -p 2> /dev/null | grep -q 'libnvrtc\.so'; then return; fi
-    local candidate
-    for candidate in /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda/lib/libnvrtc.so* \
-                     /usr/local/cuda-*/lib64/libnvrtc.so* /usr/lib/x86_64-linux-gnu/libnvrtc.so*; do
-        if [ -e "$candidate" ]; then export HEDRA_NVRTC_LIBRARY=$candidate; return; fi
-    done
-    candidate=$("$PYTHON" - 2> /dev/null << 'EOF'
+# Makes sure NVRTC and cuBLAS (the benchmark's peer) can be opened: the loader path, the usual
+# toolkit folders, then PyTorch's nvidia-* wheels, whose folder joins LD_LIBRARY_PATH (NVRTC opens
+# its libnvrtc-builtins by name, from the same folder).
+find_libs() {
+    local lib dir candidate
+    for lib in nvrtc cublas; do
+        if ldconfig -p 2> /dev/null | grep -q "lib$lib\.so"; then continue; fi
+        dir=
+        for candidate in /usr/local/cuda/lib64/lib$lib.so* /usr/local/cuda-*/lib64/lib$lib.so* \
+                         /usr/local/cuda/targets/x86_64-linux/lib/lib$lib.so*; do
+            if [ -e "$candidate" ]; then dir=$(dirname "$candidate"); break; fi
+        done
+        if [ -z "$dir" ]; then
+            candidate=$(LIB=$lib "$PYTHON" - 2> /dev/null << 'EOF'
 import glob, os, site
+lib = os.environ["LIB"]
 dirs = site.getsitepackages() + [site.getusersitepackages()]
 for d in dirs:
-    for pattern in ("nvidia/cuda_nvrtc/lib/libnvrtc.so*", "nvidia/cu*/lib/libnvrtc.so*", "torch/lib/libnvrtc*.so*"):
-        hits = sorted(glob.glob(os.path.join(d, pattern)))
-        hits = [h for h in hits if "builtins" not in h]
+    for pattern in (f"nvidia/cuda_{lib}/lib/lib{lib}.so*", f"nvidia/{lib}/lib/lib{lib}.so*",
+                    f"nvidia/cu*/lib/lib{lib}.so*", f"torch/lib/lib{lib}*.so*"):
+        hits = [h for h in sorted(glob.glob(os.path.join(d, pattern))) if "builtins" not in h]
         if hits:
             print(hits[0]); raise SystemExit
 EOF
 )
-    [ -n "$candidate" ] && export HEDRA_NVRTC_LIBRARY=$candidate
+            [ -n "$candidate" ] && dir=$(dirname "$candidate")
+        fi
+        [ "$lib" = nvrtc ] && [ -n "$dir" ] && [ -z "${HEDRA_NVRTC_LIBRARY:-}" ] &&
+            export HEDRA_NVRTC_LIBRARY=$(ls "$dir"/libnvrtc.so* | grep -v builtins | head -1)
+        [ -n "$dir" ] && export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        echo "gpu_check: lib$lib from ${dir:-nowhere found}"
+    done
+}
+
+# Copies the logs to $OUT after each stage: the device tool brings back only what is there (and
+# the output's tail), also when the run is stopped at its limit.
+save_logs() {
+    if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+        cp "$LOGS"/*.log "$LOGS"/*.py "$OUT"/ 2> /dev/null
+    fi
+    return 0
 }
 
 # Writes the PyTorch peer to $LOGS/torch_peer.py.
@@ -130,29 +150,41 @@ run() {
         die "no build in $BUILD: run 'bench/gpu_check.sh build' on a machine with isl first"
     fi
     mkdir -p "$LOGS"
-    find_nvrtc
-    local start=$SECONDS quick=() filter=(--test-case='cuda device:*,cuda: without a device*,cuda: the backend is registered')
+    find_libs
+    local start=$SECONDS stages="" quick=() filter=(--test-case='cuda device:*,cuda: without a device*,cuda: the backend is registered')
     [ "${QUICK:-0}" = 1 ] && quick=(--quick)
     [ "${FULL:-0}" = 1 ] && filter=()
     echo "gpu_check: $(nvidia-smi -L 2> /dev/null | head -1 || echo 'nvidia-smi unavailable')"
     echo "gpu_check: NVRTC ${HEDRA_NVRTC_LIBRARY:-from the loader path}"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total \
+        --format=csv,noheader 2> /dev/null | sed 's/^/gpu_check: /'
 
     # A fresh cache directory: every tuning is timed in this run (the NVRTC images too).
     export HEDRA_CACHE_DIR=$LOGS/cache
     rm -rf "$HEDRA_CACHE_DIR"
     timeout 120 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
     local tests_rc=$?
+    save_logs
+    stages+=" tests $((SECONDS - start))s"
     timeout 150 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
     local bench_rc=$?
+    save_logs
+    stages+=" bench $((SECONDS - start))s"
     # The training steps once more with HEDRA_PROFILE=1: GPU time per kernel (synchronous runs).
     timeout 40 env HEDRA_PROFILE=1 "$BUILD/hedra_cuda_bench" train_step --quick \
         > "$LOGS/profile.log" 2>&1
+    save_logs
+    stages+=" profile $((SECONDS - start))s"
     # And autotuned (HEDRA_CUDA_AUTOTUNE, docs/cuda.md): each contraction's tilings timed.
     timeout 90 env HEDRA_CUDA_AUTOTUNE=verbose "$BUILD/hedra_cuda_bench" train_step \
         "${quick[@]}" > "$LOGS/tuned.log" 2>&1
+    save_logs
+    stages+=" tuned $((SECONDS - start))s"
     write_torch_peer
     timeout 70 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
     local torch_rc=$?
+    save_logs
+    stages+=" torch $((SECONDS - start))s"
 
     echo "================ hedra cuda device check ================"
     grep -m1 '^device ' "$LOGS/bench.log" || true
@@ -232,11 +264,8 @@ run() {
     fi
     grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/tuned.log" "$LOGS/torch.log" | sed 's/^/  /'
     # The device tool brings back what is under $OUT: every log, for what the summary leaves out.
-    if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-        cp "$LOGS"/*.log "$LOGS"/*.py "$OUT"/ 2> /dev/null
-        echo "logs copied to \$OUT"
-    fi
-    echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s; logs in $LOGS"
+    save_logs
+    echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s (stages ended at:$stages); logs in $LOGS"
     [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
 }
 
