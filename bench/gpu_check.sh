@@ -139,6 +139,29 @@ for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large",
     loss.item()  # hedra's step returns the loss to the host too
     ms = (time.perf_counter() - t) * 1000 / steps
     print(f"train_step model={name} batch={batch} peer=torch torch_ms={ms:.4f}")
+    # The same step captured once as a CUDA graph and replayed (PyTorch's whole-network
+    # capture): what PyTorch's kernels cost without its host overhead per op.
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3): step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            static_loss = loss_fn(model(x), y)
+            static_loss.backward()
+            opt.step()
+        for _ in range(3): graph.replay()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(steps): graph.replay()
+        static_loss.item()
+        ms = (time.perf_counter() - t) * 1000 / steps
+        print(f"train_step_graph model={name} batch={batch} peer=torch_cuda_graph torch_ms={ms:.4f}")
+    except Exception as e:
+        print(f"note: PyTorch CUDA graph capture of {name} failed: {e}")
 EOF
 }
 
@@ -220,9 +243,10 @@ run() {
         done < <(grep -E '^matmul_shape(_tuned|_tiles)? ' "$LOGS/bench.log")
     fi
     if grep -q '^matmul_tiles ' "$LOGS/bench.log"; then
-        echo "  tile sweep (BM,BN,chunk; the default is the N=4096 line above):"
+        echo "  tile sweep (BM,BN,chunk; the defaults are the lines above):"
         while read -r line; do
-            printf '    %-12s %8s ms  %6s TFLOP/s  speedup %s\n' "$(value tiles "$line")" \
+            printf '    N=%-5s %-12s %8s ms  %6s TFLOP/s  speedup %s\n' "$(value n "$line")" \
+                "$(value tiles "$line")" \
                 "$(value hedra_ms "$line")" "$(value hedra_tflops "$line")" \
                 "$(value speedup "$line")"
         done < <(grep -E '^matmul_tiles ' "$LOGS/bench.log")
@@ -240,6 +264,10 @@ run() {
             "$(value downloads_per_step "$line")" \
             "$(value compile_s "$line")" "$(value host_batch_ms "$line")" \
             "$(value host_batch_uploads_per_step "$line")"
+        local graph
+        graph=$(value torch_ms "$(grep -E "^train_step_graph model=$model " "$LOGS/torch.log" | head -1)")
+        [ -n "$graph" ] && printf '             torch as one CUDA graph %8s ms  speedup %s\n' "$graph" \
+            "$(awk -v a="$graph" -v b="$h" 'BEGIN { printf "%.3f", a / b }')"
         local tuned
         tuned=$(grep -E "^train_step model=$model " "$LOGS/tuned.log" | head -1)
         [ -n "$tuned" ] && printf '             autotuned %8s ms  speedup %s  kernels/step %s  (%s contractions tuned, compile and tuning %s s)\n' \

@@ -68,8 +68,13 @@ std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& pro
     std::optional<cuda::ReductionForm> form = cuda::reduction_form(program, k);
     if (!form || !cuda::contraction_members(*form)) return {};
     std::vector<ContractionTiling> out{{}};
-    for (std::vector<std::int64_t> tile : std::vector<std::vector<std::int64_t>>{
-             {128, 128, 8}, {128, 64, 8}, {64, 128, 8}, {64, 64, 8}, {64, 64, 16}, {32, 32, 16}})
+    for (std::vector<std::int64_t> tile : std::vector<std::vector<std::int64_t>>{{128, 128, 16},
+                                                                                 {128, 128, 8},
+                                                                                 {128, 64, 8},
+                                                                                 {64, 128, 8},
+                                                                                 {64, 64, 8},
+                                                                                 {64, 64, 16},
+                                                                                 {32, 32, 16}})
         for (std::int64_t splits : {0, 1})
             out.push_back({cuda::narrowed_tile(*form, tile), splits});
     return out;
