@@ -8,13 +8,15 @@
 #
 #   bench/gpu_check.sh build   on a development machine (isl, the CUDA toolkit's headers, a C++20
 #                              compiler): configure and build into $HEDRA_GPU_BUILD (default
-#                              build-gpu, ~15 MB), then run the tests that need no GPU.
+#                              build-gpu, ~32 MB), then run the tests that need no GPU.
 #   bench/gpu_check.sh [run]   on the GPU machine, from the repository root with the build folder
 #                              in place: the CUDA tests that need a device, the generated matmul
 #                              against cuBLAS (N = 1024, 2048, 4096), steady-state MLP training
-#                              steps (also autotuned), the same measured with PyTorch CUDA, and
-#                              one summary.
-#                              About 3-5 minutes; every stage has its own timeout (7.5 min in all).
+#                              steps (also autotuned), the same measured with PyTorch CUDA (its
+#                              step also as one CUDA graph), and one summary.
+#                              About 3 minutes on an H200; every stage has its own timeout (8.5
+#                              min in all). Each stage's log is copied to $OUT as it ends.
+#   bench/gpu_check.sh peer    only the PyTorch peer (no build needed).
 #
 # Environment: HEDRA_GPU_BUILD (build folder), HEDRA_NVRTC_LIBRARY (libnvrtc to use, else found
 # on the loader path, under /usr/local/cuda*, or in PyTorch's nvidia-* wheels), JOBS (build
@@ -90,7 +92,8 @@ save_logs() {
 write_torch_peer() {
     cat > "$LOGS/torch_peer.py" << 'EOF'
 # PyTorch CUDA peer: the same matmuls (FP32, TF32 off, as cuBLAS above) and MLP training steps
-# (SGD lr 0.01, momentum 0.9, the batch already on the GPU), timed as hedra_cuda_bench does.
+# (SGD lr 0.01, momentum 0.9, the batch already on the GPU), timed as hedra_cuda_bench does;
+# with --graph, only the training steps, each captured as one CUDA graph.
 import sys, time
 try:
     import torch
@@ -110,42 +113,52 @@ def cuda_ms(fn):
     for _ in range(reps): fn()
     e.record(); e.synchronize()
     return s.elapsed_time(e) / reps
-for n in ([1024] if quick else [1024, 2048, 4096]):
-    a = torch.rand(n, n, device="cuda") * 2 - 1
-    b = torch.rand(n, n, device="cuda") * 2 - 1
-    ms = cuda_ms(lambda: torch.mm(a, b))
-    print(f"matmul n={n} peer=torch torch_ms={ms:.4f}")
-for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large", [784, 1024, 1024, 10], 256)):
+graph_mode = "--graph" in sys.argv  # run alone: a failed capture spoils the process's CUDA state
+def mlp(sizes, batch):
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
         if i + 2 < len(sizes): layers.append(torch.nn.ReLU())
     model = torch.nn.Sequential(*layers).cuda()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    loss_fn = torch.nn.CrossEntropyLoss()
     x = torch.rand(batch, sizes[0], device="cuda") * 2 - 1
     y = torch.arange(batch, device="cuda") % sizes[-1]
+    return model, opt, torch.nn.CrossEntropyLoss(), x, y
+def timed(run, steps, loss):
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(steps): run()
+    loss().item()  # hedra's step returns the loss to the host too
+    return (time.perf_counter() - t) * 1000 / steps
+for n in ([] if graph_mode else [1024] if quick else [1024, 2048, 4096]):
+    a = torch.rand(n, n, device="cuda") * 2 - 1
+    b = torch.rand(n, n, device="cuda") * 2 - 1
+    ms = cuda_ms(lambda: torch.mm(a, b))
+    print(f"matmul n={n} peer=torch torch_ms={ms:.4f}")
+for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large", [784, 1024, 1024, 10], 256)):
+    model, opt, loss_fn, x, y = mlp(sizes, batch)
+    steps = 10 if quick else 50
+    last = [None]
     def step():
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
-        return loss
-    for _ in range(3): step()
-    torch.cuda.synchronize()
-    steps = 10 if quick else 50
-    t = time.perf_counter()
-    for _ in range(steps): loss = step()
-    loss.item()  # hedra's step returns the loss to the host too
-    ms = (time.perf_counter() - t) * 1000 / steps
-    print(f"train_step model={name} batch={batch} peer=torch torch_ms={ms:.4f}")
-    # The same step captured once as a CUDA graph and replayed (PyTorch's whole-network
-    # capture): what PyTorch's kernels cost without its host overhead per op.
+        last[0] = loss
+    if not graph_mode:
+        for _ in range(3): step()
+        ms = timed(step, steps, lambda: last[0])
+        print(f"train_step model={name} batch={batch} peer=torch torch_ms={ms:.4f}")
+        continue
+    # The same step captured once as a CUDA graph and replayed, as PyTorch's documentation
+    # captures a whole network: warmed up on a side stream, no eager step's graph kept alive.
+    # What PyTorch's kernels cost without its host overhead per op.
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             for _ in range(3): step()
+        last[0] = None
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         opt.zero_grad(set_to_none=True)
@@ -154,15 +167,22 @@ for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large",
             static_loss.backward()
             opt.step()
         for _ in range(3): graph.replay()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(steps): graph.replay()
-        static_loss.item()
-        ms = (time.perf_counter() - t) * 1000 / steps
+        ms = timed(graph.replay, steps, lambda: static_loss)
         print(f"train_step_graph model={name} batch={batch} peer=torch_cuda_graph torch_ms={ms:.4f}")
     except Exception as e:
         print(f"note: PyTorch CUDA graph capture of {name} failed: {e}")
+        break
 EOF
+}
+
+# The PyTorch peer, eager then (in a process of its own) as CUDA graphs: torch.log and
+# torch_graph.log. Returns the eager run's status.
+run_torch_peer() {
+    write_torch_peer
+    timeout 70 "$PYTHON" "$LOGS/torch_peer.py" "$@" > "$LOGS/torch.log" 2>&1
+    local rc=$?
+    timeout 40 "$PYTHON" "$LOGS/torch_peer.py" --graph "$@" > "$LOGS/torch_graph.log" 2>&1
+    return $rc
 }
 
 # value KEY LINE: the value of key=value in LINE.
@@ -203,8 +223,7 @@ run() {
         "${quick[@]}" > "$LOGS/tuned.log" 2>&1
     save_logs
     stages+=" tuned $((SECONDS - start))s"
-    write_torch_peer
-    timeout 70 "$PYTHON" "$LOGS/torch_peer.py" "${quick[@]}" > "$LOGS/torch.log" 2>&1
+    run_torch_peer "${quick[@]}"
     local torch_rc=$?
     save_logs
     stages+=" torch $((SECONDS - start))s"
@@ -265,7 +284,7 @@ run() {
             "$(value compile_s "$line")" "$(value host_batch_ms "$line")" \
             "$(value host_batch_uploads_per_step "$line")"
         local graph
-        graph=$(value torch_ms "$(grep -E "^train_step_graph model=$model " "$LOGS/torch.log" | head -1)")
+        graph=$(value torch_ms "$(grep -E "^train_step_graph model=$model " "$LOGS/torch_graph.log" | head -1)")
         [ -n "$graph" ] && printf '             torch as one CUDA graph %8s ms  speedup %s\n' "$graph" \
             "$(awk -v a="$graph" -v b="$h" 'BEGIN { printf "%.3f", a / b }')"
         local tuned
@@ -290,15 +309,27 @@ run() {
              /^train_step model=/ { m = $2; sub("model=", "", m); print "  (above: " m ")" }' \
             "$LOGS/tuned.log"
     fi
-    grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/tuned.log" "$LOGS/torch.log" | sed 's/^/  /'
+    grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/tuned.log" "$LOGS/torch.log" \
+        "$LOGS/torch_graph.log" | sed 's/^/  /'
     # The device tool brings back what is under $OUT: every log, for what the summary leaves out.
     save_logs
     echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s (stages ended at:$stages); logs in $LOGS"
     [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
 }
 
+# Only the PyTorch peer (no hedra build needed): its lines, and every log copied to $OUT.
+peer() {
+    mkdir -p "$LOGS"
+    run_torch_peer "$@"
+    local rc=$?
+    cat "$LOGS/torch.log" "$LOGS/torch_graph.log"
+    save_logs
+    return $rc
+}
+
 case "$MODE" in
 build) build ;;
 run) run ;;
-*) die "usage: bench/gpu_check.sh [build|run]" ;;
+peer) shift; peer "$@" ;;
+*) die "usage: bench/gpu_check.sh [build|run|peer [--quick]]" ;;
 esac
