@@ -13,7 +13,7 @@
 // lines time the MLP's shapes (and two fixed tilings of each). With HEDRA_CUDA_AUTOTUNE set in
 // the environment, the training steps are autotuned (tuned_kernels=...).
 // Prints one line per measurement, key=value, e.g.
-//   matmul n=4096 hedra_ms=3.1 peer=cublas peer_ms=2.6 speedup=0.84 hedra_tflops=44.3
+//   matmul n=4096 hedra_ms=2.94 peer=cublas peer_ms=2.67 speedup=0.91 hedra_tflops=46.7
 //   max_rel_diff=2e-6
 // where speedup = peer_ms / hedra_ms, as in hedra's other benchmarks.
 // Usage: hedra_cuda_bench [matmul [N...]] [train_step] [--quick]
