@@ -8,8 +8,8 @@
 //   batch on the device (hedra_ms, as the peer's) and passed from the host (host_batch_ms). The
 //   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
 // After each matmul, a "<kind>_tuned ... tiles=BM,BN,chunk/splits" line times the autotuner's
-// choice (cuda_autotune.hpp; its tuning time in tune_s). At the largest N, more lines
-// "matmul_tiles n=... tiles=BM,BN,chunk ..." time other tile sizes; "matmul_shape m=.. k=.. n=.."
+// choice (cuda_autotune.hpp; its tuning time in tune_s). Then "matmul_tiles n=...
+// tiles=BM,BN,chunk ..." lines time other tile sizes (more at the largest N); "matmul_shape m=.."
 // lines time the MLP's shapes (and two fixed tilings of each). With HEDRA_CUDA_AUTOTUNE set in
 // the environment, the training steps are autotuned (tuned_kernels=...).
 // Prints one line per measurement, key=value, e.g.
