@@ -67,14 +67,11 @@ std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& pro
     const poly::Kernel& k = program.kernels.at(static_cast<std::size_t>(kernel));
     std::optional<cuda::ReductionForm> form = cuda::reduction_form(program, k);
     if (!form || !cuda::contraction_members(*form)) return {};
+    const std::vector<std::vector<std::int64_t>> tiles = {
+        {128, 128, 16}, {128, 128, 8}, {128, 64, 8}, {64, 128, 8},
+        {64, 64, 8},    {64, 64, 16},  {32, 32, 16}};
     std::vector<ContractionTiling> out{{}};
-    for (std::vector<std::int64_t> tile : std::vector<std::vector<std::int64_t>>{{128, 128, 16},
-                                                                                 {128, 128, 8},
-                                                                                 {128, 64, 8},
-                                                                                 {64, 128, 8},
-                                                                                 {64, 64, 8},
-                                                                                 {64, 64, 16},
-                                                                                 {32, 32, 16}})
+    for (const std::vector<std::int64_t>& tile : tiles)
         for (std::int64_t splits : {0, 1})
             out.push_back({cuda::narrowed_tile(*form, tile), splits});
     return out;

@@ -165,6 +165,7 @@ TEST_CASE("hedra-dump: formats") {
             CHECK(contains(ptx.out, ".entry k0_0("));
             CHECK(contains(ptx.out, "fma.rn.f32"));
         } else {
+            INFO("status " << ptx.status << ", stderr: " << ptx.err);
             CHECK(contains(ptx.err, "NVRTC")); // no libnvrtc on this machine
         }
     }
