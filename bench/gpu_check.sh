@@ -91,7 +91,7 @@ save_logs() {
 # Writes the PyTorch peer to $LOGS/torch_peer.py.
 write_torch_peer() {
     cat > "$LOGS/torch_peer.py" << 'EOF'
-# PyTorch CUDA peer: the same matmuls (FP32, TF32 off, as cuBLAS above) and MLP training steps
+# PyTorch CUDA peer: the same matmuls (FP32, TF32 off, as cuBLAS above) and training steps
 # (SGD lr 0.01, momentum 0.9, the batch already on the GPU), timed as hedra_cuda_bench does;
 # with --graph, only the training steps, each captured as one CUDA graph.
 import sys, time
@@ -135,8 +135,18 @@ for n in ([] if graph_mode else [1024] if quick else [1024, 2048, 4096]):
     b = torch.rand(n, n, device="cuda") * 2 - 1
     ms = cuda_ms(lambda: torch.mm(a, b))
     print(f"matmul n={n} peer=torch torch_ms={ms:.4f}")
-for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large", [784, 1024, 1024, 10], 256)):
-    model, opt, loss_fn, x, y = mlp(sizes, batch)
+def cnn(batch):  # nn::mnist_cnn: two 5x5 convolutions (16, 32 channels, pad 2), ReLU, 2x2 pools
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 16, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.rand(batch, 1, 28, 28, device="cuda") * 2 - 1
+    y = torch.arange(batch, device="cuda") % 10
+    return model, opt, torch.nn.CrossEntropyLoss(), x, y
+for name, sizes, batch in (("mlp-small", [784, 300, 100, 10], 64), ("mlp-large", [784, 1024, 1024, 10], 256),
+                           ("cnn", None, 64)):
+    model, opt, loss_fn, x, y = mlp(sizes, batch) if sizes else cnn(batch)
     steps = 10 if quick else 50
     last = [None]
     def step():

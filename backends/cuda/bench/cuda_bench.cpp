@@ -3,10 +3,11 @@
 //   tensor cores: CUBLAS_DEFAULT_MATH), both launched in this process on the same device buffers
 //   and timed with CUDA events; the results are compared with each other. cuBLAS is a
 //   benchmark-only peer, opened with dlopen (libcublas.so[.13|.12], or the toolkit's directory).
-// - train_step: steady-state MLP training steps (nn::TrainStep, SGD with momentum) on the cuda
-//   backend, timed per step on the wall clock, with the number of kernel launches per step; the
-//   batch on the device (hedra_ms, as the peer's) and passed from the host (host_batch_ms). The
-//   PyTorch CUDA peer runs in Python (bench/gpu_check.sh) with the same shapes.
+// - train_step: steady-state training steps (nn::TrainStep, SGD with momentum) of the two MLPs
+//   and the MNIST CNN (nn::mnist_cnn, batch 64) on the cuda backend, timed per step on the wall
+//   clock, with the number of kernel launches per step; the batch on the device (hedra_ms, as the
+//   peer's) and passed from the host (host_batch_ms). The PyTorch CUDA peer runs in Python
+//   (bench/gpu_check.sh) with the same shapes.
 // After each matmul, a "<kind>_tuned ... tiles=BM,BN,chunk/splits" line times the autotuner's
 // choice (cuda_autotune.hpp; its tuning time in tune_s). Then "matmul_tiles n=...
 // tiles=BM,BN,chunk ..." lines time other tile sizes (more at the largest N); "matmul_shape m=.."
@@ -305,20 +306,25 @@ StepTiming time_steps(nn::TrainStep& ts, const HostArray& images, const HostArra
 // hedra_ms: the batch already on the device (as the PyTorch peer's `x`, made there by a cuda
 // program, so residency passes it without a copy); host_batch_ms: the same batch passed from
 // host memory, uploaded every step (a training loop that reads each batch from the host).
-void bench_train_step(const char* name, const std::vector<std::int64_t>& sizes, std::int64_t batch,
+// `model` takes a batch of `model.example_shape` and scores `classes` classes.
+void bench_train_step(const char* name, nn::Model model, std::int64_t classes, std::int64_t batch,
                       int steps) {
     ComputeOptions on_cuda;
     on_cuda.backend = "cuda";
     auto cuda = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
     std::uint64_t tuned_before = cuda->stats().tuned_kernels;
-    nn::TrainStep ts(nn::mlp(sizes, 0), std::make_shared<nn::Sgd>(nn::SgdOptions{0.01, 0.9}),
+    std::vector<std::int64_t> shape = {batch};
+    shape.insert(shape.end(), model.example_shape.begin(), model.example_shape.end());
+    nn::TrainStep ts(std::move(model), std::make_shared<nn::Sgd>(nn::SgdOptions{0.01, 0.9}),
                      on_cuda);
-    std::vector<float> x = random_floats(static_cast<std::size_t>(batch * sizes.front()), 3);
+    std::int64_t elements = 1;
+    for (std::int64_t e : shape)
+        elements *= e;
+    std::vector<float> x = random_floats(static_cast<std::size_t>(elements), 3);
     std::vector<std::int32_t> y(static_cast<std::size_t>(batch));
     for (std::size_t i = 0; i < y.size(); ++i)
-        y[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(sizes.back()));
-    HostArray images = HostArray::from(x, {batch, sizes.front()}),
-              labels = HostArray::from(y, {batch});
+        y[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(classes));
+    HostArray images = HostArray::from(x, shape), labels = HostArray::from(y, {batch});
     HostArray device_images = compute(array(images) + 0.0f, on_cuda),
               device_labels = compute(array(labels) + 0, on_cuda);
     for (int i = 0; i < 3; ++i)
@@ -400,8 +406,9 @@ int main(int argc, char** argv) {
         }
         if (run_train) {
             int steps = quick ? 10 : 50;
-            bench_train_step("mlp-small", {784, 300, 100, 10}, 64, steps);
-            bench_train_step("mlp-large", {784, 1024, 1024, 10}, 256, steps);
+            bench_train_step("mlp-small", nn::mlp({784, 300, 100, 10}, 0), 10, 64, steps);
+            bench_train_step("mlp-large", nn::mlp({784, 1024, 1024, 10}, 0), 10, 256, steps);
+            bench_train_step("cnn", nn::mnist_cnn(0), 10, 64, steps);
         }
     } catch (const std::exception& e) {
         std::printf("error: %s\n", e.what());
