@@ -11,8 +11,8 @@
 #                              build-gpu, ~32 MB), then run the tests that need no GPU.
 #   bench/gpu_check.sh [run]   on the GPU machine, from the repository root with the build folder
 #                              in place: the CUDA tests that need a device, the generated matmul
-#                              against cuBLAS (N = 1024, 2048, 4096), steady-state MLP training
-#                              steps (also autotuned), the same measured with PyTorch CUDA (its
+#                              against cuBLAS (N = 1024, 2048, 4096), steady-state training
+#                              steps of two MLPs and the MNIST CNN (also autotuned), the same measured with PyTorch CUDA (its
 #                              step also as one CUDA graph), and one summary.
 #                              About 3 minutes on an H200; every stage has its own timeout (8.5
 #                              min in all). Each stage's log is copied to $OUT as it ends.

@@ -63,7 +63,8 @@ public:
     void emit();
 
     // Split K: S slices per tile (blockIdx.z) when the tiles alone would leave most
-    // multiprocessors idle and the reduction is long (each slice keeps >= 4 chunks).
+    // multiprocessors idle, or give them few warps, and the reduction is long (each slice
+    // keeps >= 4 chunks).
     void choose_splits(int multiprocessors);
     // S slices (at most one per chunk); not for custom combiners or narrowed result boxes.
     void set_splits(std::int64_t s);

@@ -275,6 +275,13 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      std::vector<Array> h = grad(l2, {m, v});
                      return std::vector<Array>{g[0], g[1], h[0], h[1]};
                  }});
+    p.push_back({"conv weight gradient, split by warps", [] {
+                     // The MNIST CNN's second weight gradient in small: 32x16x5x5 sums, tiles of
+                     // 4 warps, split over the 2x10x10 sum (Contraction::choose_splits).
+                     Array x = cuda_random(Shape::of({2, 16, 14, 14}), 42);
+                     Array w = cuda_random(Shape::of({32, 16, 5, 5}), 43, -0.1f, 0.1f);
+                     return std::vector<Array>{grad(sum(tanh(cuda_conv2d(x, w, 1))), w)};
+                 }});
     p.push_back({"conv2d", [] {
                      Array x = cuda_random(Shape::of({2, 3, 12, 11}), 30),
                            w = cuda_random(Shape::of({9, 3, 3, 2}), 31);

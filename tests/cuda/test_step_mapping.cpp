@@ -91,6 +91,43 @@ TEST_CASE("cuda mapping: the CNN training step uses the templates") {
     CHECK(contractions >= 8); // 2 convolutions, 1 input gradient, 2 weight gradients, 3 for fc
 }
 
+namespace {
+
+// The split launch of `l` with an argument of `sizes` (a sum's result), or null.
+const backend::CudaLaunch* split_with(const test::LoweredArrays& l,
+                                      const std::vector<std::int64_t>& sizes) {
+    for (const backend::CudaLaunch& launch : l.cuda.launches)
+        if (launch.strategy == "contraction_split")
+            for (int b : launch.buffers)
+                if (static_cast<std::size_t>(b) < l.ir.buffers.size() &&
+                    l.ir.buffers[static_cast<std::size_t>(b)].sizes == sizes)
+                    return &launch;
+    return nullptr;
+}
+
+} // namespace
+
+// The second convolution's weight gradient (32x16x5x5, each a sum over 64x14x14) has tiles of 4
+// warps narrowed to its small output: 80 blocks, one per multiprocessor at most, took 57% of
+// the step's GPU time on an H200. It is split over the reduction to about 16 warps per
+// multiprocessor; the first conv's weight gradient was already split (fewer blocks).
+TEST_CASE("cuda mapping: the CNN's weight gradients are split over their long sums") {
+    test::LoweredArrays l = lower_step(nn::mnist_cnn(0), {64, 1, 28, 28}, 0.9);
+    int splits = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches)
+        splits += launch.strategy == "contraction_split";
+    CHECK(splits == 3); // the logits, and both weight gradients
+    const backend::CudaLaunch* wgrad = split_with(l, {32, 16, 5, 5});
+    REQUIRE(wgrad != nullptr);
+    std::int64_t blocks = std::int64_t{wgrad->grid[0]} * wgrad->grid[1] * wgrad->grid[2];
+    CHECK(blocks * ((wgrad->block[0] * wgrad->block[1] + 31) / 32) >= 16 * 132); // warps
+    CHECK(split_with(l, {16, 1, 5, 5}) != nullptr);
+    // The emulated program of the same gradient in small (its values are checked there).
+    CHECK(split_with(test::lower_arrays(
+                         test::cuda_test_program("conv weight gradient, split by warps").build()),
+                     {32, 16, 5, 5}) != nullptr);
+}
+
 // SGD with momentum on a weight gradient: the momentum v' = mu v + g and the weight
 // w' = w - lr v', which reads v', both join the gradient's contraction (a chain of epilogues,
 // cuda_partition_options), applied to the accumulators: one launch, the gradient never stored.
