@@ -17,6 +17,9 @@
 #                              About 3 minutes on an H200; every stage has its own timeout (8.5
 #                              min in all). Each stage's log is copied to $OUT as it ends.
 #   bench/gpu_check.sh peer    only the PyTorch peer (no build needed).
+#   bench/gpu_check.sh summary [LOGS]
+#                              the summary again, from a run's logs (default: the last run's;
+#                              or the files the device tool brought back).
 #
 # Environment: HEDRA_GPU_BUILD (build folder), HEDRA_NVRTC_LIBRARY (libnvrtc to use, else found
 # on the loader path, under /usr/local/cuda*, or in PyTorch's nvidia-* wheels), JOBS (build
@@ -198,51 +201,13 @@ run_torch_peer() {
 # value KEY LINE: the value of key=value in LINE.
 value() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<< "$2"; }
 
-run() {
-    if [ ! -x "$BUILD/hedra_cuda_tests" ] || [ ! -x "$BUILD/hedra_cuda_bench" ]; then
-        die "no build in $BUILD: run 'bench/gpu_check.sh build' on a machine with isl first"
-    fi
-    mkdir -p "$LOGS"
-    find_libs
-    local start=$SECONDS stages="" quick=() filter=(--test-case='cuda device:*,cuda: without a device*,cuda: the backend is registered')
-    [ "${QUICK:-0}" = 1 ] && quick=(--quick)
-    [ "${FULL:-0}" = 1 ] && filter=()
-    echo "gpu_check: $(nvidia-smi -L 2> /dev/null | head -1 || echo 'nvidia-smi unavailable')"
-    echo "gpu_check: NVRTC ${HEDRA_NVRTC_LIBRARY:-from the loader path}"
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total \
-        --format=csv,noheader 2> /dev/null | sed 's/^/gpu_check: /'
-
-    # A fresh cache directory: every tuning is timed in this run (the NVRTC images too).
-    export HEDRA_CACHE_DIR=$LOGS/cache
-    rm -rf "$HEDRA_CACHE_DIR"
-    timeout 120 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
-    local tests_rc=$?
-    save_logs
-    stages+=" tests $((SECONDS - start))s"
-    timeout 150 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
-    local bench_rc=$?
-    save_logs
-    stages+=" bench $((SECONDS - start))s"
-    # The training steps once more with HEDRA_PROFILE=1: GPU time per kernel (synchronous runs).
-    timeout 40 env HEDRA_PROFILE=1 "$BUILD/hedra_cuda_bench" train_step --quick \
-        > "$LOGS/profile.log" 2>&1
-    save_logs
-    stages+=" profile $((SECONDS - start))s"
-    # And autotuned (HEDRA_CUDA_AUTOTUNE, docs/cuda.md): each contraction's tilings timed.
-    timeout 90 env HEDRA_CUDA_AUTOTUNE=verbose "$BUILD/hedra_cuda_bench" train_step \
-        "${quick[@]}" > "$LOGS/tuned.log" 2>&1
-    save_logs
-    stages+=" tuned $((SECONDS - start))s"
-    run_torch_peer "${quick[@]}"
-    local torch_rc=$?
-    save_logs
-    stages+=" torch $((SECONDS - start))s"
-
+# The summary of the logs in $LOGS; $1 is the tests' exit status.
+summarize() {
     echo "================ hedra cuda device check ================"
     grep -m1 '^device ' "$LOGS/bench.log" || true
     local summary line
     summary=$(grep -E '^\[doctest\] (test cases|assertions|Status)' "$LOGS/tests.log" | tr -s ' ')
-    echo "tests (rc=$tests_rc):"
+    echo "tests (rc=$1):"
     while read -r line; do echo "  $line"; done <<< "${summary:-no summary: see $LOGS/tests.log}"
     local skipped
     skipped=$(grep -c '^skipped: ' "$LOGS/tests.log")
@@ -322,6 +287,49 @@ run() {
     grep -hE '^(error|note):' "$LOGS/bench.log" "$LOGS/tuned.log" "$LOGS/torch.log" \
         "$LOGS/torch_graph.log" | sed 's/^/  /'
     # The device tool brings back what is under $OUT: every log, for what the summary leaves out.
+}
+
+run() {
+    if [ ! -x "$BUILD/hedra_cuda_tests" ] || [ ! -x "$BUILD/hedra_cuda_bench" ]; then
+        die "no build in $BUILD: run 'bench/gpu_check.sh build' on a machine with isl first"
+    fi
+    mkdir -p "$LOGS"
+    find_libs
+    local start=$SECONDS stages="" quick=() filter=(--test-case='cuda device:*,cuda: without a device*,cuda: the backend is registered')
+    [ "${QUICK:-0}" = 1 ] && quick=(--quick)
+    [ "${FULL:-0}" = 1 ] && filter=()
+    echo "gpu_check: $(nvidia-smi -L 2> /dev/null | head -1 || echo 'nvidia-smi unavailable')"
+    echo "gpu_check: NVRTC ${HEDRA_NVRTC_LIBRARY:-from the loader path}"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total \
+        --format=csv,noheader 2> /dev/null | sed 's/^/gpu_check: /'
+
+    # A fresh cache directory: every tuning is timed in this run (the NVRTC images too).
+    export HEDRA_CACHE_DIR=$LOGS/cache
+    rm -rf "$HEDRA_CACHE_DIR"
+    timeout 120 "$BUILD/hedra_cuda_tests" "${filter[@]}" > "$LOGS/tests.log" 2>&1
+    local tests_rc=$?
+    save_logs
+    stages+=" tests $((SECONDS - start))s"
+    timeout 150 "$BUILD/hedra_cuda_bench" "${quick[@]}" > "$LOGS/bench.log" 2>&1
+    local bench_rc=$?
+    save_logs
+    stages+=" bench $((SECONDS - start))s"
+    # The training steps once more with HEDRA_PROFILE=1: GPU time per kernel (synchronous runs).
+    timeout 40 env HEDRA_PROFILE=1 "$BUILD/hedra_cuda_bench" train_step --quick \
+        > "$LOGS/profile.log" 2>&1
+    save_logs
+    stages+=" profile $((SECONDS - start))s"
+    # And autotuned (HEDRA_CUDA_AUTOTUNE, docs/cuda.md): each contraction's tilings timed.
+    timeout 90 env HEDRA_CUDA_AUTOTUNE=verbose "$BUILD/hedra_cuda_bench" train_step \
+        "${quick[@]}" > "$LOGS/tuned.log" 2>&1
+    save_logs
+    stages+=" tuned $((SECONDS - start))s"
+    run_torch_peer "${quick[@]}"
+    local torch_rc=$?
+    save_logs
+    stages+=" torch $((SECONDS - start))s"
+
+    summarize "$tests_rc"
     save_logs
     echo "exit codes: tests $tests_rc, bench $bench_rc, torch $torch_rc; $((SECONDS - start)) s (stages ended at:$stages); logs in $LOGS"
     [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
@@ -341,5 +349,6 @@ case "$MODE" in
 build) build ;;
 run) run ;;
 peer) shift; peer "$@" ;;
-*) die "usage: bench/gpu_check.sh [build|run|peer [--quick]]" ;;
+summary) LOGS=${2:-$LOGS}; summarize "see tests.log" ;;
+*) die "usage: bench/gpu_check.sh [build|run|peer [--quick]|summary [LOGS]]" ;;
 esac
