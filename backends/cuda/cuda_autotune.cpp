@@ -79,9 +79,7 @@ double time_launches(const poly::ProgramIR& ir, const CudaLoweredProgram& lowere
             auto ub = static_cast<std::size_t>(b);
             if (!buffers[ub]) {
                 std::size_t bytes =
-                    ub < nb ? ir.buffers[ub].bytes()
-                            : static_cast<std::size_t>(lowered.scratch[ub - nb].elements) *
-                                  dtype_size(lowered.scratch[ub - nb].dtype);
+                    ub < nb ? ir.buffers[ub].bytes() : lowered.scratch[ub - nb].bytes();
                 buffers[ub] =
                     std::make_unique<DeviceBuffer>(allocator, std::max<std::size_t>(bytes, 1));
             }

@@ -156,8 +156,8 @@ public:
         if (c_.scratch.size() < c_.lowered.scratch.size()) {
             for (std::size_t k = c_.scratch.size(); k < c_.lowered.scratch.size(); ++k) {
                 const ScratchBuffer& sb = c_.lowered.scratch[k];
-                c_.scratch.push_back(std::make_shared<cuda::DeviceBuffer>(
-                    s_.allocator, static_cast<std::size_t>(sb.elements) * dtype_size(sb.dtype)));
+                c_.scratch.push_back(
+                    std::make_shared<cuda::DeviceBuffer>(s_.allocator, sb.bytes()));
             }
         }
         for (std::size_t k = 0; k < c_.scratch.size(); ++k)

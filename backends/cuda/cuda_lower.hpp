@@ -53,6 +53,7 @@ struct CudaLaunch {
 struct ScratchBuffer {
     DType dtype = DType::F32;
     std::int64_t elements = 0;
+    std::size_t bytes() const { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
 };
 
 struct CudaLoweredProgram {

@@ -157,7 +157,7 @@ std::vector<HostArray> emulate_cuda(const poly::ProgramIR& program,
             std::memcpy(memory.back().data(), input_of(b).raw(), bytes);
     }
     for (const backend::ScratchBuffer& s : lowered.scratch)
-        memory.emplace_back(static_cast<std::size_t>(s.elements) * dtype_size(s.dtype) + 64, 0xcd);
+        memory.emplace_back(s.bytes() + 64, 0xcd);
     for (const backend::CudaLaunch& l : lowered.launches) {
         auto fn = reinterpret_cast<void (*)(void**)>(dlsym(handle, (l.function + "_emu").c_str()));
         HEDRA_INTERNAL_CHECK(fn != nullptr, "emulation: no " + l.function + "_emu");
@@ -211,9 +211,7 @@ std::string race_check_main(const poly::ProgramIR& program,
         }
     }
     for (const backend::ScratchBuffer& sb : lowered.scratch)
-        m += "    m.emplace_back(" +
-             std::to_string(static_cast<std::size_t>(sb.elements) * dtype_size(sb.dtype) + 64) +
-             ", 0xcd);\n";
+        m += "    m.emplace_back(" + std::to_string(sb.bytes() + 64) + ", 0xcd);\n";
     m += "    std::fclose(f);\n";
     for (const backend::CudaLaunch& l : lowered.launches) {
         m += "    {\n        void* args[] = {nullptr";

@@ -39,7 +39,7 @@ std::map<std::string, void*> g_emulations;           // PTX -> emulation library
 std::uint64_t g_launches = 0, g_h2d = 0, g_d2h = 0;
 int g_context = 0, g_stream = 0;
 // HEDRA_FAKE_CUDA_NOOP=1: any module loads and launches only check their arguments, so that
-// what remains is the backend's own host time per launch (bench/cuda_host_overhead.cpp).
+// what remains is the backend's own host time per launch (docs/cuda.md, "Host time per step").
 const bool g_noop = std::getenv("HEDRA_FAKE_CUDA_NOOP") != nullptr;
 
 bool in_allocation(std::uintptr_t p, std::size_t bytes) {
