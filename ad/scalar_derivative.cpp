@@ -3,11 +3,10 @@
 // algebraic simplifications (x*1, x+0, -(-x)) so that the emitted maps stay small.
 #include "ad/scalar_derivative.hpp"
 
-#include <functional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::ad {
 namespace {
@@ -160,18 +159,10 @@ std::vector<ScalarExpr> local_vjp(const ScalarExpr& e, const ScalarExpr& g) {
     return out;
 }
 
-// Nodes reachable from `root`, each after all of its users (reverse post-order).
+// Nodes reachable from `root`, each after all of its users.
 std::vector<ScalarExpr> users_first(const ScalarExpr& root) {
-    std::vector<ScalarExpr> post;
-    std::unordered_set<const ScalarNode*> seen;
-    std::function<void(const ScalarExpr&)> walk = [&](const ScalarExpr& e) {
-        if (!seen.insert(e.get()).second) return;
-        for (const auto& a : e->args)
-            walk(a);
-        post.push_back(e);
-    };
-    walk(root);
-    return {post.rbegin(), post.rend()};
+    std::vector<ScalarExpr> order = topological_order(root);
+    return {order.rbegin(), order.rend()};
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra {
 namespace {
@@ -44,23 +45,39 @@ Value float_json(double f) {
 // The expression table: structurally equal subtrees share one entry.
 class ExprTable {
 public:
-    int add(const ScalarExpr& e) {
-        if (auto it = by_pointer_.find(e.get()); it != by_pointer_.end()) return it->second;
-        std::vector<int> args;
-        for (const ScalarExpr& a : e->args)
-            args.push_back(add(a));
-        auto [first, last] = by_hash_.equal_range(e->hash);
-        for (auto it = first; it != last; ++it)
-            if (structurally_equal(exprs_[it->second], e)) return by_pointer_[e.get()] = it->second;
-        int index = static_cast<int>(exprs_.size());
-        exprs_.push_back(e);
-        json_.push(entry(*e, args));
-        by_hash_.emplace(e->hash, index);
-        return by_pointer_[e.get()] = index;
+    int add(const ScalarExpr& root) {
+        if (auto it = by_pointer_.find(root.get()); it != by_pointer_.end()) return it->second;
+        for (const ScalarExpr& e : topological_order(root)) {
+            if (by_pointer_.count(e.get())) continue;
+            std::vector<int> args;
+            for (const ScalarExpr& a : e->args)
+                args.push_back(by_pointer_.at(a.get()));
+            by_pointer_[e.get()] = entry_of(e, args);
+        }
+        return by_pointer_.at(root.get());
     }
     Value take() { return std::move(json_); }
 
 private:
+    // The table entry of `e`, whose operands are entries `args` already: an equal one's (same
+    // fields, same operand entries), or a new one.
+    int entry_of(const ScalarExpr& e, const std::vector<int>& args) {
+        auto [first, last] = by_hash_.equal_range(e->hash);
+        for (auto it = first; it != last; ++it) {
+            const ScalarNode& x = *exprs_[it->second];
+            if (x.op == e->op && x.dtype == e->dtype && x.ivalue == e->ivalue &&
+                std::bit_cast<std::uint64_t>(x.fvalue) == std::bit_cast<std::uint64_t>(e->fvalue) &&
+                args_[it->second] == args)
+                return it->second;
+        }
+        int index = static_cast<int>(exprs_.size());
+        exprs_.push_back(e);
+        args_.push_back(args);
+        json_.push(entry(*e, args));
+        by_hash_.emplace(e->hash, index);
+        return index;
+    }
+
     static Value entry(const ScalarNode& e, const std::vector<int>& args) {
         Value v = Value::object();
         v.set("op", Value::string(scalar_op_name(e.op)));
@@ -84,6 +101,7 @@ private:
     }
 
     std::vector<ScalarExpr> exprs_;
+    std::vector<std::vector<int>> args_; // each entry's operand entries
     Value json_ = Value::array();
     std::unordered_map<const ScalarNode*, int> by_pointer_; // lookups only
     std::unordered_multimap<std::size_t, int> by_hash_;     // lookups only

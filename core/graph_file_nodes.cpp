@@ -7,6 +7,7 @@
 #include "core/graph_file_reader.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::detail {
 namespace {
@@ -33,11 +34,10 @@ std::string dname(DType t) {
     return std::string(dtype_name(t));
 }
 
-// Every Input(k) leaf of `e`, each once per occurrence.
+// Every distinct Input(k) leaf of `e`.
 void for_each_input(const ScalarExpr& e, const std::function<void(const ScalarNode&)>& f) {
-    if (e->op == ScalarOp::Input) f(*e);
-    for (const ScalarExpr& a : e->args)
-        for_each_input(a, f);
+    for (const ScalarExpr& x : topological_order(e))
+        if (x->op == ScalarOp::Input) f(*x);
 }
 
 } // namespace

@@ -7,19 +7,19 @@
 
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra {
 namespace detail {
 namespace {
 
 void collect_inputs(const ScalarExpr& e, std::vector<bool>& used) {
-    if (e->op == ScalarOp::Input) {
-        auto k = static_cast<std::size_t>(e->ivalue);
+    for (const ScalarExpr& x : topological_order(e)) {
+        if (x->op != ScalarOp::Input) continue;
+        auto k = static_cast<std::size_t>(x->ivalue);
         HEDRA_INTERNAL_CHECK(k < used.size(), "map expression reads a missing input");
         used[k] = true;
     }
-    for (const ScalarExpr& arg : e->args)
-        collect_inputs(arg, used);
 }
 
 // The common shape of the array operands, or an error naming the first conflicting pair.

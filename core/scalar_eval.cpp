@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 #include "core/scalar_expr.hpp"
 
 namespace hedra {
@@ -190,7 +192,9 @@ ScalarValue cast_value(const ScalarValue& x, DType to) {
     return int_value(x.i, to); // int -> float converts directly (one rounding)
 }
 
-ScalarValue eval(const ScalarNode& n, const std::vector<ScalarValue>& inputs) {
+// One node's value from its operands' values `a`.
+ScalarValue apply(const ScalarNode& n, const ScalarValue* a,
+                  const std::vector<ScalarValue>& inputs) {
     switch (n.op) {
     case ScalarOp::Const: {
         ScalarValue r;
@@ -211,16 +215,15 @@ ScalarValue eval(const ScalarNode& n, const std::vector<ScalarValue>& inputs) {
         return inputs[k];
     }
     case ScalarOp::Cast:
-        return cast_value(eval(*n.args[0], inputs), n.dtype);
+        return cast_value(a[0], n.dtype);
     case ScalarOp::Select:
-        return eval(*n.args[0], inputs).i != 0 ? eval(*n.args[1], inputs)
-                                               : eval(*n.args[2], inputs);
+        return a[0].i != 0 ? a[1] : a[2];
     default:
         break;
     }
-    if (n.args.size() == 1) return unary(n.op, eval(*n.args[0], inputs), n.dtype);
+    if (n.args.size() == 1) return unary(n.op, a[0], n.dtype);
     HEDRA_INTERNAL_CHECK(n.args.size() == 2, "evaluate: malformed scalar node");
-    return binary(n.op, eval(*n.args[0], inputs), eval(*n.args[1], inputs), n.dtype);
+    return binary(n.op, a[0], a[1], n.dtype);
 }
 
 } // namespace
@@ -250,9 +253,34 @@ ScalarValue ScalarValue::of(double v, DType t) {
     return r;
 }
 
-ScalarValue evaluate(const ScalarExpr& e, const std::vector<ScalarValue>& inputs) {
+ScalarProgram::ScalarProgram(const ScalarExpr& e) {
     if (!e) throw Error("evaluate: null scalar expression");
-    return eval(*e, inputs);
+    nodes_ = topological_order(e);
+    std::unordered_map<const ScalarNode*, int> slot;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        first_operand_.push_back(static_cast<int>(operands_.size()));
+        for (const ScalarExpr& a : nodes_[i]->args)
+            operands_.push_back(slot.at(a.get()));
+        slot.emplace(nodes_[i].get(), static_cast<int>(i));
+    }
+    first_operand_.push_back(static_cast<int>(operands_.size()));
+    values_.resize(nodes_.size());
+}
+
+ScalarValue ScalarProgram::operator()(const std::vector<ScalarValue>& inputs) {
+    ScalarValue a[3];
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        int first = first_operand_[i], count = first_operand_[i + 1] - first;
+        for (int j = 0; j < count; ++j)
+            a[j] =
+                values_[static_cast<std::size_t>(operands_[static_cast<std::size_t>(first + j)])];
+        values_[i] = apply(*nodes_[i], a, inputs);
+    }
+    return values_.back();
+}
+
+ScalarValue evaluate(const ScalarExpr& e, const std::vector<ScalarValue>& inputs) {
+    return ScalarProgram(e)(inputs);
 }
 
 } // namespace hedra

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra {
 namespace {
@@ -69,26 +70,25 @@ std::string format_const(const ScalarNode& n) {
     return std::string(buf, r.ptr);
 }
 
-void print(const ScalarExpr& e, std::string& out) {
-    switch (e->op) {
+// One node, its operands given by `name` (a shared node's local name, or its own text).
+std::string print_node(const ScalarNode& e,
+                       const std::function<std::string(const ScalarNode&)>& name) {
+    switch (e.op) {
     case ScalarOp::Const:
-        out += format_const(*e) + ":" + std::string(dtype_name(e->dtype));
-        return;
+        return format_const(e) + ":" + std::string(dtype_name(e.dtype));
     case ScalarOp::Input:
-        out += "in" + std::to_string(e->ivalue) + ":" + std::string(dtype_name(e->dtype));
-        return;
-    case ScalarOp::Cast:
-        out += "cast<" + std::string(dtype_name(e->dtype)) + ">";
-        break;
+        return "in" + std::to_string(e.ivalue) + ":" + std::string(dtype_name(e.dtype));
     default:
-        out += scalar_op_name(e->op);
+        break;
     }
+    std::string out = e.op == ScalarOp::Cast ? "cast<" + std::string(dtype_name(e.dtype)) + ">"
+                                             : std::string(scalar_op_name(e.op));
     out += "(";
-    for (std::size_t i = 0; i < e->args.size(); ++i) {
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
         if (i) out += ", ";
-        print(e->args[i], out);
+        out += name(*e.args[i]);
     }
-    out += ")";
+    return out + ")";
 }
 
 } // namespace
@@ -249,52 +249,61 @@ bool structurally_equal(const ScalarExpr& a, const ScalarExpr& b) {
 }
 
 int scalar_num_inputs(const ScalarExpr& e) {
-    std::unordered_set<const ScalarNode*> visited;
     int n = 0;
-    std::function<void(const ScalarNode*)> walk = [&](const ScalarNode* x) {
-        if (!visited.insert(x).second) return;
+    for (const ScalarExpr& x : topological_order(e))
         if (x->op == ScalarOp::Input) n = std::max(n, static_cast<int>(x->ivalue) + 1);
-        for (auto& a : x->args)
-            walk(a.get());
-    };
-    if (e) walk(e.get());
     return n;
 }
 
 ScalarExpr substitute_inputs(const ScalarExpr& e, const std::vector<ScalarExpr>& replacements) {
     check_operand(e, "substitute_inputs");
-    std::unordered_map<const ScalarNode*, ScalarExpr> memo;
-    std::function<ScalarExpr(const ScalarExpr&)> rebuild = [&](const ScalarExpr& x) {
-        if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
-        ScalarExpr result;
-        if (x->op == ScalarOp::Input) {
-            auto k = static_cast<std::size_t>(x->ivalue);
-            if (k >= replacements.size() || !replacements[k])
-                throw Error("substitute_inputs: no replacement for input " + std::to_string(k) +
-                            " (" + std::to_string(replacements.size()) + " given)");
-            // A replacement of another dtype is cast, so the tree's dtypes are unchanged.
-            result = scalar_cast(replacements[k], x->dtype);
-        } else {
-            std::vector<ScalarExpr> args;
-            bool changed = false;
-            for (auto& a : x->args) {
-                args.push_back(rebuild(a));
-                changed = changed || args.back() != a;
-            }
-            result =
-                changed ? make_node(x->op, x->dtype, std::move(args), x->ivalue, x->fvalue) : x;
-        }
-        memo.emplace(x.get(), result);
-        return result;
-    };
-    return rebuild(e);
+    return rewrite(e, [&](const ScalarExpr& x, std::vector<ScalarExpr> args) {
+        if (x->op != ScalarOp::Input) return with_args(x, std::move(args));
+        auto k = static_cast<std::size_t>(x->ivalue);
+        if (k >= replacements.size() || !replacements[k])
+            throw Error("substitute_inputs: no replacement for input " + std::to_string(k) + " (" +
+                        std::to_string(replacements.size()) + " given)");
+        // A replacement of another dtype is cast, so the expression's dtypes are unchanged.
+        return scalar_cast(replacements[k], x->dtype);
+    });
+}
+
+ScalarExpr with_args(const ScalarExpr& like, std::vector<ScalarExpr> args) {
+    HEDRA_INTERNAL_CHECK(like && args.size() == like->args.size(), "with_args: operand count");
+    bool same = true;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        HEDRA_INTERNAL_CHECK(args[i] && args[i]->dtype == like->args[i]->dtype,
+                             "with_args: an operand of another dtype");
+        same = same && args[i] == like->args[i];
+    }
+    if (same) return like;
+    return make_node(like->op, like->dtype, std::move(args), like->ivalue, like->fvalue);
 }
 
 std::string to_string(const ScalarExpr& e) {
     if (!e) return "<null>";
-    std::string out;
-    print(e, out);
-    return out;
+    // A node used more than once (and not a leaf) is printed once, as "%k = ...; ", before the
+    // root; an expression without sharing prints as a plain term.
+    std::vector<ScalarExpr> order = topological_order(e);
+    std::vector<int> uses = use_counts(order, {e});
+    std::unordered_map<const ScalarNode*, std::pair<std::string, bool>> text; // text, shared
+    std::string lets;
+    int next = 0;
+    auto name = [&](const ScalarNode& n) {
+        auto& [t, shared] = text.at(&n);
+        return shared ? t : std::move(t); // an unshared operand's text is used once
+    };
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const ScalarNode& n = *order[i];
+        std::string t = print_node(n, name);
+        if (uses[i] > 1 && !n.args.empty() && order[i] != e) {
+            std::string local = "%" + std::to_string(next++);
+            lets += local + " = " + t + "; ";
+            t = local;
+        }
+        text.emplace(&n, std::make_pair(std::move(t), uses[i] > 1));
+    }
+    return lets + text.at(e.get()).first;
 }
 
 } // namespace hedra

@@ -1,6 +1,7 @@
 // The scalar expression IR: what a traced `lazy` callable computes per element.
-// Expressions are immutable trees shared by pointer; binary operations always have operands of
-// one dtype (the tracer inserts explicit casts), so printers and AD never promote implicitly.
+// Expressions are immutable DAGs: a value reused by several users is one shared node; binary
+// operations always have operands of one dtype (the tracer inserts explicit casts), so printers and
+// AD never promote implicitly.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 
 namespace hedra {
 
+// clang-format off
 enum class ScalarOp : std::uint8_t {
     // leaves
     Const, // value in ivalue (bool, ints) or fvalue (floats)
@@ -26,12 +28,14 @@ enum class ScalarOp : std::uint8_t {
     // ternary
     Select // args: bool condition, then, else (then and else of equal dtype)
 };
+// clang-format on
 
 const char* scalar_op_name(ScalarOp op); // "add", "exp", ...
 
 struct ScalarNode;
 using ScalarExpr = std::shared_ptr<const ScalarNode>;
 
+// clang-format off
 struct ScalarNode {
     ScalarOp op;
     DType dtype;               // the result dtype
@@ -40,9 +44,10 @@ struct ScalarNode {
     double fvalue = 0.0;       // Const of float dtype
     std::size_t hash = 0;      // structural hash, computed at construction
 };
+// clang-format on
 
 // Construction (checks arity and dtypes; throws hedra::Error on misuse).
-ScalarExpr scalar_const(double value, DType dtype);       // any dtype; ints truncate
+ScalarExpr scalar_const(double value, DType dtype); // any dtype; ints truncate
 ScalarExpr scalar_const_int(std::int64_t value, DType dtype);
 ScalarExpr scalar_input(int index, DType dtype);
 // Unary ops keep the operand dtype, except: Not needs bool; Exp/Log/Sqrt/Tanh/Sigmoid of a
@@ -71,6 +76,22 @@ struct ScalarValue {
 
 // Evaluate with exact per-dtype semantics: f32 results are rounded to float after every
 // operation, integer arithmetic wraps like two's complement, integer x/0 == 0.
+// Every distinct node is computed once, so shared subexpressions cost nothing extra (and both
+// branches of a select are computed: no operation traps).
 ScalarValue evaluate(const ScalarExpr& e, const std::vector<ScalarValue>& inputs);
+
+// `e` prepared for evaluation at many elements (the reference interpreter's loop): its nodes in
+// topological order and a slot per node, reused by every call (so one program per thread).
+class ScalarProgram {
+public:
+    explicit ScalarProgram(const ScalarExpr& e);
+    ScalarValue operator()(const std::vector<ScalarValue>& inputs);
+
+private:
+    std::vector<ScalarExpr> nodes_;
+    std::vector<int> first_operand_; // nodes_[i]'s operands are operands_[first_[i], first_[i+1])
+    std::vector<int> operands_;      // slot numbers
+    std::vector<ScalarValue> values_;
+};
 
 } // namespace hedra

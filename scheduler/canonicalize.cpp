@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::sched {
 
@@ -135,33 +136,36 @@ CanonicalGraph canonicalize(const std::vector<NodePtr>& outputs) {
 }
 
 ScalarExpr fold_constants(const ScalarExpr& e) {
-    if (e->op == ScalarOp::Const || e->op == ScalarOp::Input) return e;
-    std::vector<ScalarExpr> args;
-    bool changed = false, all_const = true;
-    for (const ScalarExpr& a : e->args) {
-        args.push_back(fold_constants(a));
-        changed = changed || args.back() != a;
-        all_const = all_const && args.back()->op == ScalarOp::Const;
-    }
-    if (all_const) return constant_of(evaluate(e, {}));
-    return changed ? rebuild(e, args) : e;
+    return rewrite(e, [](const ScalarExpr& x, std::vector<ScalarExpr> args) {
+        if (x->op == ScalarOp::Const || x->op == ScalarOp::Input) return x;
+        bool changed = false, all_const = true;
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            changed = changed || args[i] != x->args[i];
+            all_const = all_const && args[i]->op == ScalarOp::Const;
+        }
+        if (!changed && !all_const) return x;
+        ScalarExpr r = changed ? rebuild(x, args) : x;
+        return all_const ? constant_of(evaluate(r, {})) : r;
+    });
 }
 
 bool has_transcendental(const ScalarExpr& e) {
-    if (is_transcendental(e->op)) return true;
-    return std::any_of(e->args.begin(), e->args.end(),
-                       [](const ScalarExpr& a) { return has_transcendental(a); });
+    std::vector<ScalarExpr> order = topological_order(e);
+    return std::any_of(order.begin(), order.end(),
+                       [](const ScalarExpr& x) { return is_transcendental(x->op); });
 }
 
 std::int64_t expression_size(const ScalarExpr& e, const std::vector<std::int64_t>& input_sizes) {
     constexpr std::int64_t kSaturated = std::int64_t{1} << 40;
-    if (e->op == ScalarOp::Input) {
-        auto k = static_cast<std::size_t>(e->ivalue);
-        return k < input_sizes.size() ? input_sizes[k] : 1;
+    std::int64_t total = 0;
+    for (const ScalarExpr& x : topological_order(e)) {
+        std::int64_t n = 1;
+        if (x->op == ScalarOp::Input) {
+            auto k = static_cast<std::size_t>(x->ivalue);
+            n = k < input_sizes.size() ? input_sizes[k] : 1;
+        }
+        total = std::min(kSaturated, total + n);
     }
-    std::int64_t total = 1;
-    for (const ScalarExpr& a : e->args)
-        total = std::min(kSaturated, total + expression_size(a, input_sizes));
     return total;
 }
 

@@ -49,10 +49,12 @@ CanonicalGraph canonicalize(const std::vector<NodePtr>& outputs);
 
 // Replace every operation whose arguments are all constants by its value.
 ScalarExpr fold_constants(const ScalarExpr& e);
-// exp, log, tanh, pow or sigmoid anywhere in the tree: worth storing rather than recomputing.
+// exp, log, tanh, pow or sigmoid anywhere in the expression: worth storing rather than
+// recomputing.
 bool has_transcendental(const ScalarExpr& e);
-// The size of the tree once every Input(k) is replaced by a tree of input_sizes[k] nodes
-// (shared subtrees counted at every use; saturates far above any cap).
+// The number of nodes of `e` once every Input(k) is replaced by an expression of input_sizes[k]
+// nodes: each distinct node counted once, as the printers emit it once (saturates far above any
+// cap).
 std::int64_t expression_size(const ScalarExpr& e, const std::vector<std::int64_t>& input_sizes);
 
 } // namespace hedra::sched

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <unordered_map>
 
+#include "core/scalar_dag.hpp"
 #include "scheduler/stride_order.hpp"
 
 namespace hedra::sched {
@@ -316,21 +318,28 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
 }
 
 bool vector_expression(const ScalarExpr& e, DType t) {
-    if (e->dtype != t) return false;
-    switch (e->op) {
-    case ScalarOp::Input:
-    case ScalarOp::Const:
-        return true;
-    case ScalarOp::Add:
-    case ScalarOp::Sub:
-    case ScalarOp::Mul:
-    case ScalarOp::Neg:
-        for (const ScalarExpr& a : e->args)
-            if (!vector_expression(a, t)) return false;
-        return true;
-    default:
-        return false;
+    constexpr std::int64_t kMaxTermNodes = 64; // printed as one term: shared nodes at every use
+    std::unordered_map<const ScalarNode*, std::int64_t> term_nodes;
+    for (const ScalarExpr& x : topological_order(e)) {
+        std::int64_t n = 1;
+        for (const ScalarExpr& a : x->args)
+            n += term_nodes.at(a.get());
+        if (n > kMaxTermNodes) return false;
+        term_nodes.emplace(x.get(), n);
+        if (x->dtype != t) return false;
+        switch (x->op) {
+        case ScalarOp::Input:
+        case ScalarOp::Const:
+        case ScalarOp::Add:
+        case ScalarOp::Sub:
+        case ScalarOp::Mul:
+        case ScalarOp::Neg:
+            continue;
+        default:
+            return false;
+        }
     }
+    return true;
 }
 
 } // namespace hedra::sched

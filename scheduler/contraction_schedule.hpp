@@ -44,7 +44,8 @@ struct ContractionPlan {
 };
 
 // Whether `e` (of dtype t) prints as an expression of the vector types (+, -, * of inputs and
-// constants): what the register tile can fold (plan_contraction) and apply as an epilogue.
+// constants, at most 64 nodes as one term): what the register tile can fold (plan_contraction)
+// and apply as an epilogue.
 bool vector_expression(const ScalarExpr& e, DType t);
 
 // The plan for statement `statement` of `kernel`, or nothing when it is not a contraction the

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 #include "scheduler/canonicalize.hpp"
 #include "scheduler/narrow_domains.hpp"
 
@@ -192,11 +193,10 @@ private:
     }
 
     static bool has_product(const ScalarExpr& e) {
-        if (e->op == ScalarOp::Mul && e->args[0]->op != ScalarOp::Const &&
-            e->args[1]->op != ScalarOp::Const)
-            return true;
-        for (const ScalarExpr& a : e->args)
-            if (has_product(a)) return true;
+        for (const ScalarExpr& x : topological_order(e))
+            if (x->op == ScalarOp::Mul && x->args[0]->op != ScalarOp::Const &&
+                x->args[1]->op != ScalarOp::Const)
+                return true;
         return false;
     }
 

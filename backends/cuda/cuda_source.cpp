@@ -5,6 +5,7 @@
 
 #include "backends/openmp/c_expr.hpp"
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::backend::cuda {
 
@@ -139,16 +140,6 @@ std::string index_read(const poly::Read& read, DType t) {
 }
 
 namespace {
-bool find_input(const ScalarExpr& e, int k, DType& t) {
-    if (e->op == ScalarOp::Input && e->ivalue == k) {
-        t = e->dtype;
-        return true;
-    }
-    for (const ScalarExpr& a : e->args)
-        if (find_input(a, k, t)) return true;
-    return false;
-}
-
 std::function<std::string(int)> reader(const SourceBuilder& b, const poly::Statement& st,
                                        const ScalarExpr& value,
                                        const std::function<std::string(int)>& override_read) {
@@ -165,9 +156,9 @@ std::function<std::string(int)> reader(const SourceBuilder& b, const poly::State
 } // namespace
 
 DType input_dtype(const ScalarExpr& value, int k) {
-    DType t = DType::I64;
-    find_input(value, k, t);
-    return t;
+    for (const ScalarExpr& x : topological_order(value))
+        if (x->op == ScalarOp::Input && x->ivalue == k) return x->dtype;
+    return DType::I64;
 }
 
 std::string print_value(const SourceBuilder& b, const poly::Statement& st,
@@ -191,8 +182,8 @@ void print_fold(const SourceBuilder& b, const poly::Statement& st, const std::st
     const ScalarExpr& v = st.value;
     if (st.reduce_op == ReduceOp::Sum && is_float(t) && v->op == ScalarOp::Mul) {
         auto read = reader(b, st, v, override_read);
-        std::string x = print_scalar(v->args[0], read, indent, prefix + "a", out);
-        std::string y = print_scalar(v->args[1], read, indent, prefix + "b", out);
+        std::vector<std::string> xy = print_scalars(v->args, read, indent, prefix, out);
+        const std::string &x = xy[0], &y = xy[1];
         const char* fma = t == DType::F32 ? "__fmaf_rn(" : "__fma_rn(";
         out += indent + acc + " = " + fma + x + ", " + y + ", " + acc + ");\n";
         return;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -161,18 +162,25 @@ struct Printer {
     std::string bind(const ScalarNode& n, const std::string& value) {
         std::string name = prefix + std::to_string(next++);
         out += indent + "const " + c_value_type(n.dtype) + " " + name + " = " + value + ";\n";
-        names.emplace(&n, name);
         return name;
     }
 
-    std::string visit(const ScalarExpr& e) {
-        if (auto it = names.find(e.get()); it != names.end()) return it->second;
-        const ScalarNode& n = *e;
+    // Binds every node of `roots` not bound yet, operands first, and returns their values.
+    std::vector<std::string> visit(const std::vector<ScalarExpr>& roots) {
+        for (const ScalarExpr& e : topological_order(roots))
+            if (!names.count(e.get())) names.emplace(e.get(), value(*e));
+        std::vector<std::string> values;
+        for (const ScalarExpr& r : roots)
+            values.push_back(names.at(r.get()));
+        return values;
+    }
+
+    std::string value(const ScalarNode& n) {
         if (n.op == ScalarOp::Const) return c_literal(n);
         if (n.op == ScalarOp::Input) return bind(n, input(static_cast<int>(n.ivalue)));
         std::vector<std::string> a;
         for (const ScalarExpr& arg : n.args)
-            a.push_back(visit(arg));
+            a.push_back(names.at(arg.get()));
         std::string v;
         if (n.op == ScalarOp::Cast)
             v = cast(n.args[0]->dtype, n.dtype, a[0]);
@@ -234,8 +242,15 @@ std::string c_literal(const ScalarNode& e) {
 
 std::string print_scalar(const ScalarExpr& e, const std::function<std::string(int)>& input,
                          const std::string& indent, const std::string& prefix, std::string& out) {
+    return print_scalars({e}, input, indent, prefix, out).at(0);
+}
+
+std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
+                                       const std::function<std::string(int)>& input,
+                                       const std::string& indent, const std::string& prefix,
+                                       std::string& out) {
     Printer p{input, indent, prefix, out, {}, 0};
-    return p.visit(e);
+    return p.visit(roots);
 }
 
 std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value) {

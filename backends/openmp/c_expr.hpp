@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/node.hpp"
 #include "core/scalar_expr.hpp"
@@ -27,6 +28,12 @@ std::string c_literal(const ScalarNode& e);
 // named <prefix>0, <prefix>1, ...
 std::string print_scalar(const ScalarExpr& e, const std::function<std::string(int)>& input,
                          const std::string& indent, const std::string& prefix, std::string& out);
+
+// The values of several expressions, their shared subexpressions bound once.
+std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
+                                       const std::function<std::string(int)>& input,
+                                       const std::string& indent, const std::string& prefix,
+                                       std::string& out);
 
 // combine(acc, value) of a reduction op of dtype `t` (not Custom), as a C expression.
 std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value);

@@ -8,6 +8,7 @@
 #include "backends/openmp/loop_coalesce.hpp"
 #include "backends/openmp/register_tile.hpp"
 #include "core/error.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -273,19 +274,10 @@ private:
         out += pad + "}\n";
     }
 
-    static bool find_input(const ScalarExpr& e, int k, DType& t) {
-        if (e->op == ScalarOp::Input && e->ivalue == k) {
-            t = e->dtype;
-            return true;
-        }
-        for (const ScalarExpr& a : e->args)
-            if (find_input(a, k, t)) return true;
-        return false;
-    }
     static DType input_dtype(const ScalarExpr& e, int k) {
-        DType t = DType::I64;
-        find_input(e, k, t);
-        return t;
+        for (const ScalarExpr& x : topological_order(e))
+            if (x->op == ScalarOp::Input && x->ivalue == k) return x->dtype;
+        return DType::I64;
     }
 
     const poly::ProgramIR& program_;

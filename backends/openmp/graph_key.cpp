@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "core/scalar_dag.hpp"
 namespace hedra::backend {
 namespace {
 
@@ -12,21 +13,31 @@ void put(std::string& s, std::int64_t v) {
     s += ',';
 }
 
+// The expression's distinct nodes in topological order, each "(op,dtype,ivalue,bits,#arg,...)"
+// with its operands named by their position in that order: linear in the DAG's size.
 void put_expr(std::string& s, const ScalarExpr& e) {
     if (!e) {
         s += "~";
         return;
     }
-    s += '(';
-    put(s, static_cast<int>(e->op));
-    put(s, static_cast<int>(e->dtype));
-    put(s, e->ivalue);
-    std::int64_t bits = 0;
-    std::memcpy(&bits, &e->fvalue, sizeof bits);
-    put(s, bits);
-    for (const ScalarExpr& a : e->args)
-        put_expr(s, a);
-    s += ')';
+    std::unordered_map<const ScalarNode*, std::int64_t> number;
+    s += '{';
+    for (const ScalarExpr& x : topological_order(e)) {
+        s += '(';
+        put(s, static_cast<int>(x->op));
+        put(s, static_cast<int>(x->dtype));
+        put(s, x->ivalue);
+        std::int64_t bits = 0;
+        std::memcpy(&bits, &x->fvalue, sizeof bits);
+        put(s, bits);
+        for (const ScalarExpr& a : x->args) {
+            s += '#';
+            put(s, number.at(a.get()));
+        }
+        s += ')';
+        number.emplace(x.get(), static_cast<std::int64_t>(number.size()));
+    }
+    s += '}';
 }
 
 void put_shape(std::string& s, const Shape& shape) {

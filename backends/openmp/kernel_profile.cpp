@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "core/scalar_dag.hpp"
 namespace hedra::backend {
 namespace {
 
@@ -34,13 +35,12 @@ void print_at_exit() {
     if (!s.empty()) std::cerr << s << std::flush;
 }
 
-// Scalar operations of one evaluation of `e` (leaves and casts are free).
+// Scalar operations of one evaluation of `e`, each distinct node once (leaves and casts are free).
 double operations(const ScalarExpr& e) {
     if (!e) return 0;
-    double n = e->op == ScalarOp::Input || e->op == ScalarOp::Const || e->op == ScalarOp::Cast;
-    n = 1 - n;
-    for (const ScalarExpr& a : e->args)
-        n += operations(a);
+    double n = 0;
+    for (const ScalarExpr& x : topological_order(e))
+        n += !(x->op == ScalarOp::Input || x->op == ScalarOp::Const || x->op == ScalarOp::Cast);
     return n;
 }
 

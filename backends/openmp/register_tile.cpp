@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/openmp/c_access.hpp"
 #include "backends/openmp/c_expr.hpp"
 #include "backends/openmp/register_tile_nest.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -28,19 +30,27 @@ std::string pad_of(int indent) {
 }
 
 // `e` printed on the vector types (vector_expression holds), its inputs printed as given.
+// A shared node is printed at each use: vector_expression bounds the size that gives.
 std::string vector_value(const ScalarExpr& e, const std::vector<std::string>& inputs) {
-    switch (e->op) {
-    case ScalarOp::Input:
-        return inputs.at(static_cast<std::size_t>(e->ivalue));
-    case ScalarOp::Const:
-        return c_literal(*e);
-    case ScalarOp::Neg:
-        return "(-" + vector_value(e->args[0], inputs) + ")";
-    default:
-        break;
+    std::unordered_map<const ScalarNode*, std::string> text;
+    for (const ScalarExpr& x : topological_order(e)) {
+        auto arg = [&](int i) { return text.at(x->args[static_cast<std::size_t>(i)].get()); };
+        std::string t;
+        if (x->op == ScalarOp::Input)
+            t = inputs.at(static_cast<std::size_t>(x->ivalue));
+        else if (x->op == ScalarOp::Const)
+            t = c_literal(*x);
+        else if (x->op == ScalarOp::Neg)
+            t = "(-" + arg(0) + ")";
+        else
+            t = "(" + arg(0) +
+                (x->op == ScalarOp::Add   ? " + "
+                 : x->op == ScalarOp::Sub ? " - "
+                                          : " * ") +
+                arg(1) + ")";
+        text.emplace(x.get(), std::move(t));
     }
-    const char* op = e->op == ScalarOp::Add ? " + " : e->op == ScalarOp::Sub ? " - " : " * ";
-    return "(" + vector_value(e->args[0], inputs) + op + vector_value(e->args[1], inputs) + ")";
+    return text.at(e.get());
 }
 
 struct ReadPlan {

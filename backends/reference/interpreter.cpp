@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -204,10 +205,11 @@ private:
             ins.push_back(&value(in));
         }
         std::vector<ScalarValue> args(ins.size());
+        ScalarProgram f(n.expr);
         for (std::int64_t i = 0; i < out.size(); ++i) {
             for (std::size_t k = 0; k < ins.size(); ++k)
                 args[k] = load(*ins[k], i);
-            store(out, i, hedra::evaluate(n.expr, args));
+            store(out, i, f(args));
         }
         return out;
     }
@@ -245,6 +247,11 @@ private:
             acc_type != DType::Bool)
             extremum = scalar_binary(n.reduce_op == ReduceOp::Max ? ScalarOp::Max : ScalarOp::Min,
                                      scalar_input(0, acc_type), scalar_input(1, acc_type));
+        std::optional<ScalarProgram> step;
+        if (n.reduce_op == ReduceOp::Custom)
+            step.emplace(n.expr);
+        else if (extremum)
+            step.emplace(extremum);
         auto out_sizes = n.shape.sizes();
         Counters o;
         for_each_counter(in.sizes(), [&](const Counters& k, std::int64_t i) {
@@ -255,7 +262,7 @@ private:
                 else if (n.keepdims)
                     o.push_back(0);
             ScalarValue& a = acc[flat_index(out_sizes, o)];
-            a = combine(n, extremum, a, load(in, i), in_type, acc_type);
+            a = combine(n, step ? &*step : nullptr, a, load(in, i), in_type, acc_type);
         });
 
         HostArray out = result(n, out_sizes, out_type);
@@ -264,11 +271,12 @@ private:
         return out;
     }
 
-    // One step of a reduction; `extremum` is the max/min expression for non-bool max/min.
-    static ScalarValue combine(const Node& n, const ScalarExpr& extremum, const ScalarValue& acc,
+    // One step of a reduction; `step` is the custom combiner, or the max/min expression for
+    // non-bool max/min.
+    static ScalarValue combine(const Node& n, ScalarProgram* step, const ScalarValue& acc,
                                const ScalarValue& x_in, DType in_type, DType acc_type) {
         if (n.reduce_op == ReduceOp::Custom)
-            return convert(hedra::evaluate(n.expr, {convert(acc, in_type), x_in}), acc_type);
+            return convert((*step)({convert(acc, in_type), x_in}), acc_type);
         ScalarValue x = convert(x_in, acc_type);
         bool fl = is_float(acc_type);
         switch (n.reduce_op) {
@@ -280,10 +288,10 @@ private:
                       : convert(int_value(wrapping_mul(acc.i, x.i), DType::I64), acc_type);
         case ReduceOp::Max:
             if (acc_type == DType::Bool) return int_value(acc.i || x.i, acc_type);
-            return hedra::evaluate(extremum, {acc, x});
+            return (*step)({acc, x});
         case ReduceOp::Min:
             if (acc_type == DType::Bool) return int_value(acc.i && x.i, acc_type);
-            return hedra::evaluate(extremum, {acc, x});
+            return (*step)({acc, x});
         case ReduceOp::And:
             return int_value(acc.i && x.i, DType::Bool);
         case ReduceOp::Or:

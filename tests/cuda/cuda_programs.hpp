@@ -1,7 +1,8 @@
 // The programs every CUDA test runs through the code generator: maps, reductions over each
 // axis, matmul (square, odd, batched, with a fused epilogue), conv2d (strides 1 and 2), Jacobi
 // sweeps with overwrite, softmax, fuse/stack/pad, index components (iota) and masks, integer
-// and bool reductions, a custom reduction and a long reduction that splits. Small sizes, so the
+// and bool reductions, a custom reduction, a long reduction that splits and a map that reuses one
+// value hundreds of times (a DAG, not a tree), with its gradient. Small sizes, so the
 // CPU emulation of the generated kernels (emulator.hpp) stays fast.
 #pragma once
 
@@ -324,6 +325,17 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                                                sum(cast(j <= i, DType::I32), {1})};
                  },
                  true});
+    p.push_back({"a map that reuses a value 300 times, and its gradient", [] {
+                     Array x = cuda_random(Shape::of({37}), 36, -3, 3);
+                     Array y = lazy(
+                         [](auto v) {
+                             for (int i = 0; i < 300; ++i)
+                                 v = tanh(v) * 0.5f + v * 0.5f;
+                             return v;
+                         },
+                         x);
+                     return std::vector<Array>{y, grad(sum(y), x)};
+                 }});
     return p;
 }
 

@@ -1,0 +1,72 @@
+// Topological order by an explicit stack (a node is emitted once all its operands are), and the
+// memoized bottom-up rebuild every rewriting pass shares.
+#include "core/scalar_dag.hpp"
+
+#include <unordered_map>
+
+#include "core/error.hpp"
+
+namespace hedra {
+namespace {
+
+thread_local std::uint64_t visited_count = 0;
+
+} // namespace
+
+std::vector<ScalarExpr> topological_order(const std::vector<ScalarExpr>& roots) {
+    std::vector<ScalarExpr> order;
+    std::unordered_map<const ScalarNode*, bool> state; // false: on the stack, true: emitted
+    std::vector<std::pair<const ScalarExpr*, std::size_t>> stack; // node, next operand
+    for (const ScalarExpr& root : roots) {
+        if (!root || state.count(root.get())) continue;
+        state.emplace(root.get(), false);
+        stack.emplace_back(&root, 0);
+        while (!stack.empty()) {
+            auto& [node, next] = stack.back();
+            const auto& args = (*node)->args;
+            if (next < args.size()) {
+                const ScalarExpr& a = args[next++];
+                if (state.emplace(a.get(), false).second) stack.emplace_back(&a, 0);
+                continue;
+            }
+            state[node->get()] = true;
+            order.push_back(*node);
+            stack.pop_back();
+        }
+    }
+    visited_count += order.size();
+    return order;
+}
+
+std::uint64_t scalar_nodes_visited() {
+    return visited_count;
+}
+
+ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f) {
+    HEDRA_INTERNAL_CHECK(e != nullptr, "rewrite of a null scalar expression");
+    std::unordered_map<const ScalarNode*, ScalarExpr> done;
+    for (const ScalarExpr& n : topological_order(e)) {
+        std::vector<ScalarExpr> args;
+        args.reserve(n->args.size());
+        for (const ScalarExpr& a : n->args)
+            args.push_back(done.at(a.get()));
+        done.emplace(n.get(), f(n, std::move(args)));
+    }
+    return done.at(e.get());
+}
+
+std::vector<int> use_counts(const std::vector<ScalarExpr>& order,
+                            const std::vector<ScalarExpr>& roots) {
+    std::unordered_map<const ScalarNode*, std::size_t> index;
+    for (std::size_t i = 0; i < order.size(); ++i)
+        index.emplace(order[i].get(), i);
+    std::vector<int> uses(order.size(), 0);
+    for (const ScalarExpr& n : order)
+        for (const ScalarExpr& a : n->args)
+            ++uses.at(index.at(a.get()));
+    for (const ScalarExpr& r : roots)
+        if (r) ++uses.at(index.at(r.get()));
+    return uses;
+}
+
+} // namespace hedra

@@ -1,0 +1,41 @@
+// Walking scalar expressions as the DAGs they are. A traced callable that reuses a value
+// (`y = tanh(y) * 0.5f + y * 0.5f`, repeated) shares one node among its users; a pass that
+// recursed into operands would visit it once per path, exponentially often. Every pass over
+// expressions walks topological_order() with a memo keyed by node instead, so its cost is linear
+// in the number of distinct subexpressions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/scalar_expr.hpp"
+
+namespace hedra {
+
+// Every node reachable from `roots`, each once, operands before their users. Iterative, so a
+// chain of many thousand nodes does not exhaust the stack.
+std::vector<ScalarExpr> topological_order(const std::vector<ScalarExpr>& roots);
+inline std::vector<ScalarExpr> topological_order(const ScalarExpr& root) {
+    return topological_order(std::vector<ScalarExpr>{root});
+}
+
+// How many nodes topological_order() has returned on this thread: tests read it before and after
+// a pass to check that the pass visited each distinct node a bounded number of times.
+std::uint64_t scalar_nodes_visited();
+
+// Rebuilds `e` from the leaves up: `f(node, args)` is called once per distinct node, with its
+// operands already rebuilt, and returns the node's replacement (with_args(node, args) keeps it).
+using ScalarRewrite =
+    std::function<ScalarExpr(const ScalarExpr& node, std::vector<ScalarExpr> args)>;
+ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f);
+
+// `like` with operands `args` (of the same dtypes): `like` itself when they are its own.
+ScalarExpr with_args(const ScalarExpr& like, std::vector<ScalarExpr> args);
+
+// The number of users of each node of topological_order(roots) within it (roots count one use
+// each); a node used more than once is a shared subexpression.
+std::vector<int> use_counts(const std::vector<ScalarExpr>& order,
+                            const std::vector<ScalarExpr>& roots);
+
+} // namespace hedra
