@@ -85,6 +85,14 @@ std::vector<ScalarExpr> local_vjp(const ScalarExpr& e, const ScalarExpr& g) {
     case ScalarOp::Ne:
     case ScalarOp::And:
     case ScalarOp::Or:
+    case ScalarOp::Floor: // piecewise constant
+    case ScalarOp::Ceil:
+    case ScalarOp::Round:
+    case ScalarOp::BitAnd: // integers only
+    case ScalarOp::BitOr:
+    case ScalarOp::BitXor:
+    case ScalarOp::Shl:
+    case ScalarOp::Shr:
         break;
     case ScalarOp::Neg:
         out[0] = neg(g);
@@ -110,6 +118,30 @@ std::vector<ScalarExpr> local_vjp(const ScalarExpr& e, const ScalarExpr& g) {
         break;
     case ScalarOp::Sigmoid:
         out[0] = mul(g, mul(e, sub(constant_like(1.0, e), e)));
+        break;
+    case ScalarOp::Sin:
+        out[0] = mul(g, scalar_unary(ScalarOp::Cos, x[0]));
+        break;
+    case ScalarOp::Cos:
+        out[0] = neg(mul(g, scalar_unary(ScalarOp::Sin, x[0])));
+        break;
+    case ScalarOp::Erf: // 2/sqrt(pi) exp(-x^2)
+        out[0] = mul(g, mul(constant_like(1.1283791670955126, e),
+                            scalar_unary(ScalarOp::Exp, neg(mul(x[0], x[0])))));
+        break;
+    case ScalarOp::Log1p:
+        out[0] = div(g, scalar_binary(ScalarOp::Add, constant_like(1.0, x[0]), x[0]));
+        break;
+    case ScalarOp::Expm1:
+        out[0] = mul(g, scalar_binary(ScalarOp::Add, e, constant_like(1.0, e)));
+        break;
+    case ScalarOp::Mod: // a - trunc(a / b) * b
+        out[0] = g;
+        if (is_float(e->dtype)) {
+            ScalarExpr q =
+                scalar_binary(ScalarOp::Div, scalar_binary(ScalarOp::Sub, x[0], e), x[1]);
+            out[1] = neg(mul(g, q));
+        }
         break;
     case ScalarOp::Cast:
         if (is_float(x[0]->dtype)) out[0] = scalar_cast(g, x[0]->dtype);

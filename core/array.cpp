@@ -49,7 +49,7 @@ namespace detail {
 
 Array make_array_leaf(HostArray data, const Shape& shape, SourceLocation loc) {
     if (data.size() != shape.size())
-        throw Error("array: host data with sizes " + list_string(data.sizes()) + " has " +
+        throw Error("array: host data of shape " + Shape::of(data.sizes()).to_string() + " has " +
                     std::to_string(data.size()) + " elements but shape " + shape.to_string() +
                     " has " + std::to_string(shape.size()) + "; at " + location_string(loc));
     if (data.address() == nullptr && shape.size() > 0)

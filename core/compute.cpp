@@ -54,8 +54,8 @@ void check_results(const std::string& backend, const std::vector<NodePtr>& nodes
     for (std::size_t i = 0; i < nodes.size(); ++i)
         HEDRA_INTERNAL_CHECK(
             results[i].sizes() == nodes[i]->shape.sizes() && results[i].dtype() == nodes[i]->dtype,
-            "backend '" + backend + "' returned a result of sizes " +
-                detail::list_string(results[i].sizes()) + " and dtype " +
+            "backend '" + backend + "' returned a result of shape " +
+                Shape::of(results[i].sizes()).to_string() + " and dtype " +
                 std::string(dtype_name(results[i].dtype())) + " for " +
                 std::string(dtype_name(nodes[i]->dtype)) + " " + nodes[i]->shape.to_string());
 }
@@ -115,8 +115,8 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const NodePtr& p = placeholders_[i];
         if (inputs[i].sizes() != p->shape.sizes())
-            throw Error("compiled program: input " + std::to_string(i) + " has sizes " +
-                        detail::list_string(inputs[i].sizes()) + " but " + placeholder_string(p) +
+            throw Error("compiled program: input " + std::to_string(i) + " has shape " +
+                        Shape::of(inputs[i].sizes()).to_string() + " but " + placeholder_string(p) +
                         " has shape " + p->shape.to_string());
         if (inputs[i].dtype() != p->dtype)
             throw Error("compiled program: input " + std::to_string(i) + " has dtype " +

@@ -4,6 +4,7 @@
 #include "core/host_array.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,17 +21,34 @@ std::string sizes_string(const std::vector<std::int64_t>& sizes) {
     return s + ")";
 }
 
+// The C++ element type of `t`, as values<T>() names it.
+const char* c_type_name(DType t) {
+    switch (t) {
+    case DType::Bool:
+        return "bool";
+    case DType::I32:
+        return "std::int32_t";
+    case DType::I64:
+        return "std::int64_t";
+    case DType::F32:
+        return "float";
+    case DType::F64:
+        return "double";
+    }
+    return "?";
+}
+
 std::int64_t checked_size(const std::vector<std::int64_t>& sizes) {
     std::int64_t n = 1;
     bool overflow = false;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i] < 0)
-            throw Error("host array of sizes " + sizes_string(sizes) + ": axis " +
+            throw Error("host array of shape " + sizes_string(sizes) + ": axis " +
                         std::to_string(i) + " has negative size " + std::to_string(sizes[i]));
         overflow = overflow || __builtin_mul_overflow(n, sizes[i], &n);
     }
     if (overflow && n != 0)
-        throw Error("host array of sizes " + sizes_string(sizes) +
+        throw Error("host array of shape " + sizes_string(sizes) +
                     " has too many elements: their count overflows 64 bits");
     return n;
 }
@@ -38,6 +56,7 @@ std::int64_t checked_size(const std::vector<std::int64_t>& sizes) {
 std::string format_number(double v, DType t) {
     if (t == DType::Bool) return v != 0 ? "true" : "false";
     if (!is_float(t)) return std::to_string(static_cast<std::int64_t>(v));
+    if (std::isnan(v)) return "nan"; // the sign of a NaN means nothing (0/0 gives -nan on x86)
     char buf[64];
     auto r = t == DType::F32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
                              : std::to_chars(buf, buf + sizeof buf, v);
@@ -103,14 +122,16 @@ std::int64_t HostArray::size() const {
     return n;
 }
 
-void HostArray::check_type(DType requested) const {
+void HostArray::check_type(DType requested, const char* op) const {
+    const std::string what = std::string("HostArray::") + op + "<" +
+                             std::string(dtype_name(requested)) + ">: host array of shape " +
+                             sizes_string(sizes_);
     if (data_ == nullptr && size() > 0)
-        throw Error("host array " + sizes_string(sizes_) +
-                    " has no data (a default-constructed HostArray)");
+        throw Error(what + " has no data (a default-constructed HostArray)");
     if (requested != dtype_)
-        throw Error("host array " + sizes_string(sizes_) + " of dtype " +
-                    std::string(dtype_name(dtype_)) + " accessed as " +
-                    std::string(dtype_name(requested)));
+        throw Error(what + " has dtype " + std::string(dtype_name(dtype_)) + "; read it as " +
+                    std::string(dtype_name(dtype_)) + " (values<" + c_type_name(dtype_) +
+                    ">), or use at()/flat(), which convert to double");
 }
 
 double HostArray::at(const std::vector<std::int64_t>& index) const {
@@ -118,7 +139,7 @@ double HostArray::at(const std::vector<std::int64_t>& index) const {
         std::string s = "(";
         for (std::size_t i = 0; i < index.size(); ++i)
             s += (i ? "," : "") + std::to_string(index[i]);
-        return Error("host array index " + s + ") is out of bounds for sizes " +
+        return Error("HostArray::at: index " + s + ") is out of bounds for shape " +
                      sizes_string(sizes_));
     };
     if (index.size() != sizes_.size()) throw bad();

@@ -60,13 +60,13 @@ public:
     // Typed access; throws hedra::Error if T does not match dtype().
     template <class T>
     std::span<const T> values() const {
-        check_type(dtype_of<T>());
+        check_type(dtype_of<T>(), "values");
         wait();
         return {static_cast<const T*>(data_), static_cast<std::size_t>(size())};
     }
     template <class T>
     std::span<T> mutable_values() {
-        check_type(dtype_of<T>());
+        check_type(dtype_of<T>(), "mutable_values");
         wait();
         mark_changed();
         return {static_cast<T*>(data_), static_cast<std::size_t>(size())};
@@ -80,7 +80,7 @@ public:
     std::string to_string(int max_elements = 64) const;
 
 private:
-    void check_type(DType requested) const;
+    void check_type(DType requested, const char* op) const; // op: the accessor, for errors
     void mark_changed() {
         if (pending_) pending_->mark_changed();
     }

@@ -13,13 +13,11 @@ namespace {
 
 using detail::site;
 
-// Unary functions take no source location, so their nodes carry an unknown one; binary
-// operators take the site recorded by their first Operand (the user's expression).
-constexpr SourceLocation kNoLocation{};
-
-Array map1(ScalarOp op, const Array& a, const char* name) {
+// Unary functions take their caller's location; binary operators the site recorded by their
+// first Operand (the user's expression).
+Array map1(ScalarOp op, const Array& a, const char* name, SourceLocation loc) {
     auto s = detail::trace_arguments({a});
-    return detail::make_map({sym_unary(op, s[0]).expr()}, {a}, name, kNoLocation).at(0);
+    return detail::make_map({sym_unary(op, s[0]).expr()}, {a}, name, loc).at(0);
 }
 
 Array map2(ScalarOp op, const Operand& a, const Operand& b, const char* name) {
@@ -41,8 +39,27 @@ Array operator*(const Operand& a, const Operand& b) {
 Array operator/(const Operand& a, const Operand& b) {
     return map2(ScalarOp::Div, a, b, "div");
 }
-Array operator-(const Array& a) {
-    return map1(ScalarOp::Neg, a, "neg");
+Array operator%(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Mod, a, b, "mod");
+}
+Array operator&(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::BitAnd, a, b, "bitand");
+}
+Array operator|(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::BitOr, a, b, "bitor");
+}
+Array operator^(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::BitXor, a, b, "bitxor");
+}
+Array operator<<(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Shl, a, b, "shl");
+}
+Array operator>>(const Operand& a, const Operand& b) {
+    return map2(ScalarOp::Shr, a, b, "shr");
+}
+Array operator-(const Operand& a) {
+    if (!a.is_array()) throw Error("neg: the operand must be an array");
+    return map1(ScalarOp::Neg, a.array(), "neg", a.loc());
 }
 Array operator<(const Operand& a, const Operand& b) {
     return map2(ScalarOp::Lt, a, b, "lt");
@@ -71,58 +88,82 @@ Array maximum(const Operand& a, const Operand& b) {
 Array pow(const Operand& a, const Operand& b) {
     return map2(ScalarOp::Pow, a, b, "pow");
 }
-Array exp(const Array& a) {
-    return map1(ScalarOp::Exp, a, "exp");
+Array exp(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Exp, a, "exp", loc);
 }
-Array log(const Array& a) {
-    return map1(ScalarOp::Log, a, "log");
+Array log(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Log, a, "log", loc);
 }
-Array sqrt(const Array& a) {
-    return map1(ScalarOp::Sqrt, a, "sqrt");
+Array sqrt(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Sqrt, a, "sqrt", loc);
 }
-Array tanh(const Array& a) {
-    return map1(ScalarOp::Tanh, a, "tanh");
+Array tanh(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Tanh, a, "tanh", loc);
 }
-Array sigmoid(const Array& a) {
-    return map1(ScalarOp::Sigmoid, a, "sigmoid");
+Array sigmoid(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Sigmoid, a, "sigmoid", loc);
 }
-Array abs(const Array& a) {
-    return map1(ScalarOp::Abs, a, "abs");
+Array sin(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Sin, a, "sin", loc);
+}
+Array cos(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Cos, a, "cos", loc);
+}
+Array erf(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Erf, a, "erf", loc);
+}
+Array log1p(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Log1p, a, "log1p", loc);
+}
+Array expm1(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Expm1, a, "expm1", loc);
+}
+Array floor(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Floor, a, "floor", loc);
+}
+Array ceil(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Ceil, a, "ceil", loc);
+}
+Array round(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Round, a, "round", loc);
+}
+Array abs(const Array& a, SourceLocation loc) {
+    return map1(ScalarOp::Abs, a, "abs", loc);
 }
 
 Array where(const Operand& cond, const Operand& a, const Operand& b) {
     auto s = detail::trace_arguments({cond, a, b});
-    return detail::make_map({select(s[0], s[1], s[2]).expr()}, {cond, a, b}, "where", kNoLocation)
+    return detail::make_map({select(s[0], s[1], s[2]).expr()}, {cond, a, b}, "where", cond.loc())
         .at(0);
 }
 
-Array relu(const Array& a) {
-    return map2(ScalarOp::Max, a, 0, "relu");
+Array relu(const Array& a, SourceLocation loc) {
+    return map2(ScalarOp::Max, Operand(a, loc), 0, "relu");
 }
 
-Array cast(const Array& a, DType to) {
-    return Array(detail::cast_node(a.node(), to, kNoLocation));
+Array cast(const Array& a, DType to, SourceLocation loc) {
+    return Array(detail::cast_node(a.node(), to, loc));
 }
 
-Array sum(const Array& a, std::vector<int> axes, bool keepdims) {
-    return reduce(ReduceOp::Sum, a, std::move(axes), keepdims, kNoLocation);
+Array sum(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation loc) {
+    return reduce(ReduceOp::Sum, a, std::move(axes), keepdims, loc);
 }
 
-Array mean(const Array& a, std::vector<int> axes, bool keepdims) {
+Array mean(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation loc) {
     std::int64_t count = 1;
     for (int d : detail::normalize_axes("mean", axes, a.node()))
         count *= a.shape()[d].size;
-    Array x = is_float(a.dtype()) ? a : cast(a, DType::F32);
-    return map2(ScalarOp::Div, sum(x, std::move(axes), keepdims), static_cast<double>(count),
-                "mean");
+    Array x = is_float(a.dtype()) ? a : cast(a, DType::F32, loc);
+    return map2(ScalarOp::Div, Operand(sum(x, std::move(axes), keepdims, loc), loc),
+                static_cast<double>(count), "mean");
 }
 
-Array max(const Array& a, std::vector<int> axes, bool keepdims) {
-    return reduce(ReduceOp::Max, a, std::move(axes), keepdims, kNoLocation);
+Array max(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation loc) {
+    return reduce(ReduceOp::Max, a, std::move(axes), keepdims, loc);
 }
 
-Array min(const Array& a, std::vector<int> axes, bool keepdims) {
-    return reduce(ReduceOp::Min, a, std::move(axes), keepdims, kNoLocation);
+Array min(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation loc) {
+    return reduce(ReduceOp::Min, a, std::move(axes), keepdims, loc);
 }
 
 Array transpose(const Array& a, std::vector<int> perm, SourceLocation loc) {
@@ -281,7 +322,7 @@ Array unflatten(const Array& a, int axis, const std::vector<std::int64_t>& sizes
         total *= s;
     }
     if (total != rg.size)
-        throw Error("unflatten: sizes " + detail::list_string(sizes) + " have " +
+        throw Error("unflatten: sizes " + Shape::of(sizes).to_string() + " have " +
                     std::to_string(total) + " elements but axis " + std::to_string(axis) +
                     " of shape " + n->shape.to_string() + " has " + std::to_string(rg.size) +
                     "; array created at " + site(n));

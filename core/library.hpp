@@ -9,12 +9,22 @@
 
 namespace hedra {
 
+// Every function records its caller's source location (binary operators: where their first
+// operand was converted), which errors name as "created at".
 // Elementwise operators (broadcasting, promotion; literals are weak).
 Array operator+(const Operand& a, const Operand& b);
 Array operator-(const Operand& a, const Operand& b);
 Array operator*(const Operand& a, const Operand& b);
 Array operator/(const Operand& a, const Operand& b);
-Array operator-(const Array& a);
+// Remainder with the dividend's sign (C's %, fmod for floats; x % 0 == x for integers).
+Array operator%(const Operand& a, const Operand& b);
+// Bitwise operations of integers (bools: logical); shifts of integers, >> arithmetic.
+Array operator&(const Operand& a, const Operand& b);
+Array operator|(const Operand& a, const Operand& b);
+Array operator^(const Operand& a, const Operand& b);
+Array operator<<(const Operand& a, const Operand& b);
+Array operator>>(const Operand& a, const Operand& b);
+Array operator-(const Operand& a); // an array operand
 Array operator<(const Operand& a, const Operand& b);
 Array operator<=(const Operand& a, const Operand& b);
 Array operator>(const Operand& a, const Operand& b);
@@ -24,21 +34,34 @@ Array operator!=(const Operand& a, const Operand& b);
 Array minimum(const Operand& a, const Operand& b);
 Array maximum(const Operand& a, const Operand& b);
 Array where(const Operand& cond, const Operand& a, const Operand& b);
-Array exp(const Array& a);
-Array log(const Array& a);
-Array sqrt(const Array& a);
-Array tanh(const Array& a);
-Array sigmoid(const Array& a);
-Array abs(const Array& a);
-Array relu(const Array& a);
+Array exp(const Array& a, SourceLocation loc = SourceLocation::current());
+Array log(const Array& a, SourceLocation loc = SourceLocation::current());
+Array sqrt(const Array& a, SourceLocation loc = SourceLocation::current());
+Array tanh(const Array& a, SourceLocation loc = SourceLocation::current());
+Array sigmoid(const Array& a, SourceLocation loc = SourceLocation::current());
+Array sin(const Array& a, SourceLocation loc = SourceLocation::current());
+Array cos(const Array& a, SourceLocation loc = SourceLocation::current());
+Array erf(const Array& a, SourceLocation loc = SourceLocation::current());
+Array log1p(const Array& a, SourceLocation loc = SourceLocation::current());
+Array expm1(const Array& a, SourceLocation loc = SourceLocation::current());
+Array floor(const Array& a, SourceLocation loc = SourceLocation::current());
+Array ceil(const Array& a, SourceLocation loc = SourceLocation::current());
+// Half to even, as NumPy and PyTorch.
+Array round(const Array& a, SourceLocation loc = SourceLocation::current());
+Array abs(const Array& a, SourceLocation loc = SourceLocation::current());
+Array relu(const Array& a, SourceLocation loc = SourceLocation::current());
 Array pow(const Operand& a, const Operand& b);
-Array cast(const Array& a, DType to);
+Array cast(const Array& a, DType to, SourceLocation loc = SourceLocation::current());
 
 // Reductions over axes (empty = all axes; negative axes count from the end).
-Array sum(const Array& a, std::vector<int> axes = {}, bool keepdims = false);
-Array mean(const Array& a, std::vector<int> axes = {}, bool keepdims = false);
-Array max(const Array& a, std::vector<int> axes = {}, bool keepdims = false);
-Array min(const Array& a, std::vector<int> axes = {}, bool keepdims = false);
+Array sum(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
+          SourceLocation loc = SourceLocation::current());
+Array mean(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
+           SourceLocation loc = SourceLocation::current());
+Array max(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
+          SourceLocation loc = SourceLocation::current());
+Array min(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
+          SourceLocation loc = SourceLocation::current());
 
 // Reverse (or permute) axes; `perm` empty reverses all.
 Array transpose(const Array& a, std::vector<int> perm = {},

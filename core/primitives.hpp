@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,25 +36,13 @@ std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, SourceLocation 
 }
 } // namespace detail
 
-// lazy(f, a, b, ...): f traced on symbolic scalars and mapped over the broadcast operands.
-template <class F>
-Array lazy(F f, const Operand& a, SourceLocation loc = SourceLocation::current()) {
-    return detail::lazy_n<1>(f, {a}, loc).at(0);
-}
-template <class F>
-Array lazy(F f, const Operand& a, const Operand& b,
-           SourceLocation loc = SourceLocation::current()) {
-    return detail::lazy_n<2>(f, {a, b}, loc).at(0);
-}
-template <class F>
-Array lazy(F f, const Operand& a, const Operand& b, const Operand& c,
-           SourceLocation loc = SourceLocation::current()) {
-    return detail::lazy_n<3>(f, {a, b, c}, loc).at(0);
-}
-template <class F>
-Array lazy(F f, const Operand& a, const Operand& b, const Operand& c, const Operand& d,
-           SourceLocation loc = SourceLocation::current()) {
-    return detail::lazy_n<4>(f, {a, b, c, d}, loc).at(0);
+// lazy(f, a, b, ...): f traced on symbolic scalars and mapped over the broadcast operands (any
+// number of them, arrays or literals). The site recorded is where the first operand was
+// converted, i.e. the caller's expression.
+template <class F, class... Ops>
+requires(std::convertible_to<const Ops&, Operand>&&...) Array
+    lazy(F f, const Operand& a, const Ops&... rest) {
+    return detail::lazy_n<1 + sizeof...(Ops)>(f, {a, Operand(rest)...}, a.loc()).at(0);
 }
 // Any number of operands: f takes a const std::vector<Sym>&.
 template <class F>
@@ -64,9 +53,9 @@ Array lazy_n_ary(F f, const std::vector<Operand>& operands,
 }
 // A callable returning a tuple: one array per element.
 template <class F, class... Ops>
-std::vector<Array> lazy_multiple_value(F f, const Ops&... operands) {
-    std::vector<Operand> ops{Operand(operands)...};
-    return detail::lazy_n<sizeof...(Ops)>(f, ops, SourceLocation::current());
+requires(std::convertible_to<const Ops&, Operand>&&...) std::vector<Array> lazy_multiple_value(
+    F f, const Operand& a, const Ops&... rest) {
+    return detail::lazy_n<1 + sizeof...(Ops)>(f, {a, Operand(rest)...}, a.loc());
 }
 
 // ---- reshape and view ---------------------------------------------------------------------

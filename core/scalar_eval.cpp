@@ -3,7 +3,11 @@
 // - f32 results are rounded to float after every operation (computed in double first, which
 //   for + - * / sqrt gives exactly the float result); f64 is IEEE double.
 // - i32/i64 arithmetic wraps like two's complement; x/0 == 0; division truncates toward zero;
-//   pow(x, n) is repeated multiplication for n >= 0 and 0 for n < 0.
+//   x % y has the sign of x and x % 0 == x (so x == (x/y)*y + x%y); pow(x, n) is repeated
+//   multiplication for n >= 0 and 0 for n < 0; shl/shr by a count outside [0, bits) give 0
+//   (shr of a negative value: -1), shr is arithmetic.
+// - float x % y is fmod (exact); round is half to even; sin, cos, erf, log1p, expm1 of f32
+//   are computed in double and rounded once, as exp, log and tanh are.
 // - bool arithmetic is computed on 0/1 as integers and converted back with x != 0.
 // - min/max of floats return NaN when either operand is NaN (as torch.minimum/maximum).
 // - casts convert as C++ casts do; to bool is x != 0; a float that is NaN or whose truncation
@@ -75,6 +79,21 @@ std::int64_t int_div(std::int64_t a, std::int64_t b) {
     return a / b;
 }
 
+// a == int_div(a, b) * b + int_mod(a, b): the dividend's sign, and x % 0 == x.
+std::int64_t int_mod(std::int64_t a, std::int64_t b) {
+    if (b == 0) return a;
+    if (b == -1) return 0;
+    return a % b;
+}
+
+// Shifts of a `bits`-wide integer; counts outside [0, bits) shift every bit out.
+std::int64_t shift_left(std::int64_t a, std::int64_t b, int bits) {
+    return b < 0 || b >= bits ? 0 : s(u(a) << b);
+}
+std::int64_t shift_right(std::int64_t a, std::int64_t b, int bits) {
+    return b < 0 || b >= bits ? (a < 0 ? -1 : 0) : a >> b; // arithmetic since C++20
+}
+
 double float_min(double a, double b) {
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
     return std::min(a, b);
@@ -102,6 +121,23 @@ ScalarValue unary(ScalarOp op, const ScalarValue& x, DType t) {
             return float_value(std::tanh(v), t);
         case ScalarOp::Sigmoid:
             return float_value(1.0 / (1.0 + std::exp(-v)), t);
+        case ScalarOp::Sin:
+            return float_value(std::sin(v), t);
+        case ScalarOp::Cos:
+            return float_value(std::cos(v), t);
+        case ScalarOp::Erf:
+            return float_value(std::erf(v), t);
+        case ScalarOp::Log1p:
+            return float_value(std::log1p(v), t);
+        case ScalarOp::Expm1:
+            return float_value(std::expm1(v), t);
+        case ScalarOp::Floor:
+            return float_value(std::floor(v), t);
+        case ScalarOp::Ceil:
+            return float_value(std::ceil(v), t);
+        case ScalarOp::Round:
+            return float_value(std::nearbyint(v), t); // half to even
+
         default:
             break;
         }
@@ -113,6 +149,10 @@ ScalarValue unary(ScalarOp op, const ScalarValue& x, DType t) {
             return int_value(x.i < 0 ? s(0 - u(x.i)) : x.i, t);
         case ScalarOp::Not:
             return bool_value(x.i == 0);
+        case ScalarOp::Floor:
+        case ScalarOp::Ceil:
+        case ScalarOp::Round:
+            return x;
         default:
             break;
         }
@@ -155,6 +195,8 @@ ScalarValue binary(ScalarOp op, const ScalarValue& a, const ScalarValue& b, DTyp
             return float_value(a.f * b.f, t);
         case ScalarOp::Div:
             return float_value(a.f / b.f, t);
+        case ScalarOp::Mod:
+            return float_value(std::fmod(a.f, b.f), t);
         case ScalarOp::Pow:
             return float_value(std::pow(a.f, b.f), t);
         case ScalarOp::Min:
@@ -174,6 +216,18 @@ ScalarValue binary(ScalarOp op, const ScalarValue& a, const ScalarValue& b, DTyp
             return int_value(s(u(a.i) * u(b.i)), t);
         case ScalarOp::Div:
             return int_value(int_div(a.i, b.i), t);
+        case ScalarOp::Mod:
+            return int_value(int_mod(a.i, b.i), t);
+        case ScalarOp::BitAnd:
+            return int_value(a.i & b.i, t);
+        case ScalarOp::BitOr:
+            return int_value(a.i | b.i, t);
+        case ScalarOp::BitXor:
+            return int_value(a.i ^ b.i, t);
+        case ScalarOp::Shl:
+            return int_value(shift_left(a.i, b.i, t == DType::I32 ? 32 : 64), t);
+        case ScalarOp::Shr:
+            return int_value(shift_right(a.i, b.i, t == DType::I32 ? 32 : 64), t);
         case ScalarOp::Pow:
             return int_value(int_pow(a.i, b.i), t);
         case ScalarOp::Min:

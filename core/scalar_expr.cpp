@@ -53,7 +53,10 @@ bool is_comparison(ScalarOp op) {
     return op >= ScalarOp::Lt && op <= ScalarOp::Ne;
 }
 bool is_transcendental(ScalarOp op) {
-    return op >= ScalarOp::Exp && op <= ScalarOp::Sigmoid;
+    return op >= ScalarOp::Exp && op <= ScalarOp::Expm1;
+}
+bool is_bitwise(ScalarOp op) {
+    return op >= ScalarOp::BitAnd && op <= ScalarOp::Shr;
 }
 
 void check_operand(const ScalarExpr& e, const char* what) {
@@ -115,6 +118,22 @@ const char* scalar_op_name(ScalarOp op) {
         return "tanh";
     case ScalarOp::Sigmoid:
         return "sigmoid";
+    case ScalarOp::Sin:
+        return "sin";
+    case ScalarOp::Cos:
+        return "cos";
+    case ScalarOp::Erf:
+        return "erf";
+    case ScalarOp::Log1p:
+        return "log1p";
+    case ScalarOp::Expm1:
+        return "expm1";
+    case ScalarOp::Floor:
+        return "floor";
+    case ScalarOp::Ceil:
+        return "ceil";
+    case ScalarOp::Round:
+        return "round";
     case ScalarOp::Cast:
         return "cast";
     case ScalarOp::Add:
@@ -125,12 +144,24 @@ const char* scalar_op_name(ScalarOp op) {
         return "mul";
     case ScalarOp::Div:
         return "div";
+    case ScalarOp::Mod:
+        return "mod";
     case ScalarOp::Pow:
         return "pow";
     case ScalarOp::Min:
         return "min";
     case ScalarOp::Max:
         return "max";
+    case ScalarOp::BitAnd:
+        return "bitand";
+    case ScalarOp::BitOr:
+        return "bitor";
+    case ScalarOp::BitXor:
+        return "bitxor";
+    case ScalarOp::Shl:
+        return "shl";
+    case ScalarOp::Shr:
+        return "shr";
     case ScalarOp::Lt:
         return "lt";
     case ScalarOp::Le:
@@ -212,6 +243,11 @@ ScalarExpr scalar_binary(ScalarOp op, ScalarExpr a, ScalarExpr b) {
                     "' is not a binary operation");
     DType t =
         (op == ScalarOp::And || op == ScalarOp::Or) ? DType::Bool : promote(a->dtype, b->dtype);
+    if (is_bitwise(op) && (is_float(t) || (t == DType::Bool && op >= ScalarOp::Shl)))
+        throw Error("'" + std::string(scalar_op_name(op)) + "' needs integer operands" +
+                    (op >= ScalarOp::Shl ? "" : " (or bools)") + ", got " +
+                    std::string(dtype_name(a->dtype)) + " and " +
+                    std::string(dtype_name(b->dtype)) + "; cast to i32 or i64 first");
     DType result = is_comparison(op) ? DType::Bool : t;
     return make_node(op, result, {scalar_cast(std::move(a), t), scalar_cast(std::move(b), t)});
 }

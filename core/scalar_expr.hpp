@@ -20,9 +20,14 @@ enum class ScalarOp : std::uint8_t {
     Const, // value in ivalue (bool, ints) or fvalue (floats)
     Input, // the element of the map's input number `index`
     // unary
-    Neg, Not, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Cast,
+    Neg, Not, Abs,
+    Exp, Log, Sqrt, Tanh, Sigmoid, Sin, Cos, Erf, Log1p, Expm1, // float results
+    Floor, Ceil, Round,     // float to float (round: half to even); integers unchanged
+    Cast,
     // binary (operands of equal dtype)
-    Add, Sub, Mul, Div, Pow, Min, Max,
+    Add, Sub, Mul, Div, Mod, Pow, Min, Max,
+    BitAnd, BitOr, BitXor,  // integers (bool: logical)
+    Shl, Shr,               // integers; shr is arithmetic
     Lt, Le, Gt, Ge, Eq, Ne, // result bool
     And, Or,                // bool operands
     // ternary
@@ -50,12 +55,15 @@ struct ScalarNode {
 ScalarExpr scalar_const(double value, DType dtype); // any dtype; ints truncate
 ScalarExpr scalar_const_int(std::int64_t value, DType dtype);
 ScalarExpr scalar_input(int index, DType dtype);
-// Unary ops keep the operand dtype, except: Not needs bool; Exp/Log/Sqrt/Tanh/Sigmoid of a
-// non-float operand cast it to f32 first.
+// Unary ops keep the operand dtype, except: Not needs bool; Exp through Expm1 of a non-float
+// operand cast it to f32 first.
 ScalarExpr scalar_unary(ScalarOp op, ScalarExpr x);
 ScalarExpr scalar_cast(ScalarExpr x, DType to);
 // Binary ops promote both operands to a common dtype with explicit casts (comparisons return
-// bool; And/Or cast to bool; Div of integers truncates toward zero, x/0 == 0).
+// bool; And/Or cast to bool; Div of integers truncates toward zero, x/0 == 0; Mod has the sign
+// of the dividend, a == (a/b)*b + a%b, so x%0 == x; bit operations and shifts need integer
+// operands (bit operations also take bools); shifts by a count outside [0, bits) give 0, or
+// for shr of a negative value -1).
 ScalarExpr scalar_binary(ScalarOp op, ScalarExpr a, ScalarExpr b);
 ScalarExpr scalar_select(ScalarExpr cond, ScalarExpr then_value, ScalarExpr else_value);
 

@@ -67,6 +67,12 @@ HEDRA_SYM_BINARY(operator+, Add)
 HEDRA_SYM_BINARY(operator-, Sub)
 HEDRA_SYM_BINARY(operator*, Mul)
 HEDRA_SYM_BINARY(operator/, Div)
+HEDRA_SYM_BINARY(operator%, Mod)
+HEDRA_SYM_BINARY(operator&, BitAnd)
+HEDRA_SYM_BINARY(operator|, BitOr)
+HEDRA_SYM_BINARY(operator^, BitXor)
+HEDRA_SYM_BINARY(operator<<, Shl)
+HEDRA_SYM_BINARY(operator>>, Shr)
 HEDRA_SYM_BINARY(operator<, Lt)
 HEDRA_SYM_BINARY(operator<=, Le)
 HEDRA_SYM_BINARY(operator>, Gt)
@@ -88,6 +94,14 @@ inline Sym log(const Sym& a) { return sym_unary(ScalarOp::Log, a); }
 inline Sym sqrt(const Sym& a) { return sym_unary(ScalarOp::Sqrt, a); }
 inline Sym tanh(const Sym& a) { return sym_unary(ScalarOp::Tanh, a); }
 inline Sym sigmoid(const Sym& a) { return sym_unary(ScalarOp::Sigmoid, a); }
+inline Sym sin(const Sym& a) { return sym_unary(ScalarOp::Sin, a); }
+inline Sym cos(const Sym& a) { return sym_unary(ScalarOp::Cos, a); }
+inline Sym erf(const Sym& a) { return sym_unary(ScalarOp::Erf, a); }
+inline Sym log1p(const Sym& a) { return sym_unary(ScalarOp::Log1p, a); }
+inline Sym expm1(const Sym& a) { return sym_unary(ScalarOp::Expm1, a); }
+inline Sym floor(const Sym& a) { return sym_unary(ScalarOp::Floor, a); }
+inline Sym ceil(const Sym& a) { return sym_unary(ScalarOp::Ceil, a); }
+inline Sym round(const Sym& a) { return sym_unary(ScalarOp::Round, a); } // half to even
 Sym cast(const Sym& a, DType to);
 // select(c, a, b): a where c is true, else b; c is converted to bool.
 Sym select(const Sym& cond, const Sym& then_value, const Sym& else_value);

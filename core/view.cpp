@@ -100,7 +100,27 @@ Array reshape(const Array& a, const Shape& s, SourceLocation loc) {
         return Error("reshape: cannot reshape " + n->shape.to_string() + " to " + s.to_string() +
                      ": " + why + "; array created at " + site(n));
     };
-    if (lead < 0) throw fail("the target has fewer axes; drop unit axes with a Transform instead");
+    if (lead < 0) {
+        // Fewer target axes: the source's unit axes are dropped (each read at its one index,
+        // counter 0), then the usual rule applies to the rest.
+        std::vector<Range> kept;
+        std::vector<std::int64_t> matrix, offset;
+        for (int i = 0; i < r; ++i)
+            if (n->shape[i].size != 1) kept.push_back(n->shape[i]);
+        const int k = static_cast<int>(kept.size());
+        if (k > R)
+            throw fail("the target has fewer axes (" + std::to_string(R) +
+                       ") than the source has " + "axes of size other than 1 (" +
+                       std::to_string(k) + "); only unit axes can be dropped");
+        for (int i = 0, j = 0; i < r; ++i) {
+            for (int c = 0; c < k; ++c)
+                matrix.push_back(n->shape[i].size != 1 && c == j ? 1 : 0);
+            offset.push_back(0); // counters: a unit axis's only counter is 0
+            if (n->shape[i].size != 1) ++j;
+        }
+        Array squeezed(detail::make_view(n, Shape(kept), AffineMap(k, r, matrix, offset), loc));
+        return reshape(squeezed, s, loc);
+    }
     std::vector<std::int64_t> matrix(static_cast<std::size_t>(r * R), 0), offset(r, 0);
     for (int i = 0; i < r; ++i) {
         const Range &src = n->shape[i], &dst = s[i + lead];

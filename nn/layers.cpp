@@ -152,15 +152,15 @@ Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, Source
     return max(view(x, space, m.map(), loc), {4, 5});
 }
 
-Array log_softmax(const Array& x, int axis) {
-    Array shift = stop_gradient(max(x, {axis}, true));
-    Array shifted = x - shift;
-    return shifted - log(sum(exp(shifted), {axis}, true));
+Array log_softmax(const Array& x, int axis, SourceLocation loc) {
+    Array shift = stop_gradient(max(x, {axis}, true, loc));
+    Array shifted = Operand(x, loc) - shift;
+    return Operand(shifted, loc) - log(sum(exp(shifted, loc), {axis}, true, loc), loc);
 }
 
-Array softmax(const Array& x, int axis) {
-    Array e = exp(x - stop_gradient(max(x, {axis}, true)));
-    return e / sum(e, {axis}, true);
+Array softmax(const Array& x, int axis, SourceLocation loc) {
+    Array e = exp(Operand(x, loc) - stop_gradient(max(x, {axis}, true, loc)), loc);
+    return Operand(e, loc) / sum(e, {axis}, true, loc);
 }
 
 namespace {
@@ -183,8 +183,9 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels, SourceLoca
     check_logits_and_labels("softmax_cross_entropy", logits, labels, loc);
     Array z = zero_based(logits);
     Array onehot = index_components(z.shape(), 1, loc) == as_column(zero_based(labels));
-    Array picked = where(onehot, log_softmax(z, 1), 0.0);
-    return -sum(picked) / static_cast<double>(logits.shape()[0].size);
+    Array picked = where(Operand(onehot, loc), log_softmax(z, 1, loc), 0.0);
+    return Operand(-Operand(sum(picked, {}, false, loc), loc), loc) /
+           static_cast<double>(logits.shape()[0].size);
 }
 
 Array count_correct(const Array& logits, const Array& labels, SourceLocation loc) {

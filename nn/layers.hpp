@@ -37,8 +37,8 @@ Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride = 0,
 
 // Softmax and log-softmax along `axis`, shifted by the detached maximum so that large inputs do
 // not overflow (the shift does not change the value, so no gradient is lost).
-Array softmax(const Array& x, int axis = -1);
-Array log_softmax(const Array& x, int axis = -1);
+Array softmax(const Array& x, int axis = -1, SourceLocation loc = SourceLocation::current());
+Array log_softmax(const Array& x, int axis = -1, SourceLocation loc = SourceLocation::current());
 
 // Mean cross-entropy of logits (B, K) against integer class labels (B) in [0, K): the one-hot
 // mask is index_components(logits' shape, 1) == labels, so no one-hot data is ever built.

@@ -64,8 +64,8 @@ private:
 };
 
 bool is_transcendental(ScalarOp op) {
-    return op == ScalarOp::Exp || op == ScalarOp::Log || op == ScalarOp::Tanh ||
-           op == ScalarOp::Pow || op == ScalarOp::Sigmoid;
+    return (op >= ScalarOp::Exp && op <= ScalarOp::Expm1 && op != ScalarOp::Sqrt) ||
+           op == ScalarOp::Pow;
 }
 
 ScalarExpr constant_of(const ScalarValue& v) {

@@ -49,8 +49,8 @@ CanonicalGraph canonicalize(const std::vector<NodePtr>& outputs);
 
 // Replace every operation whose arguments are all constants by its value.
 ScalarExpr fold_constants(const ScalarExpr& e);
-// exp, log, tanh, pow or sigmoid anywhere in the expression: worth storing rather than
-// recomputing.
+// exp, log, tanh, sigmoid, sin, cos, erf, log1p, expm1 or pow anywhere in the expression: worth
+// storing rather than recomputing.
 bool has_transcendental(const ScalarExpr& e);
 // The number of nodes of `e` once every Input(k) is replaced by an expression of input_sizes[k]
 // nodes: each distinct node counted once, as the printers emit it once (saturates far above any

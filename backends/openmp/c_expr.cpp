@@ -59,6 +59,23 @@ std::string unary(ScalarOp op, DType t, const std::string& x) {
         return float_math("tanh", t, x);
     case ScalarOp::Sigmoid:
         return call("hd_sigmoid_" + suffix(t), x);
+    case ScalarOp::Sin:
+        return float_math("sin", t, x);
+    case ScalarOp::Cos:
+        return float_math("cos", t, x);
+    case ScalarOp::Erf:
+        return float_math("erf", t, x);
+    case ScalarOp::Log1p:
+        return float_math("log1p", t, x);
+    case ScalarOp::Expm1:
+        return float_math("expm1", t, x);
+    case ScalarOp::Floor:
+    case ScalarOp::Ceil:
+    case ScalarOp::Round: {
+        if (!fl) return x;
+        const char* f = op == ScalarOp::Floor ? "floor" : op == ScalarOp::Ceil ? "ceil" : "rint";
+        return std::string("__builtin_") + f + (t == DType::F32 ? "f(" : "(") + x + ")";
+    }
     default:
         break;
     }
@@ -82,6 +99,14 @@ std::string bool_arith(ScalarOp op, const std::string& a, const std::string& b) 
         return "(" + a + " && " + b + ")";
     case ScalarOp::Div:
         return "(" + b + " && " + a + ")";
+    case ScalarOp::Mod:
+        return "(" + a + " && !" + b + ")";
+    case ScalarOp::BitAnd:
+        return "(" + a + " && " + b + ")";
+    case ScalarOp::BitOr:
+        return "(" + a + " || " + b + ")";
+    case ScalarOp::BitXor:
+        return "(" + a + " != " + b + ")";
     case ScalarOp::Pow:
         return "(!" + b + " || " + a + ")";
     case ScalarOp::Min:
@@ -126,6 +151,8 @@ std::string binary(ScalarOp op, DType t, const std::string& a, const std::string
             return "(" + a + " * " + b + ")";
         case ScalarOp::Div:
             return "(" + a + " / " + b + ")";
+        case ScalarOp::Mod:
+            return call(t == DType::F32 ? "__builtin_fmodf" : "__builtin_fmod", a, b);
         default:
             break;
         }
@@ -139,6 +166,18 @@ std::string binary(ScalarOp op, DType t, const std::string& a, const std::string
         return call("hd_mul_" + suffix(t), a, b);
     case ScalarOp::Div:
         return call("hd_div_" + suffix(t), a, b);
+    case ScalarOp::Mod:
+        return call("hd_mod_" + suffix(t), a, b);
+    case ScalarOp::BitAnd:
+        return "(" + a + " & " + b + ")";
+    case ScalarOp::BitOr:
+        return "(" + a + " | " + b + ")";
+    case ScalarOp::BitXor:
+        return "(" + a + " ^ " + b + ")";
+    case ScalarOp::Shl:
+        return call("hd_shl_" + suffix(t), a, b);
+    case ScalarOp::Shr:
+        return call("hd_shr_" + suffix(t), a, b);
     case ScalarOp::Pow:
         return call("hd_pow_" + suffix(t), a, b);
     case ScalarOp::Min:
@@ -283,6 +322,13 @@ typedef unsigned long long hd_u64;
     static inline T hd_neg_##S(T a) { return (T)((U)0 - (U)a); }                                 \
     static inline T hd_abs_##S(T a) { return a < 0 ? hd_neg_##S(a) : a; }                       \
     static inline T hd_div_##S(T a, T b) { return b == 0 ? 0 : b == -1 ? hd_neg_##S(a) : a / b; } \
+    static inline T hd_mod_##S(T a, T b) { return b == 0 ? a : b == -1 ? 0 : a % b; }           \
+    static inline T hd_shl_##S(T a, T b) {                                                       \
+        return b < 0 || b >= (T)(8 * sizeof(T)) ? 0 : (T)((U)a << b);                            \
+    }                                                                                            \
+    static inline T hd_shr_##S(T a, T b) {                                                       \
+        return b < 0 || b >= (T)(8 * sizeof(T)) ? (a < 0 ? -1 : 0) : a >> b;                     \
+    }                                                                                            \
     static inline T hd_min_##S(T a, T b) { return b < a ? b : a; }                               \
     static inline T hd_max_##S(T a, T b) { return a < b ? b : a; }                               \
     static inline T hd_pow_##S(T a, T b) {                                                       \

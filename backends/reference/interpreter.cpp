@@ -178,7 +178,7 @@ private:
             if (in.sizes() != n.shape.sizes() || in.dtype() != n.dtype)
                 throw Error("cannot run the program: input " + std::to_string(p) + " for " +
                             describe_placeholder(n) + " has dtype " +
-                            std::string(dtype_name(in.dtype())) + " and sizes " +
+                            std::string(dtype_name(in.dtype())) + " and shape " +
                             Shape::of(in.sizes()).to_string());
             return in;
         }

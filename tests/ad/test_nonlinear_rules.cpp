@@ -48,6 +48,22 @@ TEST_CASE("finite differences: elementwise functions") {
     SUBCASE("abs") {
         check_1([](const Array& a) { return abs(a); }, x);
     }
+    SUBCASE("sin and cos") {
+        check_1([](const Array& a) { return sin(a) * cos(a * 2.0); }, x);
+    }
+    SUBCASE("erf") {
+        check_1([](const Array& a) { return erf(a * 1.5); }, x);
+    }
+    SUBCASE("log1p and expm1") {
+        check_1([](const Array& a) { return log1p(a * a) + expm1(a); }, x);
+    }
+    SUBCASE("mod") {
+        check_2([](const Array& a, const Array& b) { return (a * 5.0) % (b + 3.0); }, x, pos);
+    }
+    SUBCASE("floor, ceil and round have no gradient") {
+        CHECK(grad_values([](const Array& a) { return sum(floor(a) + ceil(a) + round(a)); },
+                          {0.3, -1.7, 2.5}) == std::vector<double>{0, 0, 0});
+    }
     SUBCASE("neg") {
         check_1([](const Array& a) { return -a * a; }, x);
     }

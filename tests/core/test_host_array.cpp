@@ -123,7 +123,8 @@ TEST_CASE("printing") {
 
 TEST_CASE("bad host array use throws") {
     HostArray f = HostArray::from<float>({1, 2, 3, 4}, {2, 2});
-    CHECK_ERROR(f.values<std::int64_t>(), "dtype f32", "accessed as i64", "(2,2)");
+    CHECK_ERROR(f.values<std::int64_t>(), "HostArray::values<i64>", "has dtype f32", "(2,2)",
+                "values<float>");
     CHECK_ERROR(f.mutable_values<double>(), "f32", "f64");
     CHECK_ERROR(f.at({2, 0}), "index (2,0)", "out of bounds", "(2,2)");
     CHECK_ERROR(f.at({0}), "index (0)", "out of bounds");

@@ -151,7 +151,12 @@ TEST_CASE("printing constants and operation names") {
         {ScalarOp::Pow, "pow"},         {ScalarOp::Min, "min"},     {ScalarOp::Max, "max"},
         {ScalarOp::Lt, "lt"},           {ScalarOp::Le, "le"},       {ScalarOp::Gt, "gt"},
         {ScalarOp::Ge, "ge"},           {ScalarOp::Eq, "eq"},       {ScalarOp::Ne, "ne"},
-        {ScalarOp::And, "and"},         {ScalarOp::Or, "or"},       {ScalarOp::Select, "select"}};
+        {ScalarOp::And, "and"},         {ScalarOp::Or, "or"},       {ScalarOp::Select, "select"},
+        {ScalarOp::Sin, "sin"},         {ScalarOp::Cos, "cos"},     {ScalarOp::Erf, "erf"},
+        {ScalarOp::Log1p, "log1p"},     {ScalarOp::Expm1, "expm1"}, {ScalarOp::Floor, "floor"},
+        {ScalarOp::Ceil, "ceil"},       {ScalarOp::Round, "round"}, {ScalarOp::Mod, "mod"},
+        {ScalarOp::BitAnd, "bitand"},   {ScalarOp::BitOr, "bitor"}, {ScalarOp::BitXor, "bitxor"},
+        {ScalarOp::Shl, "shl"},         {ScalarOp::Shr, "shr"}};
     CHECK(names.size() == static_cast<std::size_t>(ScalarOp::Select) + 1);
     for (auto& [op, name] : names)
         CHECK(scalar_op_name(op) == name);

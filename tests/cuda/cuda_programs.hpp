@@ -325,6 +325,22 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                                                sum(cast(j <= i, DType::I32), {1})};
                  },
                  true});
+    p.push_back({"math functions, %, bit operations and shifts",
+                 [] {
+                     Array x = cuda_random(Shape::of({5, 13}), 37, -4, 4);
+                     std::vector<std::int32_t> av, bv;
+                     for (int i = 0; i < 65; ++i) {
+                         av.push_back(static_cast<std::int32_t>(i * 2654435761u));
+                         bv.push_back(i % 37 - 3);
+                     }
+                     Array a = array(av, Shape::of({5, 13})), b = array(bv, Shape::of({5, 13}));
+                     return std::vector<Array>{sin(x),        cos(x),      erf(x),
+                                               log1p(abs(x)), expm1(x),    floor(x) + ceil(x),
+                                               round(x),      x % 1.25f,   a % b,
+                                               a & b,         (a | b) ^ b, a << b,
+                                               a >> b};
+                 },
+                 true});
     p.push_back({"a map that reuses a value 300 times, and its gradient", [] {
                      Array x = cuda_random(Shape::of({37}), 36, -3, 3);
                      Array y = lazy(

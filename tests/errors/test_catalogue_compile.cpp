@@ -79,15 +79,15 @@ TEST_CASE("catalogue: placeholders fed the wrong inputs, on the real backends") 
         CompiledProgram p = compile({sum(x, {1}) * n}, {x, n}, on(name));
         HostArray good_x({3, 4}, DType::F64), good_n({3}, DType::I32);
         CHECK(p({good_x, good_n}).at(0).sizes() == std::vector<std::int64_t>{3});
-        CHECK_ERROR(p({good_n, good_x}), "input 0 has sizes [3]", "placeholder 'x'",
+        CHECK_ERROR(p({good_n, good_x}), "input 0 has shape (3)", "placeholder 'x'",
                     "([1,4), [0,8):2)");
         CHECK_ERROR(p({HostArray({3, 4}, DType::F32), good_n}), "input 0 has dtype f32",
                     "placeholder 'x'", "f64");
         CHECK_ERROR(p({good_x, HostArray({3}, DType::I64)}), "input 1 has dtype i64", "'n'", "i32");
-        CHECK_ERROR(p({good_x, HostArray({3, 1}, DType::I32)}), "input 1 has sizes [3,1]", "'n'");
+        CHECK_ERROR(p({good_x, HostArray({3, 1}, DType::I32)}), "input 1 has shape (3,1)", "'n'");
         CHECK_ERROR(p({good_x}), "expected 2 inputs", "got 1");
         CHECK_ERROR(p({good_x, good_n, good_n}), "expected 2 inputs", "got 3");
-        CHECK_ERROR(p({HostArray(), good_n}), "input 0 has sizes []", "'x'");
+        CHECK_ERROR(p({HostArray(), good_n}), "input 0 has shape ()", "'x'");
     }
 }
 

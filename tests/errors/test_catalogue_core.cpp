@@ -61,13 +61,13 @@ TEST_CASE("catalogue: host arrays") {
     CHECK_ERROR(a.values<float>(), "host array", "dtype i32", "f32");
     CHECK_ERROR(a.flat(6), "element 6 is out of bounds for 6 elements");
     CHECK_ERROR(a.flat(-1), "element -1 is out of bounds");
-    CHECK_ERROR(HostArray({2, -3}, DType::F32), "host array of sizes (2,-3)", "axis 1",
+    CHECK_ERROR(HostArray({2, -3}, DType::F32), "host array of shape (2,-3)", "axis 1",
                 "negative size -3");
     CHECK_ERROR(HostArray({4}, DType::F32, nullptr, nullptr), "host array (4)", "null pointer");
     CHECK_ERROR(HostArray::from(std::vector<float>{1, 2, 3}, {2, 2}), "HostArray::from", "3 values",
                 "4 elements");
     CHECK_ERROR(HostArray().values<float>(), "host array", "no data");
-    CHECK_ERROR(array(HostArray({2, 3}, DType::F32), Shape::of({3, 3})), "array", "sizes [2,3]",
+    CHECK_ERROR(array(HostArray({2, 3}, DType::F32), Shape::of({3, 3})), "array", "shape (2,3)",
                 "(3,3)");
     CHECK_ERROR(array(static_cast<const float*>(nullptr), Shape::of({2}), Ownership::Borrow),
                 "null pointer");
