@@ -409,10 +409,12 @@ private:
             }
             bool chained = r != latest;
             std::vector<int>& epilogues = epilogues_of_[static_cast<std::size_t>(r)];
+            // A wide sum's rounding to f32 is the first statement of its chain.
+            const int rounding = kind(r) == NodeKind::Reduce && wide_sum(r) ? 1 : 0;
             if (kind(r) != NodeKind::Reduce || cn(r).leaf ||
                 cn(r).node->reduce_op != ReduceOp::Sum || !is_float(cn(r).node->dtype) ||
                 cn(r).node->shape.sizes() != mn.shape.sizes() ||
-                static_cast<int>(epilogues.size()) >= options_.max_epilogues)
+                static_cast<int>(epilogues.size()) + rounding >= options_.max_epilogues)
                 continue;
             AffineMap id = AffineMap::identity(mn.shape.rank());
             int uses = 0;
@@ -498,9 +500,31 @@ private:
         }
     }
 
+    // A long f32 sum that is not a contraction (no product of two reads): it accumulates in an
+    // f64 buffer and is rounded once, so its error does not grow with its length. Memory-bound
+    // sums lose nothing by it; contractions keep f32 and sum in blocks (the register tile).
+    bool wide_sum(int i) const {
+        const CanonicalNode& c = cn(i);
+        const Node& n = *c.node;
+        if (c.leaf || n.kind != NodeKind::Reduce || n.reduce_op != ReduceOp::Sum ||
+            n.dtype != DType::F32 || unrolled_[static_cast<std::size_t>(i)])
+            return false;
+        std::int64_t extent = 1;
+        for (int a : n.axes)
+            extent *= n.inputs.at(0)->shape[a].size;
+        int o = c.operands.at(0);
+        bool product = inlinable_map(o) && !mat_[static_cast<std::size_t>(o)] &&
+                       has_product(cn(o).node->expr);
+        return extent >= kWideSumExtent && !product;
+    }
+    static constexpr std::int64_t kWideSumExtent = 8192;
+
     int add_buffer(const NodePtr& node, BufferRole role) {
+        return add_buffer(node, role, node->dtype);
+    }
+    int add_buffer(const NodePtr& node, BufferRole role, DType dtype) {
         int b = static_cast<int>(ir_.buffers.size());
-        ir_.buffers.push_back({"b" + std::to_string(b), node->dtype, sizes_of(*node), role, node});
+        ir_.buffers.push_back({"b" + std::to_string(b), dtype, sizes_of(*node), role, node});
         if (role == BufferRole::Input) ir_.inputs.push_back(b);
         return b;
     }
@@ -534,6 +558,10 @@ private:
                 buffer_of_[i] =
                     add_buffer(g_.nodes[i].node,
                                g_.nodes[i].output ? BufferRole::Output : BufferRole::Temporary);
+        wide_buffer_.assign(n, -1);
+        for (std::size_t i = 0; i < n; ++i)
+            if (mat_[i] && wide_sum(static_cast<int>(i)))
+                wide_buffer_[i] = add_buffer(g_.nodes[i].node, BufferRole::Temporary, DType::F64);
     }
 
     // The value of `node` read at `access` (statement counters -> node counters).
@@ -612,17 +640,25 @@ private:
                 statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
         } else if (n.kind == NodeKind::Reduce) {
             const Node& in = *n.inputs.at(0);
+            const int wide = wide_buffer_[static_cast<std::size_t>(i)];
+            const int acc = wide >= 0 ? wide : w;
             k.statements.push_back(
-                statement(StatementKind::Assign, sizes_of(n), w, id, reduce_identity(n), {}));
+                statement(StatementKind::Assign, sizes_of(n), acc, id, reduce_identity(n), {}));
             ReadList reads;
             AffineMap in_id = AffineMap::identity(in.shape.rank());
             ScalarExpr v = inline_use(n.inputs[0], in_id, reads);
-            Statement u = statement(StatementKind::Update, sizes_of(in), w,
+            Statement u = statement(StatementKind::Update, sizes_of(in), acc,
                                     reduce_write_access(n, in.shape.rank()), v, reads);
             u.reduce_op = n.reduce_op;
             if (n.reduce_op == ReduceOp::Custom) u.combiner = n.expr;
             u.reduction_dims = n.axes;
             k.statements.push_back(std::move(u));
+            if (wide >= 0) { // rounded once, into the sum's own buffer
+                ReadList r;
+                ScalarExpr total = r.read(wide, id, DType::F64);
+                k.statements.push_back(
+                    statement(StatementKind::Assign, sizes_of(n), w, id, total, std::move(r)));
+            }
             for (int m : epilogues_of_[static_cast<std::size_t>(i)]) {
                 ReadList epi_reads;
                 const Node& mn = *cn(m).node;
@@ -679,6 +715,7 @@ private:
     std::vector<std::int64_t> size_;
     std::vector<int> leaf_buffer_; // per graph node: its Input buffer (leaves)
     std::vector<int> buffer_of_;   // per graph node: the buffer its kernel writes
+    std::vector<int> wide_buffer_; // per wide sum: its f64 accumulator
     int next_statement_ = 0;
 };
 

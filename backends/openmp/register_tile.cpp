@@ -425,8 +425,7 @@ private:
                    "{\n";
             out += bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
             for (int h = 0; h < halves; ++h)
-                out += q + acc(r, h) + " = " +
-                       (n_.init_loop ? "(" + vtype_ + "){}" : load_c(c, h)) + ";\n";
+                out += q + acc(r, h) + " = (" + vtype_ + "){};\n";
             out += p + "}\n";
         }
         block_rows_ = rows;
@@ -442,6 +441,14 @@ private:
         if (packs_ > 0 || row_packs_ > 0) out += pad_of(indent + depth) + "++hd_pi;\n";
         for (int d = depth - 1; d >= 0; --d)
             out += pad_of(indent + d) + "}\n";
+        // The block's products are summed from zero and added to C once: C accumulates one
+        // partial sum per K tile, not every product (blocked summation bounds the f32 error).
+        for (int r = 0; r < rows && !n_.init_loop; ++r) {
+            out += p + "{\n" + bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
+            for (int h = 0; h < halves; ++h)
+                out += q + acc(r, h) + " = " + load_c(c, h) + " + " + acc(r, h) + ";\n";
+            out += p + "}\n";
+        }
         for (int r = 0; r < rows && !result_dead_; ++r) {
             out += p + "{\n" + bind(q, "hd_r + " + std::to_string(r) + "L", "hd_c", true);
             for (int h = 0; h < halves; ++h)

@@ -112,8 +112,10 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                                                sq};
                  }});
     p.push_back({"long reduction (split)", [] {
+                     // f32 sums this long accumulate in f64 (partition.cpp, wide_sum)
                      Array x = cuda_random(Shape::of({2, 40000}), 14);
-                     return std::vector<Array>{sum(x, {1}), max(x)};
+                     return std::vector<Array>{sum(x, {1}), max(x), mean(x, {1}) * 2.0f + 1.0f,
+                                               sum(transpose(x), {0})};
                  }});
     p.push_back({"matmul", [] {
                      Array a = cuda_random(Shape::of({70, 33}), 21),

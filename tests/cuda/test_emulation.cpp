@@ -94,3 +94,34 @@ TEST_CASE("cuda emulation: no shared-memory races (ThreadSanitizer)") {
     one.shared_memory_limit = 3000;
     check("matmul", one);
 }
+
+// Long f32 sums on the GPU path: the partition accumulates them in f64 (wide sums) and
+// contractions sum K in chunks, so the emulated kernels agree with a double-precision sum
+// computed here to 1e-6, however long the sum.
+TEST_CASE("cuda emulation: long f32 sums are accurate to 1e-6") {
+    if (skip_without_compiler()) return;
+    std::mt19937 g(5);
+    std::uniform_real_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> v(100'000'000);
+    for (float& x : v)
+        x = d(g);
+    for (std::int64_t n : {std::int64_t{10'000'000}, std::int64_t{100'000'000}}) {
+        CAPTURE(n);
+        double exact = 0;
+        for (std::int64_t i = 0; i < n; ++i)
+            exact += v[static_cast<std::size_t>(i)];
+        Array a = array(v.data(), Shape::of({n}), Ownership::Borrow);
+        test::LoweredArrays l = test::lower_arrays({sum(a)});
+        std::vector<HostArray> got = test::emulate_cuda(l.ir, l.cuda);
+        CHECK(std::abs(got[0].flat(0) - exact) / exact <= 1e-6);
+    }
+    const std::int64_t rows = 4, k = 100'000; // a matmul with K = 10^5
+    double row0 = 0;
+    for (std::int64_t i = 0; i < k; ++i)
+        row0 +=
+            static_cast<double>(v[static_cast<std::size_t>(i)]) * v[static_cast<std::size_t>(i)];
+    Array m = array(v.data(), Shape::of({rows, k}), Ownership::Borrow);
+    test::LoweredArrays l = test::lower_arrays({matmul(m, transpose(m))});
+    std::vector<HostArray> got = test::emulate_cuda(l.ir, l.cuda);
+    CHECK(std::abs(got[0].flat(0) - row0) / row0 <= 1e-6);
+}
