@@ -80,6 +80,28 @@ M unary(ScalarOp op, const Meta& x, DType t) {
     case ScalarOp::Sigmoid:
         if (approx(x)) return approximate(1.0, x.err / 4 + 2 * u, t);
         return exact(1.0, t);
+    case ScalarOp::Sin:
+    case ScalarOp::Cos:
+        if (approx(x)) return approximate(1.0, x.err + 2 * u, t);
+        return exact(1.0, t);
+    case ScalarOp::Erf: // |erf'| <= 2 / sqrt(pi)
+        if (approx(x)) return approximate(1.0, 1.13 * x.err + 2 * u, t);
+        return exact(1.0, t);
+    case ScalarOp::Log1p:
+        if (approx(x)) return std::nullopt;
+        return exact(kInf, t);
+    case ScalarOp::Expm1:
+        if (approx(x)) {
+            if (x.mag > 20) return std::nullopt;
+            double m = std::exp(x.mag);
+            return approximate(m, 1.01 * m * x.err + 2 * u * m, t);
+        }
+        return exact(std::exp(x.mag), t);
+    case ScalarOp::Floor: // jumps: only of exact operands
+    case ScalarOp::Ceil:
+    case ScalarOp::Round:
+        if (approx(x)) return std::nullopt;
+        return exact(x.mag + 1, t, x.frag);
     default:
         break;
     }
@@ -136,6 +158,16 @@ M binary(ScalarOp op, const Meta& a, const Meta& b, DType t, std::optional<doubl
     case ScalarOp::Pow:
         if (a.frag != Frag::Exact || b.frag != Frag::Exact) return std::nullopt;
         return exact(kInf, t);
+    case ScalarOp::Mod: // jumps in a, and as b crosses the divisors of a
+        if (any || b.frag != Frag::Exact) return std::nullopt;
+        return exact(a.mag, t, f);
+    case ScalarOp::BitAnd:
+    case ScalarOp::BitOr:
+    case ScalarOp::BitXor:
+    case ScalarOp::Shl:
+    case ScalarOp::Shr:
+        if (any) return std::nullopt;
+        return exact(type_max(t), t, f);
     case ScalarOp::Min:
     case ScalarOp::Max:
         if (any)
@@ -154,10 +186,26 @@ struct Info {
 };
 
 std::optional<Info> expr_info(const Expr& e, const std::vector<Meta>& ops,
-                              const std::vector<Sym>& syms) {
+                              const std::vector<Sym>& syms, const Info* running = nullptr) {
     switch (e.kind) {
     case Expr::Kind::Input:
+        if (e.input == Expr::kRunning) {
+            if (!running) return std::nullopt;
+            return *running;
+        }
         return Info{syms.at(e.input), ops.at(e.input)};
+    case Expr::Kind::Repeat: {
+        auto y = expr_info(e.args[0], ops, syms, running);
+        for (int r = 0; y && r < e.input; ++r) {
+            auto next = expr_info(e.args[1], ops, syms, &*y);
+            if (!next) return std::nullopt;
+            DType t = y->sym.dtype();
+            M m = next->sym.dtype() == t ? M(next->meta) : cast(next->meta, next->sym.dtype(), t);
+            if (!m) return std::nullopt;
+            y = Info{cast(next->sym, t), *m};
+        }
+        return y;
+    }
     case Expr::Kind::Literal: {
         Sym s = build_expr(e, syms);
         return Info{s, exact(std::fabs(e.value), s.dtype())};
@@ -168,7 +216,7 @@ std::optional<Info> expr_info(const Expr& e, const std::vector<Meta>& ops,
     std::vector<Info> args;
     std::vector<Sym> arg_syms;
     for (const Expr& a : e.args) {
-        auto info = expr_info(a, ops, syms);
+        auto info = expr_info(a, ops, syms, running);
         if (!info) return std::nullopt;
         args.push_back(*info);
     }

@@ -23,15 +23,20 @@ Expr Generator::random_literal() {
 
 namespace {
 
-const std::vector<ScalarOp> kUnary = {ScalarOp::Neg,  ScalarOp::Not,    ScalarOp::Abs,
-                                      ScalarOp::Exp,  ScalarOp::Log,    ScalarOp::Sqrt,
-                                      ScalarOp::Tanh, ScalarOp::Sigmoid};
-const std::vector<int> kUnaryWeights = {4, 1, 3, 2, 2, 2, 3, 2};
-const std::vector<ScalarOp> kBinary = {ScalarOp::Add, ScalarOp::Sub, ScalarOp::Mul, ScalarOp::Div,
-                                       ScalarOp::Pow, ScalarOp::Min, ScalarOp::Max, ScalarOp::Lt,
-                                       ScalarOp::Le,  ScalarOp::Gt,  ScalarOp::Ge,  ScalarOp::Eq,
-                                       ScalarOp::Ne,  ScalarOp::And, ScalarOp::Or};
-const std::vector<int> kBinaryWeights = {14, 10, 12, 6, 3, 6, 6, 3, 2, 3, 2, 2, 2, 2, 2};
+const std::vector<ScalarOp> kUnary = {
+    ScalarOp::Neg,   ScalarOp::Not,   ScalarOp::Abs,  ScalarOp::Exp,
+    ScalarOp::Log,   ScalarOp::Sqrt,  ScalarOp::Tanh, ScalarOp::Sigmoid,
+    ScalarOp::Sin,   ScalarOp::Cos,   ScalarOp::Erf,  ScalarOp::Log1p,
+    ScalarOp::Expm1, ScalarOp::Floor, ScalarOp::Ceil, ScalarOp::Round};
+const std::vector<int> kUnaryWeights = {4, 1, 3, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+const std::vector<ScalarOp> kBinary = {
+    ScalarOp::Add, ScalarOp::Sub,    ScalarOp::Mul,   ScalarOp::Div,    ScalarOp::Pow,
+    ScalarOp::Min, ScalarOp::Max,    ScalarOp::Lt,    ScalarOp::Le,     ScalarOp::Gt,
+    ScalarOp::Ge,  ScalarOp::Eq,     ScalarOp::Ne,    ScalarOp::And,    ScalarOp::Or,
+    ScalarOp::Mod, ScalarOp::BitAnd, ScalarOp::BitOr, ScalarOp::BitXor, ScalarOp::Shl,
+    ScalarOp::Shr};
+const std::vector<int> kBinaryWeights = {14, 10, 12, 6, 3, 6, 6, 3, 2, 3, 2,
+                                         2,  2,  2,  2, 2, 1, 1, 1, 1, 1};
 
 } // namespace
 
@@ -78,9 +83,38 @@ Expr Generator::random_expr(int n, const std::vector<Meta>& metas, const std::ve
         }
         Expr e = std::move(parts.front());
         if (e.size() > 24) continue;
-        if (analyze_expr(e, metas, syms)) return e;
+        if (!analyze_expr(e, metas, syms)) continue;
+        if (chance(0.12)) {
+            Expr r = Expr::repeat(e, reuse_step(n), pick(std::vector<int>{2, 5, 16, 40, 200}));
+            if (analyze_expr(r, metas, syms)) return r;
+        }
+        return e;
     }
     return Expr::in(0);
+}
+
+// A step that reads the running value y (Input -1) two or more times, and maybe an operand.
+Expr Generator::reuse_step(int n) {
+    auto lit = [](double v) { return Expr::lit(Expr::Literal::Double, v); };
+    Expr y = Expr::in(Expr::kRunning);
+    Expr x = n > 0 && chance(0.4) ? Expr::in(static_cast<int>(uniform(0, n - 1))) : lit(0.25);
+    switch (uniform(0, 4)) {
+    case 0:
+        return Expr::binary(ScalarOp::Add,
+                            Expr::binary(ScalarOp::Mul, Expr::unary(ScalarOp::Tanh, y), lit(0.5)),
+                            Expr::binary(ScalarOp::Mul, y, lit(0.5)));
+    case 1:
+        return Expr::binary(ScalarOp::Max, y, Expr::binary(ScalarOp::Mul, y, x));
+    case 2:
+        return Expr::binary(ScalarOp::Add, Expr::unary(ScalarOp::Sin, y),
+                            Expr::binary(ScalarOp::Mul, y, lit(0.25)));
+    case 3:
+        return Expr::binary(ScalarOp::Sub, Expr::binary(ScalarOp::Mul, y, lit(0.75)),
+                            Expr::binary(ScalarOp::Mul, Expr::unary(ScalarOp::Sigmoid, y), x));
+    default:
+        return Expr::select(Expr::binary(ScalarOp::Lt, y, x), Expr::binary(ScalarOp::Mul, y, y),
+                            Expr::binary(ScalarOp::Mul, y, lit(0.5)));
+    }
 }
 
 Expr Generator::smooth_expr(int n) {

@@ -62,6 +62,7 @@ public:
     int map_over(const std::vector<int>& operands);
     Expr random_expr(int num_inputs, const std::vector<Meta>& metas, const std::vector<Sym>& syms);
     Expr smooth_expr(int num_inputs);
+    Expr reuse_step(int num_inputs); // a Repeat's step (fuzz_program.hpp)
     Expr linear_expr(int num_inputs);
     Expr random_literal();
 

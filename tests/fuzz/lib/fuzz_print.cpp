@@ -216,6 +216,24 @@ std::string binary_cpp(ScalarOp op, const std::string& a, const std::string& b) 
     case ScalarOp::Div:
         infix = " / ";
         break;
+    case ScalarOp::Mod:
+        infix = " % ";
+        break;
+    case ScalarOp::BitAnd:
+        infix = " & ";
+        break;
+    case ScalarOp::BitOr:
+        infix = " | ";
+        break;
+    case ScalarOp::BitXor:
+        infix = " ^ ";
+        break;
+    case ScalarOp::Shl:
+        infix = " << ";
+        break;
+    case ScalarOp::Shr:
+        infix = " >> ";
+        break;
     case ScalarOp::Lt:
         infix = " < ";
         break;
@@ -252,7 +270,11 @@ std::string binary_cpp(ScalarOp op, const std::string& a, const std::string& b) 
 std::string to_cpp(const Expr& e) {
     switch (e.kind) {
     case Expr::Kind::Input:
-        return "in[" + std::to_string(e.input) + "]";
+        return e.input == Expr::kRunning ? "y" : "in[" + std::to_string(e.input) + "]";
+    case Expr::Kind::Repeat: // the generator never nests them, so one name serves
+        return "[&] { Sym y = " + to_cpp(e.args[0]) + "; for (int r = 0; r < " +
+               std::to_string(e.input) + "; ++r) y = cast(" + to_cpp(e.args[1]) +
+               ", y.dtype()); return y; }()";
     case Expr::Kind::Literal:
         return "Sym(" + literal_cpp(e.literal, e.value) + ")";
     case Expr::Kind::Unary:

@@ -45,6 +45,13 @@ Expr Expr::cast(Expr a, DType to) {
     e.args = {std::move(a)};
     return e;
 }
+Expr Expr::repeat(Expr init, Expr step, int count) {
+    Expr e;
+    e.kind = Kind::Repeat;
+    e.input = count;
+    e.args = {std::move(init), std::move(step)};
+    return e;
+}
 int Expr::size() const {
     int n = 1;
     for (const Expr& a : args)
@@ -104,6 +111,22 @@ Sym unary_sym(ScalarOp op, const Sym& a) {
         return tanh(a);
     case ScalarOp::Sigmoid:
         return sigmoid(a);
+    case ScalarOp::Sin:
+        return sin(a);
+    case ScalarOp::Cos:
+        return cos(a);
+    case ScalarOp::Erf:
+        return erf(a);
+    case ScalarOp::Log1p:
+        return log1p(a);
+    case ScalarOp::Expm1:
+        return expm1(a);
+    case ScalarOp::Floor:
+        return floor(a);
+    case ScalarOp::Ceil:
+        return ceil(a);
+    case ScalarOp::Round:
+        return round(a);
     default:
         break;
     }
@@ -120,6 +143,18 @@ Sym binary_sym(ScalarOp op, const Sym& a, const Sym& b) {
         return a * b;
     case ScalarOp::Div:
         return a / b;
+    case ScalarOp::Mod:
+        return a % b;
+    case ScalarOp::BitAnd:
+        return a & b;
+    case ScalarOp::BitOr:
+        return a | b;
+    case ScalarOp::BitXor:
+        return a ^ b;
+    case ScalarOp::Shl:
+        return a << b;
+    case ScalarOp::Shr:
+        return a >> b;
     case ScalarOp::Pow:
         return pow(a, b);
     case ScalarOp::Min:
@@ -190,21 +225,31 @@ Array custom_reduce(const Op& op, const Array& a) {
 
 } // namespace
 
-Sym build_expr(const Expr& e, const std::vector<Sym>& in) {
+Sym build_expr(const Expr& e, const std::vector<Sym>& in, const Sym* running) {
+    auto sub = [&](int k) { return build_expr(e.args[static_cast<std::size_t>(k)], in, running); };
     switch (e.kind) {
     case Expr::Kind::Input:
+        if (e.input == Expr::kRunning) {
+            if (!running) throw Error("fuzz: a Repeat's running value outside its step");
+            return *running;
+        }
         return in.at(e.input);
     case Expr::Kind::Literal:
         return literal_sym(e.literal, e.value);
     case Expr::Kind::Unary:
-        return unary_sym(e.op, build_expr(e.args[0], in));
+        return unary_sym(e.op, sub(0));
     case Expr::Kind::Binary:
-        return binary_sym(e.op, build_expr(e.args[0], in), build_expr(e.args[1], in));
+        return binary_sym(e.op, sub(0), sub(1));
     case Expr::Kind::Select:
-        return select(build_expr(e.args[0], in), build_expr(e.args[1], in),
-                      build_expr(e.args[2], in));
+        return select(sub(0), sub(1), sub(2));
     case Expr::Kind::Cast:
-        return cast(build_expr(e.args[0], in), e.to);
+        return cast(sub(0), e.to);
+    case Expr::Kind::Repeat: {
+        Sym y = sub(0);
+        for (int r = 0; r < e.input; ++r)
+            y = cast(build_expr(e.args[1], in, &y), y.dtype());
+        return y;
+    }
     }
     throw Error("fuzz: bad expression");
 }

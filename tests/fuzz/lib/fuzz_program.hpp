@@ -16,7 +16,9 @@ namespace hedra::fuzz {
 
 // A scalar expression of a map, built with the Sym operators exactly as a user would write it.
 struct Expr {
-    enum class Kind : std::uint8_t { Input, Literal, Unary, Binary, Select, Cast };
+    // Repeat: y = init (args[0]), then `input` times y = step (args[1]), where the step reads y
+    // as Input -1: one shared node per step, a DAG with 2^count paths (never a tree).
+    enum class Kind : std::uint8_t { Input, Literal, Unary, Binary, Select, Cast, Repeat };
     enum class Literal : std::uint8_t { Double, Int, Bool };
     Kind kind = Kind::Input;
     int input = 0;                     // Input: the map operand number
@@ -32,7 +34,9 @@ struct Expr {
     static Expr binary(ScalarOp op, Expr a, Expr b);
     static Expr select(Expr c, Expr a, Expr b);
     static Expr cast(Expr a, DType to);
-    int size() const; // number of nodes
+    static Expr repeat(Expr init, Expr step, int count);
+    static constexpr int kRunning = -1; // the Input number of a Repeat's running value
+    int size() const;                   // number of nodes
 };
 
 // How the values of a data leaf are drawn (fuzz_data.hpp).
@@ -118,7 +122,8 @@ BuiltProgram build(const FuzzProgram& p);
 Array build_op(const Op& op, const std::vector<Array>& values, std::vector<Array>* placeholders,
                std::vector<HostArray>* inputs);
 // The scalar expression as Syms over `in` (the same calls the printed reproducer makes).
-Sym build_expr(const Expr& e, const std::vector<Sym>& in);
+// `running`: the value Input -1 reads inside a Repeat's step.
+Sym build_expr(const Expr& e, const std::vector<Sym>& in, const Sym* running = nullptr);
 
 // The program as a C++ doctest case for tests/differential (see fuzz_print.cpp).
 std::string to_cpp(const FuzzProgram& p, const std::string& test_name);
