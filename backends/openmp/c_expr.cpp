@@ -220,20 +220,19 @@ struct Printer {
         std::vector<std::string> a;
         for (const ScalarExpr& arg : n.args)
             a.push_back(names.at(arg.get()));
-        std::string v;
-        if (n.op == ScalarOp::Cast)
-            v = cast(n.args[0]->dtype, n.dtype, a[0]);
-        else if (n.op == ScalarOp::Select)
-            v = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-        else if (a.size() == 1)
-            v = unary(n.op, n.dtype, a[0]);
-        else
-            v = binary(n.op, n.args[0]->dtype, a[0], a[1]);
-        return bind(n, v);
+        return bind(n, c_operation(n, a));
     }
 };
 
 } // namespace
+
+std::string c_operation(const ScalarNode& n, const std::vector<std::string>& a) {
+    if (n.op == ScalarOp::Cast) return cast(n.args[0]->dtype, n.dtype, a[0]);
+    if (n.op == ScalarOp::Select) return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    if (a.size() == 1) return unary(n.op, n.dtype, a[0]);
+    HEDRA_INTERNAL_CHECK(a.size() == 2, "c_operation: unexpected arity");
+    return binary(n.op, n.args[0]->dtype, a[0], a[1]);
+}
 
 const char* c_value_type(DType t) {
     switch (t) {

@@ -29,6 +29,9 @@ std::string c_literal(const ScalarNode& e);
 std::string print_scalar(const ScalarExpr& e, const std::function<std::string(int)>& input,
                          const std::string& indent, const std::string& prefix, std::string& out);
 
+// The C expression of an operation node (not a leaf) whose operands are the expressions `args`.
+std::string c_operation(const ScalarNode& n, const std::vector<std::string>& args);
+
 // The values of several expressions, their shared subexpressions bound once.
 std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
                                        const std::function<std::string(int)>& input,

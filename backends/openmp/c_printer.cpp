@@ -2,9 +2,11 @@
 #include "backends/openmp/c_printer.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "backends/openmp/c_access.hpp"
 #include "backends/openmp/c_expr.hpp"
+#include "backends/openmp/c_segments.hpp"
 #include "backends/openmp/loop_coalesce.hpp"
 #include "backends/openmp/register_tile.hpp"
 #include "core/error.hpp"
@@ -245,7 +247,15 @@ private:
             if (r.buffer >= 0) return load(r.buffer, r.access);
             return index_value(r.access, input_dtype(st.value, k));
         };
-        std::string value = print_scalar(st.value, input, in, "t", out);
+        std::string value;
+        if (worth_segmenting(st.value)) {
+            std::string name = "hd_" + kernel_.name + "_" + st.name;
+            SegmentedValue o = print_segmented(st.value, input, in, name, out);
+            if (segmented_.insert(name).second) functions_ += o.functions;
+            value = o.value;
+        } else {
+            value = print_scalar(st.value, input, in, "t", out);
+        }
         std::string target = element(st.write_buffer, st.write_access);
         // The value is computed exactly, as every kernel computes it (a map inlined into a min
         // reduction and into its gradient's comparison must agree bit for bit); only the
@@ -285,6 +295,7 @@ private:
     const PrintOptions& options_;
     std::vector<std::pair<int, bool>> buffers_; // (buffer, written), by buffer index
     std::string functions_;
+    std::set<std::string> segmented_; // the statements whose segments functions_ holds
     std::vector<std::string> scope_;
     // Parallel regions a loop at this depth would open per kernel call (the trips of the
     // enclosing sequential loops): past kMaxParallelRegions its iterations run sequentially,

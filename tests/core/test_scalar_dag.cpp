@@ -130,7 +130,9 @@ TEST_CASE("k = 2000 reuses trace, compile, compute and differentiate in well und
         auto r = compute(std::vector<Array>{y, g}, on(backend));
         double s = seconds_since(t1);
         MESSAGE(backend << ": trace " << traced << " s, compile and compute " << s << " s");
-        CHECK(s < 10.0); // the compiler's own time (clang) dominates; exponential never ends
+        // clang's time dominates (-O3 over about 30,000 lines, the value split into noinline
+        // segments, c_segments.hpp): 1.2 s here, 4.6 s as one function; a tree never ends.
+        CHECK(s < 3.0);
         for (std::size_t i = 0; i < xs.size(); ++i) {
             CAPTURE(xs[i]);
             CHECK(r[0].flat(static_cast<std::int64_t>(i)) ==
