@@ -15,6 +15,17 @@ std::string_view dtype_name(DType t) {
     return "?";
 }
 
+const char* dtype_cpp_name(DType t) {
+    switch (t) {
+    case DType::Bool: return "bool";
+    case DType::I32: return "std::int32_t";
+    case DType::I64: return "std::int64_t";
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    }
+    return "void";
+}
+
 DType parse_dtype(std::string_view name) {
     for (DType t : {DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64})
         if (dtype_name(t) == name) return t;

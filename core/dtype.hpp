@@ -27,6 +27,7 @@ constexpr std::size_t dtype_size(DType t) {
 constexpr DType promote(DType a, DType b) { return a > b ? a : b; }
 
 std::string_view dtype_name(DType t);          // "f32", "i64", ...
+const char* dtype_cpp_name(DType t);           // the C++ element type: "float", "std::int64_t"
 DType parse_dtype(std::string_view name);      // throws hedra::Error for an unknown name
 
 // The DType of a C++ element type, for typed host access.

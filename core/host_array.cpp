@@ -21,23 +21,6 @@ std::string sizes_string(const std::vector<std::int64_t>& sizes) {
     return s + ")";
 }
 
-// The C++ element type of `t`, as values<T>() names it.
-const char* c_type_name(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return "bool";
-    case DType::I32:
-        return "std::int32_t";
-    case DType::I64:
-        return "std::int64_t";
-    case DType::F32:
-        return "float";
-    case DType::F64:
-        return "double";
-    }
-    return "?";
-}
-
 std::int64_t checked_size(const std::vector<std::int64_t>& sizes) {
     std::int64_t n = 1;
     bool overflow = false;
@@ -130,7 +113,7 @@ void HostArray::check_type(DType requested, const char* op) const {
         throw Error(what + " has no data (a default-constructed HostArray)");
     if (requested != dtype_)
         throw Error(what + " has dtype " + std::string(dtype_name(dtype_)) + "; read it as " +
-                    std::string(dtype_name(dtype_)) + " (values<" + c_type_name(dtype_) +
+                    std::string(dtype_name(dtype_)) + " (values<" + dtype_cpp_name(dtype_) +
                     ">), or use at()/flat(), which convert to double");
 }
 

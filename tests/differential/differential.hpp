@@ -95,6 +95,20 @@ inline void check_differential(const std::vector<Array>& outputs, Compare mode =
     }
 }
 
+// Every element of `h` as a double, in row-major order.
+inline std::vector<double> flat_values(const HostArray& h) {
+    std::vector<double> v;
+    for (std::int64_t i = 0; i < h.size(); ++i)
+        v.push_back(h.flat(i));
+    return v;
+}
+
+inline ComputeOptions on_backend(const std::string& name) {
+    ComputeOptions o;
+    o.backend = name;
+    return o;
+}
+
 inline std::vector<float> random_values(std::size_t n, unsigned seed, float lo = -1, float hi = 1) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<float> dist(lo, hi);

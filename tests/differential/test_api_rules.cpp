@@ -13,13 +13,6 @@ using test::check_differential;
 
 namespace {
 
-std::vector<double> doubles(const HostArray& h) {
-    std::vector<double> v;
-    for (std::int64_t i = 0; i < h.size(); ++i)
-        v.push_back(h.flat(i));
-    return v;
-}
-
 bool created_here(const Array& a, std::uint_least32_t line) {
     const SourceLocation& loc = a.node()->loc;
     return std::string(loc.file_name()).find("test_api_rules.cpp") != std::string::npos &&
@@ -36,7 +29,7 @@ TEST_CASE("reshape by a Shape drops unit axes") {
     Array d = reshape(c, Shape::of({3}));
     Array e = reshape(c, Shape::of({1, 3})); // (1,3,1): a unit axis is kept where it fits
     check_differential({b, d, e});
-    CHECK(doubles(compute(d)) == std::vector<double>{7, 8, 9});
+    CHECK(test::flat_values(compute(d)) == std::vector<double>{7, 8, 9});
 }
 
 TEST_CASE("reshape by a Shape: dropping an axis of size other than 1 is an error") {
@@ -106,15 +99,13 @@ TEST_CASE("numeric rules: i32 wraps, f32 0/0 is NaN, integer x/0 is 0, on every 
     Array zero_f = array(std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f}, Shape::of({4}));
     std::vector<Array> outs = {big + 1, big * big, -big, big / zero_i, big % zero_i, f / zero_f};
     check_differential(outs);
-    ComputeOptions o;
-    o.backend = "reference";
-    auto r = compute(outs, o);
-    CHECK(doubles(r[0]) == std::vector<double>{-2147483648.0, -2147483647.0, 65537, 8});
-    CHECK(doubles(r[1]) == std::vector<double>{1, 0, 0, 49});
-    CHECK(doubles(r[2]) == std::vector<double>{-2147483647.0, -2147483648.0, -65536, -7});
-    CHECK(doubles(r[3]) == std::vector<double>{0, 0, 0, 0});
-    CHECK(doubles(r[4]) == std::vector<double>{2147483647.0, -2147483648.0, 65536, 7});
-    std::vector<double> q = doubles(r[5]);
+    auto r = compute(outs, test::on_backend("reference"));
+    CHECK(test::flat_values(r[0]) == std::vector<double>{-2147483648.0, -2147483647.0, 65537, 8});
+    CHECK(test::flat_values(r[1]) == std::vector<double>{1, 0, 0, 49});
+    CHECK(test::flat_values(r[2]) == std::vector<double>{-2147483647.0, -2147483648.0, -65536, -7});
+    CHECK(test::flat_values(r[3]) == std::vector<double>{0, 0, 0, 0});
+    CHECK(test::flat_values(r[4]) == std::vector<double>{2147483647.0, -2147483648.0, 65536, 7});
+    std::vector<double> q = test::flat_values(r[5]);
     CHECK(std::isnan(q[0]));
     CHECK(q[1] == std::numeric_limits<double>::infinity());
     CHECK(q[2] == -std::numeric_limits<double>::infinity());

@@ -8,65 +8,49 @@
 using namespace hedra;
 using test::check_differential;
 
-namespace {
-
-std::vector<double> doubles(const HostArray& h) {
-    std::vector<double> v;
-    for (std::int64_t i = 0; i < h.size(); ++i)
-        v.push_back(h.flat(i));
-    return v;
-}
-
-ComputeOptions reference() {
-    ComputeOptions o;
-    o.backend = "reference";
-    return o;
-}
-
-} // namespace
-
 TEST_CASE("math functions: the reference equals the C library, rounded once to f32") {
     std::vector<float> xs = {-3.7f, -2.5f, -1.5f, -0.5f, -0.0f, 0.25f, 0.5f, 1.5f, 2.5f, 7.0f};
     Array x = array(xs, Shape::of({static_cast<std::int64_t>(xs.size())}));
     auto r = compute(std::vector<Array>{sin(x), cos(x), erf(x), log1p(abs(x)), expm1(x), floor(x),
                                         ceil(x), round(x), x % 1.5f},
-                     reference());
+                     test::on_backend("reference"));
     for (std::size_t i = 0; i < xs.size(); ++i) {
         double v = xs[i];
         CAPTURE(v);
         auto f32 = [](double d) { return static_cast<double>(static_cast<float>(d)); };
-        CHECK(doubles(r[0])[i] == f32(std::sin(v)));
-        CHECK(doubles(r[1])[i] == f32(std::cos(v)));
-        CHECK(doubles(r[2])[i] == f32(std::erf(v)));
-        CHECK(doubles(r[3])[i] == f32(std::log1p(std::fabs(v))));
-        CHECK(doubles(r[4])[i] == f32(std::expm1(v)));
-        CHECK(doubles(r[5])[i] == std::floor(v));
-        CHECK(doubles(r[6])[i] == std::ceil(v));
-        CHECK(doubles(r[8])[i] == std::fmod(v, 1.5));
+        CHECK(test::flat_values(r[0])[i] == f32(std::sin(v)));
+        CHECK(test::flat_values(r[1])[i] == f32(std::cos(v)));
+        CHECK(test::flat_values(r[2])[i] == f32(std::erf(v)));
+        CHECK(test::flat_values(r[3])[i] == f32(std::log1p(std::fabs(v))));
+        CHECK(test::flat_values(r[4])[i] == f32(std::expm1(v)));
+        CHECK(test::flat_values(r[5])[i] == std::floor(v));
+        CHECK(test::flat_values(r[6])[i] == std::ceil(v));
+        CHECK(test::flat_values(r[8])[i] == std::fmod(v, 1.5));
     }
     // Half to even, as NumPy and PyTorch round.
-    CHECK(doubles(r[7]) == std::vector<double>{-4, -2, -2, -0.0, -0.0, 0, 0, 2, 2, 7});
+    CHECK(test::flat_values(r[7]) == std::vector<double>{-4, -2, -2, -0.0, -0.0, 0, 0, 2, 2, 7});
 }
 
 TEST_CASE("integer %, bit operations and shifts: the reference equals C++ on the bits") {
     std::vector<std::int32_t> av = {7, -7, 7, -7, 0, INT32_MIN, INT32_MIN, 123456789, -1, 5};
     std::vector<std::int32_t> bv = {3, 3, -3, -3, 5, -1, 0, 0, 31, 33};
     Array a = array(av, Shape::of({10})), b = array(bv, Shape::of({10}));
-    auto r = compute(std::vector<Array>{a % b, a & b, a | b, a ^ b, a << b, a >> b}, reference());
+    auto r = compute(std::vector<Array>{a % b, a & b, a | b, a ^ b, a << b, a >> b},
+                     test::on_backend("reference"));
     for (std::size_t i = 0; i < av.size(); ++i) {
         std::int64_t x = av[i], y = bv[i];
         CAPTURE(x);
         CAPTURE(y);
         std::int64_t mod = y == 0 ? x : y == -1 ? 0 : x % y;
-        CHECK(doubles(r[0])[i] == static_cast<double>(mod));
-        CHECK(doubles(r[1])[i] == static_cast<double>(x & y));
-        CHECK(doubles(r[2])[i] == static_cast<double>(x | y));
-        CHECK(doubles(r[3])[i] == static_cast<double>(x ^ y));
+        CHECK(test::flat_values(r[0])[i] == static_cast<double>(mod));
+        CHECK(test::flat_values(r[1])[i] == static_cast<double>(x & y));
+        CHECK(test::flat_values(r[2])[i] == static_cast<double>(x | y));
+        CHECK(test::flat_values(r[3])[i] == static_cast<double>(x ^ y));
         std::int32_t shl =
             y < 0 || y >= 32 ? 0 : static_cast<std::int32_t>(static_cast<std::uint32_t>(x) << y);
         std::int32_t shr = y < 0 || y >= 32 ? (x < 0 ? -1 : 0) : static_cast<std::int32_t>(x) >> y;
-        CHECK(doubles(r[4])[i] == static_cast<double>(shl));
-        CHECK(doubles(r[5])[i] == static_cast<double>(shr));
+        CHECK(test::flat_values(r[4])[i] == static_cast<double>(shl));
+        CHECK(test::flat_values(r[5])[i] == static_cast<double>(shr));
         // The division rule holds: a == (a / b) * b + a % b.
         CHECK(static_cast<std::int32_t>(
                   static_cast<std::uint32_t>((y == 0    ? 0
@@ -76,10 +60,12 @@ TEST_CASE("integer %, bit operations and shifts: the reference equals C++ on the
                                              mod)) == static_cast<std::int32_t>(x));
     }
     Array c = array(std::vector<std::int64_t>{1, 2}, Shape::of({2}));
-    auto big = compute(std::vector<Array>{c << 62, c << 64, (c << 63) >> 63}, reference());
-    CHECK(doubles(big[0]) == std::vector<double>{4611686018427387904.0, -9223372036854775808.0});
-    CHECK(doubles(big[1]) == std::vector<double>{0, 0});
-    CHECK(doubles(big[2]) == std::vector<double>{-1, 0});
+    auto big = compute(std::vector<Array>{c << 62, c << 64, (c << 63) >> 63},
+                       test::on_backend("reference"));
+    CHECK(test::flat_values(big[0]) ==
+          std::vector<double>{4611686018427387904.0, -9223372036854775808.0});
+    CHECK(test::flat_values(big[1]) == std::vector<double>{0, 0});
+    CHECK(test::flat_values(big[2]) == std::vector<double>{-1, 0});
 }
 
 TEST_CASE("differential: math functions and integer operations") {

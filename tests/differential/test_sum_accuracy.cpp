@@ -26,12 +26,6 @@ double relative_error(double got, double want) {
     return std::abs(got - want) / std::abs(want);
 }
 
-ComputeOptions on(const std::string& backend) {
-    ComputeOptions o;
-    o.backend = backend;
-    return o;
-}
-
 } // namespace
 
 TEST_CASE("f32 sums of 10^7 and 10^8 elements are accurate to 1e-6") {
@@ -45,7 +39,7 @@ TEST_CASE("f32 sums of 10^7 and 10^8 elements are accurate to 1e-6") {
             CAPTURE(backend);
             Array a = array(v.data(), Shape::of({n}), Ownership::Borrow);
             auto t0 = std::chrono::steady_clock::now();
-            HostArray s = compute(sum(a), on(backend));
+            HostArray s = compute(sum(a), test::on_backend(backend));
             double seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             double err = relative_error(s.flat(0), exact);
@@ -63,7 +57,8 @@ TEST_CASE("f32 row and column sums are accurate to 1e-6") {
     Array t = transpose(m);
     for (std::string backend : {"reference", "openmp"}) {
         CAPTURE(backend);
-        auto r = compute(std::vector<Array>{sum(m, {1}), sum(t, {0}), mean(m, {1})}, on(backend));
+        auto r = compute(std::vector<Array>{sum(m, {1}), sum(t, {0}), mean(m, {1})},
+                         test::on_backend(backend));
         for (std::int64_t i = 0; i < rows; ++i) {
             double e = 0;
             for (std::int64_t j = 0; j < cols; ++j)
@@ -81,7 +76,7 @@ TEST_CASE("a matmul with K = 10^5 is accurate to 1e-6") {
     Array A = array(a, Shape::of({m, k})), B = array(b, Shape::of({k, n}));
     for (std::string backend : {"reference", "openmp"}) {
         CAPTURE(backend);
-        HostArray c = compute(matmul(A, B), on(backend));
+        HostArray c = compute(matmul(A, B), test::on_backend(backend));
         for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j) {
                 double e = 0;

@@ -101,19 +101,7 @@ std::string cpp_value(double v, DType dtype) {
 }
 
 const char* cpp_type(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return "bool";
-    case DType::I32:
-        return "std::int32_t";
-    case DType::I64:
-        return "std::int64_t";
-    case DType::F32:
-        return "float";
-    case DType::F64:
-        return "double";
-    }
-    return "void";
+    return dtype_cpp_name(t);
 }
 
 const char* cpp_dtype(DType t) {
