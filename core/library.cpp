@@ -4,6 +4,7 @@
 #include "core/library.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "core/node_builders.hpp"
@@ -164,6 +165,35 @@ Array max(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation l
 
 Array min(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation loc) {
     return reduce(ReduceOp::Min, a, std::move(axes), keepdims, loc);
+}
+
+namespace {
+
+Array arg_extremum(const Array& a, int axis, bool keepdims, bool largest, const char* name,
+                   SourceLocation loc) {
+    const NodePtr& n = a.node();
+    int ax = detail::normalize_axis(name, axis, n->shape.rank(), n->shape, n);
+    if (n->shape[ax].size == 0)
+        throw Error(std::string(name) + ": axis " + std::to_string(ax) + " of shape " +
+                    n->shape.to_string() + " is empty, so it has no " +
+                    (largest ? "largest" : "smallest") + " element; array created at " + site(n));
+    Array extreme = largest ? max(a, {ax}, true, loc) : min(a, {ax}, true, loc);
+    Array index = index_components(n->shape, ax, loc);
+    auto first = [](auto x, auto m, auto i) { // x != x: a NaN
+        return select(x == m || x != x, i, std::numeric_limits<std::int64_t>::max());
+    };
+    Array hit = lazy(first, Operand(a, loc), extreme, index);
+    return min(hit, {ax}, keepdims, loc);
+}
+
+} // namespace
+
+Array argmax(const Array& a, int axis, bool keepdims, SourceLocation loc) {
+    return arg_extremum(a, axis, keepdims, true, "argmax", loc);
+}
+
+Array argmin(const Array& a, int axis, bool keepdims, SourceLocation loc) {
+    return arg_extremum(a, axis, keepdims, false, "argmin", loc);
 }
 
 Array transpose(const Array& a, std::vector<int> perm, SourceLocation loc) {

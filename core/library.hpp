@@ -63,6 +63,15 @@ Array max(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
 Array min(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
           SourceLocation loc = SourceLocation::current());
 
+// The index (as index_components gives it: 0-based for 0-based axes) of the first largest /
+// smallest element along `axis`, as i64, NumPy's argmax/argmin: ties give the lowest index, and
+// a NaN counts as the largest and the smallest (the first NaN wins). An empty axis is an error.
+// Two passes: the extremum, then the lowest index that attains it.
+Array argmax(const Array& a, int axis, bool keepdims = false,
+             SourceLocation loc = SourceLocation::current());
+Array argmin(const Array& a, int axis, bool keepdims = false,
+             SourceLocation loc = SourceLocation::current());
+
 // Reverse (or permute) axes; `perm` empty reverses all.
 Array transpose(const Array& a, std::vector<int> perm = {},
                 SourceLocation loc = SourceLocation::current());

@@ -343,6 +343,13 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                                                a >> b};
                  },
                  true});
+    p.push_back({"argmax and argmin",
+                 [] {
+                     Array x = cuda_random(Shape::of({6, 50}), 38);
+                     Array t = where(x > 0.5f, 0.5f, x); // ties: the first index wins
+                     return std::vector<Array>{argmax(t, 1), argmin(x, 1), argmax(x, 0, true)};
+                 },
+                 true});
     p.push_back({"a map that reuses a value 300 times, and its gradient", [] {
                      Array x = cuda_random(Shape::of({37}), 36, -3, 3);
                      Array y = lazy(

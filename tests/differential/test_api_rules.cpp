@@ -113,3 +113,38 @@ TEST_CASE("numeric rules: i32 wraps, f32 0/0 is NaN, integer x/0 is 0, on every 
     CHECK(r[5].to_string().find("nan") != std::string::npos);
     CHECK(r[5].to_string().find("-nan") == std::string::npos);
 }
+
+TEST_CASE("argmax and argmin: NumPy's rules (first of ties, NaN wins), on every backend") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> v = {3, 1, 3, -2, 0.5f, 0.5f, -2, 7, nan, 2, nan, -9, 4, 4, 4, 4};
+    Array a = array(v, Shape::of({4, 4}));
+    std::vector<Array> outs = {argmax(a, 1), argmin(a, 1), argmax(a, 0), argmin(a, -2, true),
+                               argmax(cast(a * 10.0f, DType::I32), 1)};
+    check_differential(outs);
+    auto r = compute(outs, test::on_backend("reference"));
+    // Naive loops with NumPy's semantics.
+    auto arg = [&](int row, bool largest) {
+        int best = 0;
+        for (int j = 1; j < 4; ++j) {
+            float x = v[row * 4 + j], b = v[row * 4 + best];
+            if (std::isnan(b)) break;
+            if (std::isnan(x) || (largest ? x > b : x < b)) best = j;
+        }
+        return static_cast<double>(best);
+    };
+    for (int i = 0; i < 4; ++i) {
+        CAPTURE(i);
+        CHECK(r[0].flat(i) == arg(i, true));
+        CHECK(r[1].flat(i) == arg(i, false));
+    }
+    CHECK(test::flat_values(r[0]) == std::vector<double>{0, 3, 0, 0});
+    CHECK(test::flat_values(r[1]) == std::vector<double>{3, 2, 0, 0});
+    CHECK(test::flat_values(r[2]) == std::vector<double>{2, 3, 2, 1});
+    CHECK(r[3].sizes() == std::vector<std::int64_t>{1, 4});
+    CHECK(test::flat_values(r[3]) == std::vector<double>{2, 1, 2, 2});
+    // A shifted axis gives index values, as index_components does.
+    Array s = array(std::vector<float>{1, 5, 2}, Shape{range(10, 13)});
+    CHECK(compute(argmax(s, 0)).flat(0) == 11);
+    CHECK_THROWS_WITH_AS(argmax(array(std::vector<float>{}, Shape::of({2, 0})), 1),
+                         doctest::Contains("argmax: axis 1 of shape (2,0) is empty"), Error);
+}
