@@ -154,6 +154,9 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
         v.set("access", access_json(n.access));
         break;
     case NodeKind::Reduce: {
+        if (!n.tuple_exprs.empty())
+            throw Error("save_graph: the reduce_multiple_value created at " +
+                        location_string(n.loc) + " cannot be saved in a graph file yet");
         v.set("op", Value::string(reduce_op_name(n.reduce_op)));
         v.set("axes", int_array(std::vector<std::int64_t>(n.axes.begin(), n.axes.end())));
         v.set("keepdims", Value::boolean(n.keepdims));

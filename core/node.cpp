@@ -38,6 +38,11 @@ std::size_t structural_hash(const Node& n) {
         combine(h, in->hash);
     combine(h, n.expr ? n.expr->hash : 0);
     combine(h, n.identity ? n.identity->hash : 0);
+    for (const ScalarExpr& e : n.tuple_exprs)
+        combine(h, e->hash);
+    for (const ScalarExpr& e : n.tuple_identities)
+        combine(h, e->hash);
+    combine(h, static_cast<std::uint64_t>(n.component));
     combine(h, static_cast<std::uint64_t>(n.access.in_rank()));
     combine(h, static_cast<std::uint64_t>(n.access.out_rank()));
     for (auto c : n.access.matrix())
@@ -59,11 +64,20 @@ bool same_expr(const ScalarExpr& a, const ScalarExpr& b) {
     return a == b || structurally_equal(a, b);
 }
 
+bool same_exprs(const std::vector<ScalarExpr>& a, const std::vector<ScalarExpr>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!same_expr(a[i], b[i])) return false;
+    return true;
+}
+
 bool structurally_equal_nodes(const Node& a, const Node& b) {
     return a.hash == b.hash && a.kind == b.kind && a.dtype == b.dtype && a.shape == b.shape &&
            a.inputs == b.inputs && a.access == b.access && a.axis == b.axis && a.axes == b.axes &&
            a.keepdims == b.keepdims && a.reduce_op == b.reduce_op && a.overwrite == b.overwrite &&
-           a.id == b.id && same_expr(a.expr, b.expr) && same_expr(a.identity, b.identity);
+           a.id == b.id && same_expr(a.expr, b.expr) && same_expr(a.identity, b.identity) &&
+           a.component == b.component && same_exprs(a.tuple_exprs, b.tuple_exprs) &&
+           same_exprs(a.tuple_identities, b.tuple_identities);
 }
 
 // The global table of live nodes by hash. Expired entries are dropped when their bucket is
@@ -234,6 +248,9 @@ std::string describe_payload(const Node& n) {
         std::string s = reduce_op_name(n.reduce_op);
         if (n.reduce_op == ReduceOp::Custom)
             s += " " + to_string(n.expr) + " identity " + to_string(n.identity);
+        if (!n.tuple_exprs.empty())
+            s += " component " + std::to_string(n.component) + " of " +
+                 std::to_string(n.tuple_exprs.size());
         s += " axes [";
         for (std::size_t i = 0; i < n.axes.size(); ++i)
             s += (i ? "," : "") + std::to_string(n.axes[i]);

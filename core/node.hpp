@@ -43,8 +43,13 @@ struct Node {
     Shape shape;
     std::vector<NodePtr> inputs;
 
-    ScalarExpr expr;       // Constant, Map, Reduce(Custom: combiner of Input(0), Input(1))
-    ScalarExpr identity;   // Reduce(Custom): the identity element, a Const
+    ScalarExpr expr;     // Constant, Map, Reduce(Custom: combiner of Input(0), Input(1))
+    ScalarExpr identity; // Reduce(Custom): the identity element, a Const
+    // Reduce(Custom) of k > 1 arrays together (reduce_multiple_value): every component's
+    // combiner, over Input(0..k-1) = the accumulators and Input(k..2k-1) = the elements, and
+    // identity; this node is component `component` (its expr and identity are that one's).
+    std::vector<ScalarExpr> tuple_exprs, tuple_identities;
+    int component = 0;
     AffineMap access;      // View
     int axis = 0;          // Iota
     std::vector<int> axes; // Reduce: sorted reduced axes of inputs[0]

@@ -93,6 +93,45 @@ Array reduce(F f, double identity, const Array& a, std::vector<int> axes, bool k
     return detail::make_custom_reduce(out[0], identity, a, std::move(axes), keepdims, loc);
 }
 
+// Several arrays of one shape reduced together by an associative combiner of tuples: with k
+// arrays, f(acc, x) gets two std::vector<Sym> of k values (the accumulators, one element of
+// each array) and returns the k new accumulators (a std::vector<Sym> or a tuple; each is cast to
+// its array's dtype). `identities` has one value per array. One array per component, e.g.
+// argmax as (value, index): reduce_multiple_value([](auto acc, auto x) { auto take = x[0] >
+// acc[0]; return std::vector<Sym>{select(take, x[0], acc[0]), select(take, x[1], acc[1])}; },
+// {-inf, 0}, {a, index_components(a.shape(), 1)}, {1}).
+namespace detail {
+std::vector<Array> make_multi_reduce(const std::vector<ScalarExpr>& combiners,
+                                     const std::vector<double>& identities,
+                                     const std::vector<Array>& arrays, std::vector<int> axes,
+                                     bool keepdims, SourceLocation loc);
+inline std::vector<ScalarExpr> trace_sym_list(const std::vector<Sym>& v) {
+    std::vector<ScalarExpr> out;
+    for (const Sym& s : v)
+        out.push_back(s.expr());
+    return out;
+}
+} // namespace detail
+template <class F>
+std::vector<Array> reduce_multiple_value(F f, const std::vector<double>& identities,
+                                         const std::vector<Array>& arrays,
+                                         std::vector<int> axes = {}, bool keepdims = false,
+                                         SourceLocation loc = SourceLocation::current()) {
+    std::vector<Sym> acc, x;
+    const int k = static_cast<int>(arrays.size());
+    for (int i = 0; i < k; ++i) {
+        acc.emplace_back(scalar_input(i, arrays[static_cast<std::size_t>(i)].dtype()));
+        x.emplace_back(scalar_input(k + i, arrays[static_cast<std::size_t>(i)].dtype()));
+    }
+    auto r = f(acc, x);
+    std::vector<ScalarExpr> combiners;
+    if constexpr (std::is_same_v<decltype(r), std::vector<Sym>>)
+        combiners = detail::trace_sym_list(r);
+    else
+        combiners = detail::trace_results(r);
+    return detail::make_multi_reduce(combiners, identities, arrays, std::move(axes), keepdims, loc);
+}
+
 // ---- fuse, overwrite, stack ---------------------------------------------------------------
 // Pairwise-disjoint pieces whose union is a shape (strided pieces may interleave).
 Array fuse(const std::vector<Array>& pieces, SourceLocation loc = SourceLocation::current());

@@ -79,5 +79,66 @@ Array make_custom_reduce(const ScalarExpr& combiner, double identity, const Arra
     return Array(intern(std::move(node)));
 }
 
+std::vector<Array> make_multi_reduce(const std::vector<ScalarExpr>& combiners,
+                                     const std::vector<double>& identities,
+                                     const std::vector<Array>& arrays, std::vector<int> axes,
+                                     bool keepdims, SourceLocation loc) {
+    const std::size_t k = arrays.size();
+    auto fail = [&](const std::string& why) { return Error("reduce_multiple_value: " + why); };
+    if (k == 0) throw fail("needs at least one array");
+    if (combiners.size() != k || identities.size() != k)
+        throw fail("the combiner returns " + std::to_string(combiners.size()) + " values and " +
+                   std::to_string(identities.size()) + " identities are given for " +
+                   std::to_string(k) + " arrays; give one of each per array");
+    const NodePtr& first = arrays[0].node();
+    for (std::size_t i = 1; i < k; ++i)
+        if (!(arrays[i].shape() == first->shape))
+            throw fail("array " + std::to_string(i) + " has shape " +
+                       arrays[i].shape().to_string() + " but array 0 has shape " +
+                       first->shape.to_string() + "; the arrays must have one shape (broadcast " +
+                       "them first); arrays created at " + site(first) + " and " +
+                       site(arrays[i].node()));
+    for (const ScalarExpr& c : combiners)
+        if (scalar_num_inputs(c) > static_cast<int>(2 * k))
+            throw fail("a combiner reads more than the 2 x " + std::to_string(k) + " values");
+    if (k == 1)
+        return {make_custom_reduce(scalar_cast(combiners[0], first->dtype), identities[0],
+                                   arrays[0], std::move(axes), keepdims, loc)};
+    std::vector<int> ax = normalize_axes("reduce_multiple_value", axes, first);
+    std::vector<ScalarExpr> exprs, ids;
+    for (std::size_t i = 0; i < k; ++i) {
+        DType t = arrays[i].dtype();
+        exprs.push_back(scalar_cast(combiners[i], t));
+        ids.push_back(scalar_const(identities[i], t));
+    }
+    std::vector<Array> out;
+    if (ax.empty()) { // rank 0: combine the identities with the one element of each array
+        std::vector<ScalarExpr> args = ids;
+        std::vector<NodePtr> inputs;
+        for (std::size_t i = 0; i < k; ++i) {
+            args.push_back(scalar_input(static_cast<int>(i), arrays[i].dtype()));
+            inputs.push_back(arrays[i].node());
+        }
+        for (std::size_t i = 0; i < k; ++i)
+            out.emplace_back(
+                make_map_node(substitute_inputs(exprs[i], args), inputs, first->shape, loc));
+        return out;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+        auto node = make_reduce_node(ReduceOp::Custom, arrays[i].node(), ax, keepdims, loc);
+        node->dtype = arrays[i].dtype();
+        node->inputs.clear();
+        for (const Array& a : arrays)
+            node->inputs.push_back(a.node());
+        node->expr = exprs[i];
+        node->identity = ids[i];
+        node->tuple_exprs = exprs;
+        node->tuple_identities = ids;
+        node->component = static_cast<int>(i);
+        out.emplace_back(intern(std::move(node)));
+    }
+    return out;
+}
+
 } // namespace detail
 } // namespace hedra

@@ -127,6 +127,13 @@ public:
     Partitioner(const CanonicalGraph& g, const PartitionOptions& o) : g_(g), options_(o) {}
 
     ProgramIR run(const std::vector<NodePtr>& placeholders) {
+        for (const CanonicalNode& c : g_.nodes)
+            if (!c.leaf && c.node->kind == NodeKind::Reduce && !c.node->tuple_exprs.empty())
+                throw Error("compile: a reduce_multiple_value created at " +
+                            location_string(c.node->loc) +
+                            " cannot be compiled yet (its kernels need a statement that updates "
+                            "several accumulators at once); compute it on the reference "
+                            "backend, or use argmax/argmin, max, min and sum");
         decide();
         cap_expressions();
         distribute_fuses();
@@ -513,8 +520,8 @@ private:
         for (int a : n.axes)
             extent *= n.inputs.at(0)->shape[a].size;
         int o = c.operands.at(0);
-        bool product = inlinable_map(o) && !mat_[static_cast<std::size_t>(o)] &&
-                       has_product(cn(o).node->expr);
+        bool product =
+            inlinable_map(o) && !mat_[static_cast<std::size_t>(o)] && has_product(cn(o).node->expr);
         return extent >= kWideSumExtent && !product;
     }
     static constexpr std::int64_t kWideSumExtent = 8192;

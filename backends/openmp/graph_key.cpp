@@ -95,6 +95,11 @@ struct Walker {
             s += '|';
             put_expr(s, n->expr);
             put_expr(s, n->identity);
+            put(s, n->component);
+            for (std::size_t t = 0; t < n->tuple_exprs.size(); ++t) {
+                put_expr(s, n->tuple_exprs[t]);
+                put_expr(s, n->tuple_identities[t]);
+            }
             if (n->kind == NodeKind::View) put_map(s, n->access);
             put(s, n->axis);
             for (int a : n->axes)

@@ -226,7 +226,56 @@ private:
         return out;
     }
 
+    // A component of a reduction of several arrays: every component's accumulator is kept
+    // (each step reads all of them), and this node's is returned.
+    HostArray tuple_reduce(const Node& n) {
+        const std::size_t k = n.tuple_exprs.size();
+        std::vector<const HostArray*> ins;
+        for (const NodePtr& in : n.inputs)
+            ins.push_back(&value(in));
+        HEDRA_INTERNAL_CHECK(ins.size() == k, "interpreter: tuple reduction inputs");
+        std::vector<ScalarProgram> step;
+        for (const ScalarExpr& e : n.tuple_exprs)
+            step.emplace_back(e);
+        auto out_sizes = n.shape.sizes();
+        std::int64_t count = 1;
+        for (std::int64_t s : out_sizes)
+            count *= s;
+        std::vector<ScalarValue> acc; // acc[o * k + j]
+        for (std::int64_t o = 0; o < count; ++o)
+            for (const ScalarExpr& id : n.tuple_identities)
+                acc.push_back(hedra::evaluate(id, {}));
+        std::vector<bool> reduced(ins[0]->rank(), false);
+        for (int a : n.axes)
+            reduced[a] = true;
+        std::vector<ScalarValue> args(2 * k), next(k);
+        Counters o;
+        for_each_counter(ins[0]->sizes(), [&](const Counters& c, std::int64_t i) {
+            o.clear();
+            for (int d = 0; d < ins[0]->rank(); ++d)
+                if (!reduced[d])
+                    o.push_back(c[d]);
+                else if (n.keepdims)
+                    o.push_back(0);
+            std::size_t base = static_cast<std::size_t>(flat_index(out_sizes, o)) * k;
+            for (std::size_t j = 0; j < k; ++j) {
+                args[j] = acc[base + j];
+                args[k + j] = load(*ins[j], i);
+            }
+            for (std::size_t j = 0; j < k; ++j)
+                next[j] = step[j](args);
+            for (std::size_t j = 0; j < k; ++j)
+                acc[base + j] = next[j];
+        });
+        HostArray out = result(n, out_sizes, n.dtype);
+        for (std::int64_t q = 0; q < count; ++q)
+            store(out, q,
+                  acc[static_cast<std::size_t>(q) * k + static_cast<std::size_t>(n.component)]);
+        return out;
+    }
+
     HostArray reduce(const Node& n) {
+        if (!n.tuple_exprs.empty()) return tuple_reduce(n);
         const HostArray& in = value(n.inputs.at(0));
         DType in_type = in.dtype(), out_type = n.dtype;
         bool float_product =
