@@ -45,7 +45,12 @@ double chain_derivative(double x, int k) {
     return d;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEDRA_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(HEDRA_TEST_ASAN)
 constexpr double kCompileBound = 10.0; // hedra's own passes run instrumented
 #else
 constexpr double kCompileBound = 3.0;
