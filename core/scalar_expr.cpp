@@ -96,6 +96,21 @@ std::string print_node(const ScalarNode& e,
 
 } // namespace
 
+ScalarNode::~ScalarNode() {
+    // Operands whose last owner is this node give up their own operands first, so that they
+    // die without recursing. Nothing else can take a new reference to a node no one holds.
+    std::vector<ScalarExpr> pending = std::move(args);
+    while (!pending.empty()) {
+        ScalarExpr e = std::move(pending.back());
+        pending.pop_back();
+        if (e.use_count() != 1 || e->args.empty()) continue;
+        auto& orphan = const_cast<ScalarNode&>(*e);
+        for (ScalarExpr& a : orphan.args)
+            pending.push_back(std::move(a));
+        orphan.args.clear();
+    }
+}
+
 const char* scalar_op_name(ScalarOp op) {
     switch (op) {
     case ScalarOp::Const:

@@ -48,6 +48,10 @@ struct ScalarNode {
     std::int64_t ivalue = 0;   // Const of bool/integer dtype; Input: the input number
     double fvalue = 0.0;       // Const of float dtype
     std::size_t hash = 0;      // structural hash, computed at construction
+
+    // Releases long operand chains iteratively (a traced loop of a million steps must not
+    // overflow the stack when it is dropped).
+    ~ScalarNode();
 };
 // clang-format on
 

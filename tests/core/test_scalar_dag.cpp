@@ -91,6 +91,18 @@ TEST_CASE("topological order: each distinct node once, operands first") {
     CHECK(order.back() == e);
 }
 
+TEST_CASE("a chain of a million nodes is walked, evaluated and dropped without recursion") {
+    Sym y(scalar_input(0, DType::I64));
+    for (int i = 0; i < 1'000'000; ++i)
+        y = y * 3 + 1;                                      // wraps; a fresh pair of nodes per step
+    CHECK(topological_order(y.expr()).size() == 4'000'001); // mul, add, two constants per step
+    std::int64_t want = 2;
+    for (int i = 0; i < 1'000'000; ++i)
+        want = static_cast<std::int64_t>(static_cast<std::uint64_t>(want) * 3u + 1u);
+    CHECK(evaluate(y.expr(), {ScalarValue::of(2, DType::I64)}).i == want);
+    y = Sym(scalar_input(0, DType::I64)); // the chain dies here
+}
+
 TEST_CASE("passes over a shared expression visit each node a bounded number of times") {
     const int k = 2000;
     ScalarExpr x = scalar_input(0, DType::F32);
