@@ -59,6 +59,8 @@ std::string statement_lines(const ProgramIR& p, const Statement& s) {
     line += s.value ? hedra::to_string(s.value) : "?";
     if (s.kind == StatementKind::Update && s.reduce_op == ReduceOp::Custom && s.combiner)
         line += " combine " + hedra::to_string(s.combiner);
+    for (const Statement::TupleWrite& w : s.tuple_writes)
+        line += "; " + buffer_name(p, w.buffer) + " = " + hedra::to_string(w.value);
     line += "\n";
     for (std::size_t k = 0; k < s.reads.size(); ++k) {
         const Read& r = s.reads[k];

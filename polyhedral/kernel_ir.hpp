@@ -59,6 +59,14 @@ struct Statement {
     ReduceOp reduce_op = ReduceOp::Sum; // Update: how to combine
     ScalarExpr combiner;                // Update with Custom: over Input(0)=acc, Input(1)=value
     std::vector<int> reduction_dims;    // Update: the counters that are reduced (not in write)
+    // A step of a reduction of several values (reduce_multiple_value), an Assign: further
+    // buffers written at write_access with their own values over the same reads. Every value
+    // is computed before any is stored, so each reads the accumulators as they were.
+    struct TupleWrite {
+        int buffer = -1;
+        ScalarExpr value;
+    };
+    std::vector<TupleWrite> tuple_writes;
 };
 
 // A kernel: statements scheduled together (one isl schedule, one generated function).

@@ -127,13 +127,6 @@ public:
     Partitioner(const CanonicalGraph& g, const PartitionOptions& o) : g_(g), options_(o) {}
 
     ProgramIR run(const std::vector<NodePtr>& placeholders) {
-        for (const CanonicalNode& c : g_.nodes)
-            if (!c.leaf && c.node->kind == NodeKind::Reduce && !c.node->tuple_exprs.empty())
-                throw Error("compile: a reduce_multiple_value created at " +
-                            location_string(c.node->loc) +
-                            " cannot be compiled yet (its kernels need a statement that updates "
-                            "several accumulators at once); compute it on the reference "
-                            "backend, or use argmax/argmin, max, min and sum");
         decide();
         cap_expressions();
         distribute_fuses();
@@ -645,6 +638,8 @@ private:
             ScalarExpr v = reads.read(leaf_buffer_[i], id, n.dtype);
             k.statements.push_back(
                 statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
+        } else if (n.kind == NodeKind::Reduce && !n.tuple_exprs.empty()) {
+            tuple_reduction(i, k);
         } else if (n.kind == NodeKind::Reduce) {
             const Node& in = *n.inputs.at(0);
             const int wide = wide_buffer_[static_cast<std::size_t>(i)];
@@ -703,6 +698,42 @@ private:
                 statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
         }
         ir_.kernels.push_back(std::move(k));
+    }
+
+    // A component of a reduction of several arrays (reduce_multiple_value): its kernel keeps
+    // every component's accumulator (this node's buffer for its own, temporaries for the
+    // others), initializes them, then runs one Assign over the inputs' domain that reads all
+    // accumulators and writes all of them (Statement::tuple_writes). Components used together
+    // are each computed by a kernel of their own.
+    void tuple_reduction(int i, Kernel& k) {
+        const Node& n = *cn(i).node;
+        const std::size_t size = n.tuple_exprs.size();
+        const int in_rank = n.inputs.at(0)->shape.rank();
+        AffineMap id = AffineMap::identity(n.shape.rank());
+        AffineMap to_out = reduce_write_access(n, in_rank);
+        std::vector<int> acc(size);
+        for (std::size_t j = 0; j < size; ++j)
+            acc[j] = static_cast<int>(j) == n.component
+                         ? buffer_of_[static_cast<std::size_t>(i)]
+                         : add_buffer(cn(i).node, BufferRole::Temporary, n.tuple_exprs[j]->dtype);
+        for (std::size_t j = 0; j < size; ++j)
+            k.statements.push_back(statement(StatementKind::Assign, sizes_of(n), acc[j], id,
+                                             n.tuple_identities[j], {}));
+        ReadList reads;
+        std::vector<ScalarExpr> args;
+        for (std::size_t m = 0; m < size; ++m)
+            args.push_back(reads.read(acc[m], to_out, n.tuple_exprs[m]->dtype));
+        AffineMap in_id = AffineMap::identity(in_rank);
+        for (std::size_t m = 0; m < size; ++m)
+            args.push_back(inline_use(n.inputs[m], in_id, reads));
+        std::vector<ScalarExpr> values;
+        for (std::size_t j = 0; j < size; ++j)
+            values.push_back(fold_constants(substitute_inputs(n.tuple_exprs[j], args)));
+        Statement u = statement(StatementKind::Assign, sizes_of(*n.inputs[0]), acc[0], to_out,
+                                values[0], std::move(reads));
+        for (std::size_t j = 1; j < size; ++j)
+            u.tuple_writes.push_back({acc[j], values[j]});
+        k.statements.push_back(std::move(u));
     }
 
     const CanonicalGraph& g_;

@@ -20,6 +20,8 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
         };
         for (const poly::Statement& st : program.kernels[k].statements) {
             touch(st.write_buffer);
+            for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+                touch(w.buffer);
             for (const poly::Read& r : st.reads)
                 touch(r.buffer);
         }

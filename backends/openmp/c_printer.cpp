@@ -247,6 +247,11 @@ private:
             if (r.buffer >= 0) return load(r.buffer, r.access);
             return index_value(r.access, input_dtype(st.value, k));
         };
+        if (!st.tuple_writes.empty()) {
+            print_tuple_writes(st, in, out);
+            out += pad + "}\n";
+            return;
+        }
         std::string value;
         if (worth_segmenting(st.value)) {
             std::string name = "hd_" + kernel_.name + "_" + st.name;
@@ -282,6 +287,31 @@ private:
         out += in + target + " = " + value + ";\n";
         if (fast) out += pad + "    }\n";
         out += pad + "}\n";
+    }
+
+    // A step of a reduction of several values: every new value first, then every store.
+    void print_tuple_writes(const poly::Statement& st, const std::string& in, std::string& out) {
+        std::vector<ScalarExpr> roots{st.value};
+        std::vector<int> buffers{st.write_buffer};
+        for (const poly::Statement::TupleWrite& w : st.tuple_writes) {
+            roots.push_back(w.value);
+            buffers.push_back(w.buffer);
+        }
+        auto input = [&](int k) {
+            const poly::Read& r = st.reads.at(k);
+            if (r.buffer >= 0) return load(r.buffer, r.access);
+            DType t = DType::I64;
+            for (const ScalarExpr& e : roots)
+                for (const ScalarExpr& x : topological_order(e))
+                    if (x->op == ScalarOp::Input && x->ivalue == k) t = x->dtype;
+            return index_value(r.access, t);
+        };
+        std::vector<std::string> values = print_scalars(roots, input, in, "t", out);
+        for (std::size_t j = 0; j < roots.size(); ++j) {
+            bool flag = program_.buffers.at(buffers[j]).dtype == DType::Bool;
+            out += in + element(buffers[j], st.write_access) + " = " +
+                   (flag ? "(unsigned char)" : "") + values[j] + ";\n";
+        }
     }
 
     static DType input_dtype(const ScalarExpr& e, int k) {
