@@ -412,6 +412,10 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
         const Array& a = in_array(0);
         std::int64_t n = reduced_count(a, self);
         Meta x = ins[0];
+        if (op.combiner == Combiner::ArgMax) { // comparisons: only of exact values
+            if (approx(x)) return std::nullopt;
+            return exact(kInf, self.dtype());
+        }
         if (!is_float(a.dtype()))
             return exact(op.combiner == Combiner::Add ? x.mag * n : kInf, a.dtype());
         x.mag = std::max(x.mag, std::fabs(op.value));
@@ -425,6 +429,8 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
             return reduction(ReduceOp::Max, x, n, a.dtype(), a.dtype(), a.dtype());
         case Combiner::SelectMax:
             return std::nullopt; // NaN handling depends on the order
+        case Combiner::ArgMax:
+            break; // above
         }
         return std::nullopt;
     }

@@ -98,6 +98,8 @@ const char* combiner_cpp(Combiner c) {
         return "[](Sym acc, Sym x) { return min(acc, x); }";
     case Combiner::SelectMax:
         return "[](Sym acc, Sym x) { return select(acc < x, x, acc); }";
+    case Combiner::ArgMax:
+        break; // printed whole by argmax_cpp
     }
     return "?";
 }
@@ -157,6 +159,14 @@ std::string op_cpp(const Op& op) {
         return std::string("reduce(") + reduce_op_cpp(op.reduce_op) + ", " + in(0) + ", " +
                list_cpp(op.axes) + ", " + (op.keepdims ? "true" : "false") + ")";
     case OpKind::CustomReduce:
+        if (op.combiner == Combiner::ArgMax)
+            return "reduce_multiple_value([](const std::vector<Sym>& acc, const std::vector<Sym>& "
+                   "x) { Sym take = x[0] > acc[0] || (x[0] == acc[0] && x[1] < acc[1]); return "
+                   "std::vector<Sym>{select(take, x[0], acc[0]), select(take, x[1], acc[1])}; }, "
+                   "{" +
+                   f64(op.value) + ", 0}, {" + in(0) + ", index_components(" + in(0) +
+                   ".shape(), " + std::to_string(op.axes.at(0)) + ")}, " + list_cpp(op.axes) +
+                   ", " + (op.keepdims ? "true" : "false") + ")[1]";
         return std::string("reduce(") + combiner_cpp(op.combiner) + ", " + f64(op.value) + ", " +
                in(0) + ", " + list_cpp(op.axes) + ", " + (op.keepdims ? "true" : "false") + ")";
     case OpKind::Fuse:

@@ -219,6 +219,14 @@ Array custom_reduce(const Op& op, const Array& a) {
     case Combiner::SelectMax:
         return reduce([](Sym acc, Sym x) { return select(acc < x, x, acc); }, op.value, a, op.axes,
                       op.keepdims);
+    case Combiner::ArgMax:
+        return reduce_multiple_value(
+            [](const std::vector<Sym>& acc, const std::vector<Sym>& x) {
+                Sym take = x[0] > acc[0] || (x[0] == acc[0] && x[1] < acc[1]);
+                return std::vector<Sym>{select(take, x[0], acc[0]), select(take, x[1], acc[1])};
+            },
+            {op.value, 0}, {a, index_components(a.shape(), op.axes.at(0))}, op.axes,
+            op.keepdims)[1];
     }
     throw Error("fuzz: bad combiner");
 }

@@ -68,7 +68,9 @@ enum class OpKind : std::uint8_t {
 const char* op_kind_name(OpKind k);
 
 // The combiners of CustomReduce (associative and commutative, so any order is right).
-enum class Combiner : std::uint8_t { Add, Mul, Max, Min, SelectMax };
+// ArgMax: reduce_multiple_value over (a, its index along the first reduced axis), largest value
+// then lowest index (NaNs never win); the op is the index (i64).
+enum class Combiner : std::uint8_t { Add, Mul, Max, Min, SelectMax, ArgMax };
 
 // One operand of a map: an input of the op (by position in Op::inputs) or a weak literal.
 struct MapOperand {
