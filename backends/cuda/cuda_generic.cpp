@@ -129,6 +129,18 @@ private:
         out += in + "{\n";
         for (std::size_t k = 0; k < n.counters.size(); ++k)
             out += i2 + "const long i" + std::to_string(k) + " = " + expr(n.counters[k]) + ";\n";
+        if (!st.tuple_writes.empty()) {
+            std::vector<std::string> values = print_tuple_values(b_, st, i2, "t", out);
+            std::vector<int> buffers{st.write_buffer};
+            for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+                buffers.push_back(w.buffer);
+            for (std::size_t j = 0; j < buffers.size(); ++j)
+                out += i2 + b_.buffer_name(buffers[j]) + "[" +
+                       linear_index(b_, buffers[j], st.write_access) +
+                       "] = " + store_value(b_.buffer_dtype(buffers[j]), values[j]) + ";\n";
+            out += in + "}\n";
+            return;
+        }
         DType t = b_.buffer_dtype(st.write_buffer);
         std::string value = print_value(b_, st, i2, "t", out);
         std::string target = b_.buffer_name(st.write_buffer) + "[" +

@@ -42,13 +42,6 @@ sched::PartitionOptions cuda_partition_options() {
 }
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options) {
-    for (const poly::Kernel& k : program.kernels)
-        for (const poly::Statement& st : k.statements)
-            if (!st.tuple_writes.empty())
-                throw Error("cuda: kernel " + k.name + " is a reduce_multiple_value (statement " +
-                            st.name + " updates several accumulators), which the cuda backend "
-                            "cannot generate yet; compute it with the openmp or reference "
-                            "backend");
     dump::CompileScope dump_scope; // joins the backend's, if it opened one
     std::unique_ptr<sched::CompileObserver> dumper;
     sched::CompileObserver quiet;

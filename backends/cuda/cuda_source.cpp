@@ -61,6 +61,8 @@ std::string KernelParams::declaration(const SourceBuilder& b) const {
 KernelParams statement_params(const poly::Statement& st) {
     KernelParams p;
     p.add(st.write_buffer, true);
+    for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+        p.add(w.buffer, true);
     for (const poly::Read& r : st.reads)
         if (r.buffer >= 0) p.add(r.buffer, false);
     return p;
@@ -165,6 +167,24 @@ std::string print_value(const SourceBuilder& b, const poly::Statement& st,
                         const std::string& indent, const std::string& prefix, std::string& out,
                         const std::function<std::string(int)>& override_read) {
     return print_scalar(st.value, reader(b, st, st.value, override_read), indent, prefix, out);
+}
+
+std::vector<std::string> print_tuple_values(const SourceBuilder& b, const poly::Statement& st,
+                                            const std::string& indent, const std::string& prefix,
+                                            std::string& out) {
+    std::vector<ScalarExpr> roots{st.value};
+    for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+        roots.push_back(w.value);
+    auto read = [&](int k) {
+        const poly::Read& r = st.reads.at(k);
+        if (r.buffer >= 0) return load(b, r.buffer, r.access);
+        DType t = DType::I64;
+        for (const ScalarExpr& e : roots)
+            for (const ScalarExpr& x : topological_order(e))
+                if (x->op == ScalarOp::Input && x->ivalue == k) t = x->dtype;
+        return index_read(r, t);
+    };
+    return print_scalars(roots, read, indent, prefix, out);
 }
 
 std::string print_combine(const poly::Statement& st, DType t, const std::string& acc,

@@ -350,6 +350,26 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      return std::vector<Array>{argmax(t, 1), argmin(x, 1), argmax(x, 0, true)};
                  },
                  true});
+    p.push_back(
+        {"multi-value reductions (one-pass argmax, logsumexp)", [] {
+             Array x = cuda_random(Shape::of({6, 40}), 39);
+             Array t = where(x > 0.5f, 0.5f, x);
+             auto argmax_tuple = [](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
+                 Sym take = e[0] > acc[0] || (e[0] == acc[0] && e[1] < acc[1]);
+                 return std::vector<Sym>{select(take, e[0], acc[0]), select(take, e[1], acc[1])};
+             };
+             std::vector<Array> am = reduce_multiple_value(
+                 argmax_tuple, {-1e30, 0}, {t, index_components(t.shape(), 1)}, {1});
+             std::vector<Array> ac = reduce_multiple_value(
+                 argmax_tuple, {-1e30, 0}, {t, index_components(t.shape(), 0)}, {0});
+             std::vector<Array> l = reduce_multiple_value(
+                 [](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
+                     Sym m = max(acc[0], e[0]);
+                     return std::vector<Sym>{m, acc[1] * exp(acc[0] - m) + e[1] * exp(e[0] - m)};
+                 },
+                 {-1e30, 0}, {x, full(x.shape(), 1.0)}, {1});
+             return std::vector<Array>{am[1], am[0], ac[1], l[0] + log(l[1])};
+         }});
     p.push_back({"a map that reuses a value 300 times, and its gradient", [] {
                      Array x = cuda_random(Shape::of({37}), 36, -3, 3);
                      Array y = lazy(

@@ -50,9 +50,15 @@ TEST_CASE("cuda: every test program compiles through NVRTC with the generic isl 
 
 TEST_CASE("cuda: the templates cover the kernel forms of the test programs") {
     std::set<std::string> strategies;
-    for (const test::CudaTestProgram& p : test::cuda_test_programs())
+    for (const test::CudaTestProgram& p : test::cuda_test_programs()) {
+        // A reduction of several values has no template yet: the generic mapping runs it.
+        bool tuple = p.name.rfind("multi-value reductions", 0) == 0;
         for (const backend::CudaLaunch& l : test::lower_arrays(p.build()).cuda.launches)
-            strategies.insert(l.strategy);
+            if (!tuple)
+                strategies.insert(l.strategy);
+            else if (l.strategy != "map")
+                CHECK(l.strategy.rfind("generic", 0) == 0);
+    }
     for (const char* s : {"map", "contraction", "serial_reduction", "block_reduction",
                           "split_partial", "split_final"})
         CHECK_MESSAGE(strategies.count(s) == 1, s);

@@ -125,15 +125,3 @@ TEST_CASE("cuda emulation: long f32 sums are accurate to 1e-6") {
     std::vector<HostArray> got = test::emulate_cuda(l.ir, l.cuda);
     CHECK(std::abs(got[0].flat(0) - row0) / row0 <= 1e-6);
 }
-
-TEST_CASE("cuda lowering refuses a reduce_multiple_value with a clear error") {
-    Array x = test::cuda_random(Shape::of({4, 6}), 46);
-    std::vector<Array> r = reduce_multiple_value(
-        [](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
-            Sym take = e[0] > acc[0];
-            return std::vector<Sym>{select(take, e[0], acc[0]), select(take, e[1], acc[1])};
-        },
-        {-1e30, 0}, {x, index_components(x.shape(), 1)}, {1});
-    CHECK_THROWS_WITH_AS(test::lower_arrays({r[1]}),
-                         doctest::Contains("the cuda backend cannot generate yet"), Error);
-}
