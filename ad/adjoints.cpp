@@ -62,6 +62,50 @@ Array reduce_like(ReduceOp op, const NodePtr& reduce_node, const NodePtr& a) {
     return reduce(op, Array(a), reduce_node->axes, reduce_node->keepdims, reduce_node->loc);
 }
 
+// ȳ / (number of ties), routed to the positions of x equal to the result (max and min).
+Array extremum_adjoint(const NodePtr& node, const NodePtr& x, const Array& ybar) {
+    const DType t = x->dtype;
+    const Shape& xs = x->shape;
+    const auto loc = node->loc;
+    NodePtr y = spread(node, node);
+    NodePtr mask =
+        map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), num(1, t), num(0, t)), {x, y},
+                 xs, loc);
+    NodePtr count = reduce_like(ReduceOp::Sum, node, mask).node();
+    NodePtr share =
+        map_node(bin(ScalarOp::Div, in(0, t), in(1, t)), {ybar.node(), count}, node->shape, loc);
+    return Array(map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), in(2, t), num(0, t)),
+                          {x, y, spread(node, share)}, xs, loc));
+}
+
+// Whether `e` always equals one of Input(a) and Input(b): a tree of selects over them.
+bool selects_between(const ScalarExpr& e, std::int64_t a, std::int64_t b) {
+    if (e->op == ScalarOp::Input) return e->ivalue == a || e->ivalue == b;
+    if (e->op != ScalarOp::Select) return false;
+    return selects_between(e->args[1], a, b) && selects_between(e->args[2], a, b);
+}
+
+// A component of a reduction of several values. An integer one (an index) has no cotangent; a
+// float one whose combiner only ever selects its accumulator or its element (argmax's value)
+// has max's: the elements equal to the result share it. Other combiners are not
+// differentiable.
+std::vector<Array> tuple_reduce_adjoint(const NodePtr& node, const Array& ybar) {
+    const auto j = static_cast<std::size_t>(node->component);
+    const auto k = static_cast<std::int64_t>(node->tuple_exprs.size());
+    std::vector<Array> out(node->inputs.size());
+    if (!is_float(node->dtype)) return out;
+    if (!selects_between(node->tuple_exprs[j], static_cast<std::int64_t>(j),
+                         k + static_cast<std::int64_t>(j)))
+        throw Error("grad: component " + std::to_string(j) + " of the reduce_multiple_value " +
+                    "created at " + location_string(node->loc) + " combines with " +
+                    to_string(node->tuple_exprs[j]) +
+                    ", which is not differentiable (only "
+                    "components that select their accumulator or their element are); write "
+                    "it with sum, prod, max or min");
+    out[j] = extremum_adjoint(node, node->inputs[j], ybar);
+    return out;
+}
+
 Array reduce_adjoint(const NodePtr& node, const Array& ybar) {
     const NodePtr& x = node->inputs[0];
     const DType t = x->dtype;
@@ -71,19 +115,8 @@ Array reduce_adjoint(const NodePtr& node, const Array& ybar) {
     case ReduceOp::Sum:
         return Array(spread(node, ybar.node()));
     case ReduceOp::Max:
-    case ReduceOp::Min: {
-        // ȳ / (number of ties), routed to the positions equal to the result.
-        NodePtr y = spread(node, node);
-        NodePtr mask =
-            map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), num(1, t), num(0, t)),
-                     {x, y}, xs, loc);
-        NodePtr count = reduce_like(ReduceOp::Sum, node, mask).node();
-        NodePtr share = map_node(bin(ScalarOp::Div, in(0, t), in(1, t)), {ybar.node(), count},
-                                 node->shape, loc);
-        return Array(
-            map_node(scalar_select(bin(ScalarOp::Eq, in(0, t), in(1, t)), in(2, t), num(0, t)),
-                     {x, y, spread(node, share)}, xs, loc));
-    }
+    case ReduceOp::Min:
+        return extremum_adjoint(node, x, ybar);
     case ReduceOp::Prod: {
         // Π_{j≠i} x_j: y/x_i without zeros; with one zero, the product of the others at the
         // zero and 0 elsewhere; with several zeros, 0.
@@ -168,6 +201,7 @@ std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
     case NodeKind::View:
         return {view_adjoint(node, ybar)};
     case NodeKind::Reduce:
+        if (!node->tuple_exprs.empty()) return tuple_reduce_adjoint(node, ybar);
         return {reduce_adjoint(node, ybar)};
     case NodeKind::Fuse:
         return fuse_adjoint(node, ybar, wanted);

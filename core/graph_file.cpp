@@ -154,15 +154,22 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
         v.set("access", access_json(n.access));
         break;
     case NodeKind::Reduce: {
-        if (!n.tuple_exprs.empty())
-            throw Error("save_graph: the reduce_multiple_value created at " +
-                        location_string(n.loc) + " cannot be saved in a graph file yet");
         v.set("op", Value::string(reduce_op_name(n.reduce_op)));
         v.set("axes", int_array(std::vector<std::int64_t>(n.axes.begin(), n.axes.end())));
         v.set("keepdims", Value::boolean(n.keepdims));
         if (n.reduce_op == ReduceOp::Custom) {
             v.set("expr", Value::number(std::int64_t{exprs.add(n.expr)}));
             v.set("identity", Value::number(std::int64_t{exprs.add(n.identity)}));
+        }
+        if (!n.tuple_exprs.empty()) { // reduce_multiple_value: every component, and this one
+            Value tuple = Value::array(), ids = Value::array();
+            for (std::size_t j = 0; j < n.tuple_exprs.size(); ++j) {
+                tuple.push(Value::number(std::int64_t{exprs.add(n.tuple_exprs[j])}));
+                ids.push(Value::number(std::int64_t{exprs.add(n.tuple_identities[j])}));
+            }
+            v.set("tuple", std::move(tuple));
+            v.set("identities", std::move(ids));
+            v.set("component", Value::number(std::int64_t{n.component}));
         }
         break;
     }

@@ -120,7 +120,7 @@ void GraphReader::check_reduce(const Value& n, const Node& node) const {
         fail(n, "reducing " + in.shape.to_string() + " over axes " + list_string(node.axes) +
                     " gives shape " + Shape(expect).to_string() + ", not " +
                     node.shape.to_string());
-    if (op != ReduceOp::Custom) return;
+    if (op != ReduceOp::Custom || !node.tuple_exprs.empty()) return; // tuples: read_tuple_reduce
     if (node.expr->dtype != node.dtype || node.identity->dtype != node.dtype ||
         node.identity->op != ScalarOp::Const)
         fail(n, "a custom reduction needs a combiner and a constant identity of dtype " +
@@ -129,6 +129,62 @@ void GraphReader::check_reduce(const Value& n, const Node& node) const {
         if (i.ivalue > 1 || i.dtype != node.dtype)
             fail(n, "the combiner may read only in0 and in1 of dtype " + dname(node.dtype));
     });
+}
+
+void GraphReader::read_tuple_reduce(const Value& n, Node& node) const {
+    const Value& tuple = typed(member(n, "tuple"), Value::Kind::Array, "tuple");
+    const Value& ids = typed(member(n, "identities"), Value::Kind::Array, "identities");
+    const std::size_t k = node.inputs.size();
+    if (k < 2 || tuple.items().size() != k || ids.items().size() != k)
+        fail(n, "a multi-value reduction has one combiner and one identity per input (at least "
+                "2), found " +
+                    std::to_string(tuple.items().size()) + " and " +
+                    std::to_string(ids.items().size()) + " for " + std::to_string(k) + " inputs");
+    auto entry = [&](const Value& v, const char* key) {
+        std::int64_t i = integer(v, key, 0, static_cast<std::int64_t>(exprs_.size()) - 1);
+        return exprs_[static_cast<std::size_t>(i)];
+    };
+    for (std::size_t j = 0; j < k; ++j) {
+        node.tuple_exprs.push_back(entry(tuple.items()[j], "tuple"));
+        node.tuple_identities.push_back(entry(ids.items()[j], "identities"));
+    }
+    node.component =
+        static_cast<int>(integer_member(n, "component", 0, static_cast<std::int64_t>(k) - 1));
+    const Value& op = typed(member(n, "op"), Value::Kind::String, "op");
+    if (op.text() != "custom")
+        fail(op, "a multi-value reduction is 'custom', not '" + op.text() + "'");
+    node.reduce_op = ReduceOp::Custom;
+    const Value& axes = typed(member(n, "axes"), Value::Kind::Array, "axes");
+    for (const Value& a : axes.items())
+        node.axes.push_back(static_cast<int>(integer(a, "axes", 0, kMaxRank)));
+    node.keepdims = bool_member(n, "keepdims");
+    for (std::size_t j = 0; j < k; ++j) {
+        const Node& in = *node.inputs[j];
+        if (!(in.shape == node.inputs[0]->shape))
+            fail(n, "input " + std::to_string(j) + " has shape " + in.shape.to_string() +
+                        " but input 0 has shape " + node.inputs[0]->shape.to_string());
+        if (node.tuple_exprs[j]->dtype != in.dtype || node.tuple_identities[j]->dtype != in.dtype ||
+            node.tuple_identities[j]->op != ScalarOp::Const)
+            fail(n, "component " + std::to_string(j) +
+                        " needs a combiner and a constant "
+                        "identity of its input's dtype " +
+                        dname(in.dtype));
+        for_each_input(node.tuple_exprs[j], [&](const ScalarNode& i) {
+            std::int64_t m = i.ivalue % static_cast<std::int64_t>(k);
+            if (i.ivalue >= static_cast<std::int64_t>(2 * k) ||
+                i.dtype != node.inputs[static_cast<std::size_t>(m)]->dtype)
+                fail(n, "a combiner reads in0..in" + std::to_string(2 * k - 1) +
+                            " (the accumulators, then the elements), each of its input's dtype");
+        });
+    }
+    const auto c = static_cast<std::size_t>(node.component);
+    node.expr = node.tuple_exprs[c];
+    node.identity = node.tuple_identities[c];
+    // The shape and dtype checks of a reduction of input `component`.
+    std::vector<NodePtr> all = node.inputs;
+    node.inputs = {all[c]};
+    check_reduce(n, node);
+    node.inputs = std::move(all);
 }
 
 void GraphReader::check_fuse(const Value& n, const Node& node) const {
@@ -233,6 +289,10 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         check_view(n, *node);
         break;
     case NodeKind::Reduce: {
+        if (n.find("tuple")) {
+            read_tuple_reduce(n, *node);
+            break;
+        }
         check_inputs(n, *node, 1);
         const Value& op = typed(member(n, "op"), Value::Kind::String, "op");
         if (!parse_reduce_op(op.text(), node->reduce_op))

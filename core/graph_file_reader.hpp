@@ -76,6 +76,7 @@ public:
     void check_map(const Value& n, const Node& node) const;
     void check_view(const Value& n, const Node& node) const;
     void check_reduce(const Value& n, const Node& node) const;
+    void read_tuple_reduce(const Value& n, Node& node) const; // reduce_multiple_value
     void check_fuse(const Value& n, const Node& node) const;
     void check_inputs(const Value& n, const Node& node, std::size_t count) const;
 

@@ -106,11 +106,23 @@ TEST_CASE("reduce_multiple_value: errors name the operation and the shapes") {
                          doctest::Contains("give one of each per array"), Error);
 }
 
-TEST_CASE("reduce_multiple_value: graph files and float gradients refuse clearly") {
+TEST_CASE(
+    "reduce_multiple_value: graph files, and gradients (an index none, a selected value max's)") {
     Array x = test::random_array(Shape::of({4, 6}), 45);
     std::vector<Array> r = value_and_index(x, 1);
-    CHECK_THROWS_WITH_AS(save_graph(std::vector<Array>{r[1]}),
-                         doctest::Contains("cannot be saved in a graph file yet"), Error);
+    // A graph file holds it: the loaded graph computes the same index and value.
+    std::string text = save_graph(std::vector<Array>{r[1], r[0]});
+    std::vector<Array> back = load_graph(text).output_arrays();
+    REQUIRE(back.size() == 2);
+    CHECK(test::flat_values(compute(back[0])) == test::flat_values(compute(r[1])));
+    CHECK(test::flat_values(compute(back[1])) == test::flat_values(compute(r[0])));
+    GraphLoadOptions same_ids;
+    same_ids.keep_ids = true; // the very same nodes, so the same bytes
+    CHECK(save_graph(load_graph(text, "<graph>", same_ids).outputs) == text);
+    // A damaged one is refused with the file's position.
+    std::string bad = text;
+    bad.replace(bad.find("\"component\": 0"), 14, "\"component\": 7");
+    CHECK_THROWS_WITH_AS(load_graph(bad), doctest::Contains("'component' is 7"), Error);
     // The index has no gradient; a loss that selects with it differentiates through x only.
     Array picked = where(index_components(x.shape(), 1) == unflatten(r[1], 0, {4, 1}), x, 0.0f);
     HostArray g = compute(grad(sum(picked * picked), x), test::on_backend("reference"));
@@ -118,5 +130,17 @@ TEST_CASE("reduce_multiple_value: graph files and float gradients refuse clearly
     for (std::int64_t i = 0; i < 4; ++i)
         for (std::int64_t j = 0; j < 6; ++j)
             CHECK(g.flat(i * 6 + j) == (iv.flat(i) == j ? 2 * xv.flat(i * 6 + j) : 0.0));
-    CHECK_THROWS_WITH_AS(grad(sum(r[0]), x), doctest::Contains("not differentiable"), Error);
+    // The value selects its accumulator or its element: max's gradient (no ties here).
+    HostArray gv = compute(grad(sum(r[0] * r[0]), x), test::on_backend("reference"));
+    HostArray gm = compute(grad(sum(max(x, {1}) * max(x, {1})), x), test::on_backend("reference"));
+    CHECK(test::flat_values(gv) == test::flat_values(gm));
+    check_differential({grad(sum(r[0] * r[0]), x)});
+    // A component that combines (logsumexp's scaled sum) has no rule.
+    std::vector<Array> l = reduce_multiple_value(
+        [](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
+            Sym m = max(acc[0], e[0]);
+            return std::vector<Sym>{m, acc[1] * exp(acc[0] - m) + e[1] * exp(e[0] - m)};
+        },
+        {-1e30, 0}, {x, x * 0.0f + 1.0f}, {1});
+    CHECK_THROWS_WITH_AS(grad(sum(l[1]), x), doctest::Contains("not differentiable"), Error);
 }

@@ -103,18 +103,12 @@ std::int64_t total_elements(const std::vector<NodePtr>& outputs) {
     return n;
 }
 
-GeneratorOptions graph_file_options() {
-    GeneratorOptions o;
-    o.graph_files = true;
-    return o;
-}
-
 } // namespace
 
 TEST_CASE("fuzz: random programs survive a graph-file round trip") {
     int checked = 0;
     for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-        FuzzProgram p = generate(seed, graph_file_options()).program;
+        FuzzProgram p = generate(seed).program;
         for (Op& op : p.ops)
             op.placeholder = false;
         BuiltProgram b = build(p);
@@ -145,7 +139,7 @@ TEST_CASE("fuzz: mutated graph files load or throw hedra::Error") {
     std::mt19937_64 rng(2024);
     int loaded = 0, rejected = 0, evaluated = 0;
     for (std::uint64_t seed = 100; seed < 180; ++seed) {
-        FuzzProgram p = generate(seed, graph_file_options()).program;
+        FuzzProgram p = generate(seed).program;
         BuiltProgram b = build(p);
         std::vector<NodePtr> outs;
         for (const Array& a : b.outputs)

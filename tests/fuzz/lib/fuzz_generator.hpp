@@ -22,7 +22,6 @@ struct GeneratorOptions {
     double placeholder_probability = 0.15;
     bool differentiable = false; // float64 smooth programs for gradient fuzzing
     bool linear = false;         // with differentiable: linear maps, sums only, zero padding
-    bool graph_files = false;    // only what a graph file holds (no reduce_multiple_value)
 };
 
 struct Generated {

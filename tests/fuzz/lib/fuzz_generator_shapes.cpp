@@ -207,8 +207,7 @@ int Generator::reduce(int a) {
     if (chance(0.2) && !options_.differentiable) {
         op.kind = OpKind::CustomReduce;
         op.combiner = static_cast<Combiner>(is_float(t) ? uniform(0, 3) : uniform(0, 4));
-        if (!op.axes.empty() && !options_.graph_files && chance(0.3))
-            op.combiner = Combiner::ArgMax;
+        if (!op.axes.empty() && chance(0.3)) op.combiner = Combiner::ArgMax;
         double lowest = t == DType::I32    ? -2147483648.0
                         : t == DType::I64  ? -9223372036854775808.0
                         : t == DType::Bool ? 0.0
