@@ -153,8 +153,8 @@ TEST_CASE("k = 2000 reuses trace, compile, compute and differentiate in well und
         auto r = compute(std::vector<Array>{y, g}, on(backend));
         double s = seconds_since(t1);
         MESSAGE(backend << ": trace " << traced << " s, compile and compute " << s << " s");
-        // clang's time dominates (-O3 over about 30,000 lines, the value split into noinline
-        // segments, c_segments.hpp): 1.2 s here, 4.6 s as one function; a tree never ends.
+        // clang's time dominates; the bound fails when the value is printed as one function
+        // (c_segments.hpp splits it) and a walk as a tree would never end.
         CHECK(s < kCompileBound);
         for (std::size_t i = 0; i < xs.size(); ++i) {
             CAPTURE(xs[i]);
