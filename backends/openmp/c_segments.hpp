@@ -15,9 +15,9 @@
 namespace hedra::backend {
 
 constexpr std::size_t kSegmentedNodes = 1024; // expressions above this many nodes
-constexpr std::size_t kSegmentNodes = 256;    // nodes per outlined function
+constexpr std::size_t kSegmentNodes = 256;    // nodes per segment function
 
-// Whether `e` is worth outlining (more than kSegmentedNodes distinct nodes).
+// Whether `e` is worth splitting (more than kSegmentedNodes distinct nodes).
 bool worth_segmenting(const ScalarExpr& e);
 
 struct SegmentedValue {
