@@ -40,8 +40,8 @@ std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, SourceLocation 
 // number of them, arrays or literals). The site recorded is where the first operand was
 // converted, i.e. the caller's expression.
 template <class F, class... Ops>
-requires(std::convertible_to<const Ops&, Operand>&&...) Array
-    lazy(F f, const Operand& a, const Ops&... rest) {
+    requires(std::convertible_to<const Ops&, Operand> && ...)
+Array lazy(F f, const Operand& a, const Ops&... rest) {
     return detail::lazy_n<1 + sizeof...(Ops)>(f, {a, Operand(rest)...}, a.loc()).at(0);
 }
 // Any number of operands: f takes a const std::vector<Sym>&.
@@ -53,8 +53,8 @@ Array lazy_n_ary(F f, const std::vector<Operand>& operands,
 }
 // A callable returning a tuple: one array per element.
 template <class F, class... Ops>
-requires(std::convertible_to<const Ops&, Operand>&&...) std::vector<Array> lazy_multiple_value(
-    F f, const Operand& a, const Ops&... rest) {
+    requires(std::convertible_to<const Ops&, Operand> && ...)
+std::vector<Array> lazy_multiple_value(F f, const Operand& a, const Ops&... rest) {
     return detail::lazy_n<1 + sizeof...(Ops)>(f, {a, Operand(rest)...}, a.loc());
 }
 

@@ -2,6 +2,10 @@
 // any set of axes. A Reduce node always has the dtype of its input: sum/prod of bool or i32
 // and and/or of non-bool inputs first convert the input with a Map, so backends and AD never
 // convert implicitly.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
@@ -44,6 +48,20 @@ std::shared_ptr<Node> make_reduce_node(ReduceOp op, const NodePtr& in, std::vect
     return n;
 }
 
+// An identity of dtype `t` from the caller's double. Integer dtypes saturate at their range:
+// INT64_MAX has no double, and 2^63, the nearest, would convert to 0 (out of range).
+ScalarExpr identity_const(double v, DType t, const char* op) {
+    if (std::isnan(v) && !is_float(t))
+        throw Error(std::string(op) + ": the identity of an " + std::string(dtype_name(t)) +
+                    " array is NaN; give an integer");
+    if (t == DType::I64 && v >= 9223372036854775807.0)
+        return scalar_const_int(std::numeric_limits<std::int64_t>::max(), t);
+    if (t == DType::I64 && v <= -9223372036854775808.0)
+        return scalar_const_int(std::numeric_limits<std::int64_t>::min(), t);
+    if (t == DType::I32) v = std::clamp(v, -2147483648.0, 2147483647.0);
+    return scalar_const(v, t);
+}
+
 } // namespace
 
 Array reduce(ReduceOp op, const Array& a, std::vector<int> axes, bool keepdims,
@@ -69,7 +87,7 @@ Array make_custom_reduce(const ScalarExpr& combiner, double identity, const Arra
                     " but the array has dtype " + std::string(dtype_name(n->dtype)) +
                     "; cast inside the combiner; array created at " + site(n));
     std::vector<int> ax = normalize_axes("reduce", axes, n);
-    ScalarExpr id = scalar_const(identity, n->dtype);
+    ScalarExpr id = identity_const(identity, n->dtype, "reduce");
     if (ax.empty()) // rank 0: combine the identity with the one element
         return Array(make_map_node(substitute_inputs(combiner, {id, scalar_input(0, n->dtype)}),
                                    {n}, n->shape, loc));
@@ -109,7 +127,7 @@ std::vector<Array> make_multi_reduce(const std::vector<ScalarExpr>& combiners,
     for (std::size_t i = 0; i < k; ++i) {
         DType t = arrays[i].dtype();
         exprs.push_back(scalar_cast(combiners[i], t));
-        ids.push_back(scalar_const(identities[i], t));
+        ids.push_back(identity_const(identities[i], t, "reduce_multiple_value"));
     }
     std::vector<Array> out;
     if (ax.empty()) { // rank 0: combine the identities with the one element of each array

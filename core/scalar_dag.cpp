@@ -55,6 +55,12 @@ ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f) {
     return done.at(e.get());
 }
 
+DType input_dtype(const std::vector<ScalarExpr>& roots, int k, DType fallback) {
+    for (const ScalarExpr& x : topological_order(roots))
+        if (x->op == ScalarOp::Input && x->ivalue == k) return x->dtype;
+    return fallback;
+}
+
 std::vector<int> use_counts(const std::vector<ScalarExpr>& order,
                             const std::vector<ScalarExpr>& roots) {
     std::unordered_map<const ScalarNode*, std::size_t> index;

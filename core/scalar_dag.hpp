@@ -30,6 +30,10 @@ using ScalarRewrite =
     std::function<ScalarExpr(const ScalarExpr& node, std::vector<ScalarExpr> args)>;
 ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f);
 
+// The dtype Input(k) has in any of `roots`, or `fallback` where none reads it (an index read
+// a printer binds without a typed use).
+DType input_dtype(const std::vector<ScalarExpr>& roots, int k, DType fallback = DType::I64);
+
 // `like` with operands `args` (of the same dtypes): `like` itself when they are its own.
 ScalarExpr with_args(const ScalarExpr& like, std::vector<ScalarExpr> args);
 

@@ -131,6 +131,7 @@ public:
         cap_expressions();
         distribute_fuses();
         unroll_small_reductions();
+        find_wide_sums();
         find_epilogues();
         make_buffers(placeholders);
         made_.assign(g_.nodes.size(), false);
@@ -410,7 +411,7 @@ private:
             bool chained = r != latest;
             std::vector<int>& epilogues = epilogues_of_[static_cast<std::size_t>(r)];
             // A wide sum's rounding to f32 is the first statement of its chain.
-            const int rounding = kind(r) == NodeKind::Reduce && wide_sum(r) ? 1 : 0;
+            const int rounding = wide_[static_cast<std::size_t>(r)] ? 1 : 0;
             if (kind(r) != NodeKind::Reduce || cn(r).leaf ||
                 cn(r).node->reduce_op != ReduceOp::Sum || !is_float(cn(r).node->dtype) ||
                 cn(r).node->shape.sizes() != mn.shape.sizes() ||
@@ -503,6 +504,11 @@ private:
     // A long f32 sum that is not a contraction (no product of two reads): it accumulates in an
     // f64 buffer and is rounded once, so its error does not grow with its length. Memory-bound
     // sums lose nothing by it; contractions keep f32 and sum in blocks (the register tile).
+    void find_wide_sums() {
+        wide_.assign(g_.nodes.size(), false);
+        for (std::size_t i = 0; i < g_.nodes.size(); ++i)
+            wide_[i] = mat_[i] && wide_sum(static_cast<int>(i));
+    }
     bool wide_sum(int i) const {
         const CanonicalNode& c = cn(i);
         const Node& n = *c.node;
@@ -560,7 +566,7 @@ private:
                                g_.nodes[i].output ? BufferRole::Output : BufferRole::Temporary);
         wide_buffer_.assign(n, -1);
         for (std::size_t i = 0; i < n; ++i)
-            if (mat_[i] && wide_sum(static_cast<int>(i)))
+            if (wide_[i])
                 wide_buffer_[i] = add_buffer(g_.nodes[i].node, BufferRole::Temporary, DType::F64);
     }
 
@@ -726,13 +732,11 @@ private:
         AffineMap in_id = AffineMap::identity(in_rank);
         for (std::size_t m = 0; m < size; ++m)
             args.push_back(inline_use(n.inputs[m], in_id, reads));
-        std::vector<ScalarExpr> values;
-        for (std::size_t j = 0; j < size; ++j)
-            values.push_back(fold_constants(substitute_inputs(n.tuple_exprs[j], args)));
+        auto value = [&](std::size_t j) { return substitute_inputs(n.tuple_exprs[j], args); };
         Statement u = statement(StatementKind::Assign, sizes_of(*n.inputs[0]), acc[0], to_out,
-                                values[0], std::move(reads));
+                                value(0), std::move(reads)); // folds its value
         for (std::size_t j = 1; j < size; ++j)
-            u.tuple_writes.push_back({acc[j], values[j]});
+            u.tuple_writes.push_back({acc[j], fold_constants(value(j))});
         k.statements.push_back(std::move(u));
     }
 
@@ -753,6 +757,7 @@ private:
     std::vector<std::int64_t> size_;
     std::vector<int> leaf_buffer_; // per graph node: its Input buffer (leaves)
     std::vector<int> buffer_of_;   // per graph node: the buffer its kernel writes
+    std::vector<bool> wide_;       // per sum: accumulated in f64 (wide_sum)
     std::vector<int> wide_buffer_; // per wide sum: its f64 accumulator
     int next_statement_ = 0;
 };

@@ -152,16 +152,10 @@ std::function<std::string(int)> reader(const SourceBuilder& b, const poly::State
         }
         const poly::Read& r = st.reads.at(k);
         if (r.buffer >= 0) return load(b, r.buffer, r.access);
-        return index_read(r, input_dtype(value, k));
+        return index_read(r, input_dtype({value}, k));
     };
 }
 } // namespace
-
-DType input_dtype(const ScalarExpr& value, int k) {
-    for (const ScalarExpr& x : topological_order(value))
-        if (x->op == ScalarOp::Input && x->ivalue == k) return x->dtype;
-    return DType::I64;
-}
 
 std::string print_value(const SourceBuilder& b, const poly::Statement& st,
                         const std::string& indent, const std::string& prefix, std::string& out,
@@ -178,11 +172,7 @@ std::vector<std::string> print_tuple_values(const SourceBuilder& b, const poly::
     auto read = [&](int k) {
         const poly::Read& r = st.reads.at(k);
         if (r.buffer >= 0) return load(b, r.buffer, r.access);
-        DType t = DType::I64;
-        for (const ScalarExpr& e : roots)
-            for (const ScalarExpr& x : topological_order(e))
-                if (x->op == ScalarOp::Input && x->ivalue == k) t = x->dtype;
-        return index_read(r, t);
+        return index_read(r, input_dtype(roots, k));
     };
     return print_scalars(roots, read, indent, prefix, out);
 }

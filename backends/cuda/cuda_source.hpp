@@ -76,8 +76,6 @@ std::string linear_index(const SourceBuilder& b, int buffer, const AffineMap& ac
 std::string load(const SourceBuilder& b, int buffer, const AffineMap& access);
 // The value of read k when it is the index expression itself (Read::buffer == -1).
 std::string index_read(const poly::Read& read, DType t);
-// The dtype of Input(k) in `value`.
-DType input_dtype(const ScalarExpr& value, int k);
 
 // Prints st.value at counters i0.. as const locals; `override_read(k)` may return the C
 // expression of read k (e.g. a shared-memory element), or "" for the default global load.

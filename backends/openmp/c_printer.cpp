@@ -245,7 +245,7 @@ private:
         auto input = [&](int k) {
             const poly::Read& r = st.reads.at(k);
             if (r.buffer >= 0) return load(r.buffer, r.access);
-            return index_value(r.access, input_dtype(st.value, k));
+            return index_value(r.access, input_dtype({st.value}, k));
         };
         if (!st.tuple_writes.empty()) {
             print_tuple_writes(st, in, out);
@@ -300,11 +300,7 @@ private:
         auto input = [&](int k) {
             const poly::Read& r = st.reads.at(k);
             if (r.buffer >= 0) return load(r.buffer, r.access);
-            DType t = DType::I64;
-            for (const ScalarExpr& e : roots)
-                for (const ScalarExpr& x : topological_order(e))
-                    if (x->op == ScalarOp::Input && x->ivalue == k) t = x->dtype;
-            return index_value(r.access, t);
+            return index_value(r.access, input_dtype(roots, k));
         };
         std::vector<std::string> values = print_scalars(roots, input, in, "t", out);
         for (std::size_t j = 0; j < roots.size(); ++j) {
@@ -312,12 +308,6 @@ private:
             out += in + element(buffers[j], st.write_access) + " = " +
                    (flag ? "(unsigned char)" : "") + values[j] + ";\n";
         }
-    }
-
-    static DType input_dtype(const ScalarExpr& e, int k) {
-        for (const ScalarExpr& x : topological_order(e))
-            if (x->op == ScalarOp::Input && x->ivalue == k) return x->dtype;
-        return DType::I64;
     }
 
     const poly::ProgramIR& program_;

@@ -226,6 +226,19 @@ private:
         return out;
     }
 
+    // The flat index of the result element that input counters `c` reduce into (`o`: scratch).
+    static std::int64_t result_index(const std::vector<std::int64_t>& out_sizes, bool keepdims,
+                                     const std::vector<bool>& reduced, const Counters& c,
+                                     Counters& o) {
+        o.clear();
+        for (std::size_t d = 0; d < reduced.size(); ++d)
+            if (!reduced[d])
+                o.push_back(c[d]);
+            else if (keepdims)
+                o.push_back(0);
+        return flat_index(out_sizes, o);
+    }
+
     // A component of a reduction of several arrays: every component's accumulator is kept
     // (each step reads all of them), and this node's is returned.
     HostArray tuple_reduce(const Node& n) {
@@ -251,13 +264,8 @@ private:
         std::vector<ScalarValue> args(2 * k), next(k);
         Counters o;
         for_each_counter(ins[0]->sizes(), [&](const Counters& c, std::int64_t i) {
-            o.clear();
-            for (int d = 0; d < ins[0]->rank(); ++d)
-                if (!reduced[d])
-                    o.push_back(c[d]);
-                else if (n.keepdims)
-                    o.push_back(0);
-            std::size_t base = static_cast<std::size_t>(flat_index(out_sizes, o)) * k;
+            std::size_t base =
+                static_cast<std::size_t>(result_index(out_sizes, n.keepdims, reduced, c, o)) * k;
             for (std::size_t j = 0; j < k; ++j) {
                 args[j] = acc[base + j];
                 args[k + j] = load(*ins[j], i);
@@ -304,13 +312,7 @@ private:
         auto out_sizes = n.shape.sizes();
         Counters o;
         for_each_counter(in.sizes(), [&](const Counters& k, std::int64_t i) {
-            o.clear();
-            for (int d = 0; d < in.rank(); ++d)
-                if (!reduced[d])
-                    o.push_back(k[d]);
-                else if (n.keepdims)
-                    o.push_back(0);
-            ScalarValue& a = acc[flat_index(out_sizes, o)];
+            ScalarValue& a = acc[result_index(out_sizes, n.keepdims, reduced, k, o)];
             a = combine(n, step ? &*step : nullptr, a, load(in, i), in_type, acc_type);
         });
 

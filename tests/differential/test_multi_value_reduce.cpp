@@ -144,3 +144,24 @@ TEST_CASE(
         {-1e30, 0}, {x, x * 0.0f + 1.0f}, {1});
     CHECK_THROWS_WITH_AS(grad(sum(l[1]), x), doctest::Contains("not differentiable"), Error);
 }
+
+TEST_CASE("reduction identities of integer arrays saturate at the dtype's range") {
+    // INT64_MAX has no double: 2^63, the nearest, must not convert to 0 (out of range), which
+    // would be the minimum of these positive values and the maximum of these negative ones.
+    Array pos = array(std::vector<std::int64_t>{5, 3, 7}, Shape::of({3}));
+    Array neg = array(std::vector<std::int64_t>{-5, -3, -7}, Shape::of({3}));
+    Array lowest = reduce([](Sym acc, Sym x) { return min(acc, x); },
+                          static_cast<double>(std::numeric_limits<std::int64_t>::max()), pos);
+    std::vector<Array> r = reduce_multiple_value(
+        [](const std::vector<Sym>& acc, const std::vector<Sym>& x) {
+            return std::vector<Sym>{min(acc[0], x[0]), max(acc[1], x[1])};
+        },
+        {1e300, -1e300}, {pos, neg}, {0});
+    auto got = compute(std::vector<Array>{lowest, r[0], r[1]}, test::on_backend("reference"));
+    CHECK(got[0].flat(0) == 3);
+    CHECK(got[1].flat(0) == 3);
+    CHECK(got[2].flat(0) == -3);
+    check_differential({lowest, r[0], r[1]});
+    CHECK_THROWS_WITH_AS(reduce([](Sym acc, Sym x) { return acc + x; }, std::nan(""), pos),
+                         doctest::Contains("the identity of an i64 array is NaN"), Error);
+}
