@@ -1,9 +1,11 @@
 // Scalar expressions as C++ with the reference semantics (see c_expr.hpp).
 #include "backends/openmp/c_expr.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
@@ -190,12 +192,24 @@ std::string binary(ScalarOp op, DType t, const std::string& a, const std::string
     internal_error(std::string("c_expr: unexpected binary '") + scalar_op_name(op) + "'");
 }
 
+// Whether `e` is one parenthesized group, "(...)".
+bool parenthesized(const std::string& e) {
+    if (e.size() < 2 || e.front() != '(' || e.back() != ')') return false;
+    int depth = 0;
+    for (std::size_t i = 0; i + 1 < e.size(); ++i) {
+        depth += e[i] == '(' ? 1 : e[i] == ')' ? -1 : 0;
+        if (depth == 0) return false; // the first group closes before the end
+    }
+    return true;
+}
+
 struct Printer {
     const std::function<std::string(int)>& input;
     const std::string& indent;
     const std::string& prefix;
     std::string& out;
     std::unordered_map<const ScalarNode*, std::string> names;
+    std::unordered_map<const ScalarNode*, int> depth; // of an expression written inline
     int next = 0;
 
     std::string bind(const ScalarNode& n, const std::string& value) {
@@ -205,26 +219,44 @@ struct Printer {
     }
 
     // Binds every node of `roots` not bound yet, operands first, and returns their values.
+    // A root is always bound (its caller may read it several times); so is an input.
     std::vector<std::string> visit(const std::vector<ScalarExpr>& roots) {
-        for (const ScalarExpr& e : topological_order(roots))
-            if (!names.count(e.get())) names.emplace(e.get(), value(*e));
+        std::vector<ScalarExpr> order = topological_order(roots);
+        std::vector<int> uses = use_counts(order, roots);
+        std::unordered_set<const ScalarNode*> bound;
+        for (const ScalarExpr& r : roots)
+            bound.insert(r.get());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const ScalarNode* n = order[i].get();
+            if (!names.count(n)) names.emplace(n, value(*n, uses[i] == 1 && !bound.count(n)));
+        }
         std::vector<std::string> values;
         for (const ScalarExpr& r : roots)
             values.push_back(names.at(r.get()));
         return values;
     }
 
-    std::string value(const ScalarNode& n) {
+    std::string value(const ScalarNode& n, bool used_once) {
         if (n.op == ScalarOp::Const) return c_literal(n);
         if (n.op == ScalarOp::Input) return bind(n, input(static_cast<int>(n.ivalue)));
         std::vector<std::string> a;
-        for (const ScalarExpr& arg : n.args)
+        int d = 0;
+        for (const ScalarExpr& arg : n.args) {
             a.push_back(names.at(arg.get()));
-        return bind(n, c_operation(n, a));
+            if (auto it = depth.find(arg.get()); it != depth.end()) d = std::max(d, it->second);
+        }
+        std::string e = c_operation(n, a);
+        if (!used_once || d >= kMaxInlineDepth) return bind(n, e);
+        depth.emplace(&n, d + 1);
+        return operand_text(e);
     }
 };
 
 } // namespace
+
+std::string operand_text(const std::string& e) {
+    return parenthesized(e) ? e : "(" + e + ")";
+}
 
 std::string c_operation(const ScalarNode& n, const std::vector<std::string>& a) {
     if (n.op == ScalarOp::Cast) return cast(n.args[0]->dtype, n.dtype, a[0]);
@@ -287,7 +319,7 @@ std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
                                        const std::function<std::string(int)>& input,
                                        const std::string& indent, const std::string& prefix,
                                        std::string& out) {
-    Printer p{input, indent, prefix, out, {}, 0};
+    Printer p{input, indent, prefix, out, {}, {}, 0};
     return p.visit(roots);
 }
 

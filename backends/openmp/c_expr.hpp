@@ -32,7 +32,14 @@ std::string print_scalar(const ScalarExpr& e, const std::function<std::string(in
 // The C expression of an operation node (not a leaf) whose operands are the expressions `args`.
 std::string c_operation(const ScalarNode& n, const std::vector<std::string>& args);
 
-// The values of several expressions, their shared subexpressions bound once.
+// Operations used once are written into their user's expression rather than bound to a local
+// (clang's frontend pays per declaration), nested at most this deep.
+constexpr int kMaxInlineDepth = 4;
+// `e` as an operand: itself when it is one parenthesized group, else wrapped in parentheses.
+std::string operand_text(const std::string& e);
+
+// The values of several expressions, their shared subexpressions bound once; operations used
+// once are written inline.
 std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
                                        const std::function<std::string(int)>& input,
                                        const std::string& indent, const std::string& prefix,

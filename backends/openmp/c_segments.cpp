@@ -3,6 +3,7 @@
 // its segment's function.
 #include "backends/openmp/c_segments.hpp"
 
+#include <algorithm>
 #include <array>
 #include <unordered_map>
 
@@ -80,6 +81,11 @@ SegmentedValue print_segmented(const ScalarExpr& e, const std::function<std::str
         if (order[i]->op == ScalarOp::Input)
             out += indent + slot_ref(i) + " = " + input(static_cast<int>(order[i]->ivalue)) + ";\n";
 
+    // A node without a slot that one later node of its segment reads is written into that
+    // node's expression (as c_expr does), nested at most kMaxInlineDepth deep.
+    std::vector<int> uses = use_counts(order, {e});
+    std::vector<std::string> inline_text(n);
+    std::vector<int> depth(n, 0);
     SegmentedValue r;
     std::size_t i = 0;
     for (int s = 0; s < segments; ++s) {
@@ -91,13 +97,22 @@ SegmentedValue print_segmented(const ScalarExpr& e, const std::function<std::str
             std::vector<std::string> a;
             for (const ScalarExpr& arg : x.args) {
                 std::size_t j = index.at(arg.get());
+                depth[i] = std::max(depth[i], depth[j]);
                 a.push_back(order[j]->op == ScalarOp::Const ? c_literal(*order[j])
-                            : segment[j] == s               ? "v" + std::to_string(j)
-                                                            : slot_ref(j));
+                            : segment[j] != s               ? slot_ref(j)
+                            : !inline_text[j].empty()       ? inline_text[j]
+                                                            : "v" + std::to_string(j));
             }
+            std::string value = c_operation(x, a);
+            if (uses[i] == 1 && slot[i] < 0 && depth[i] < kMaxInlineDepth) {
+                ++depth[i];
+                inline_text[i] = operand_text(value);
+                continue;
+            }
+            depth[i] = 0;
             std::string v = "v" + std::to_string(i);
-            r.functions += "    const " + std::string(c_value_type(x.dtype)) + " " + v + " = " +
-                           c_operation(x, a) + ";\n";
+            r.functions +=
+                "    const " + std::string(c_value_type(x.dtype)) + " " + v + " = " + value + ";\n";
             if (slot[i] >= 0) r.functions += "    " + slot_ref(i) + " = " + v + ";\n";
         }
         r.functions += "}\n";
