@@ -80,7 +80,8 @@ NodePtr make_map_node(const ScalarExpr& expr, const std::vector<NodePtr>& inputs
         renumbered = renumbered || j != k;
         replacement[k] = scalar_input(static_cast<int>(j), inputs[k]->dtype);
     }
-    ScalarExpr e = renumbered ? substitute_inputs(expr, replacement) : expr;
+    ScalarExpr e =
+        share_common_subexpressions(renumbered ? substitute_inputs(expr, replacement) : expr);
     if (e->op == ScalarOp::Input) return kept.at(static_cast<std::size_t>(e->ivalue));
     auto n = new_node(NodeKind::Map, e->dtype, shape, std::move(kept), loc);
     n->expr = std::move(e);

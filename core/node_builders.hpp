@@ -25,7 +25,8 @@ NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& acc
 // size 1 in `input`).
 NodePtr broadcast_node(const NodePtr& input, const Shape& shape, SourceLocation loc);
 // A Map node of `expr` over `inputs` (all of shape `shape`), with unused inputs dropped and
-// repeated ones merged; `expr` = Input(k) alone is inputs[k] itself.
+// repeated ones merged and equal subexpressions shared; `expr` = Input(k) alone is inputs[k]
+// itself.
 NodePtr make_map_node(const ScalarExpr& expr, const std::vector<NodePtr>& inputs,
                       const Shape& shape, SourceLocation loc);
 // A Fuse node without checks: the caller guarantees the pieces tile `shape` (or, with

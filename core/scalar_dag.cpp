@@ -2,6 +2,7 @@
 // memoized bottom-up rebuild every rewriting pass shares.
 #include "core/scalar_dag.hpp"
 
+#include <bit>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -53,6 +54,33 @@ ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f) {
         done.emplace(n.get(), f(n, std::move(args)));
     }
     return done.at(e.get());
+}
+
+namespace {
+
+// Equal nodes whose operands are the same (already merged) nodes.
+bool same_node(const ScalarNode& a, const ScalarNode& b) {
+    if (a.hash != b.hash || a.op != b.op || a.dtype != b.dtype || a.ivalue != b.ivalue ||
+        std::bit_cast<std::uint64_t>(a.fvalue) != std::bit_cast<std::uint64_t>(b.fvalue) ||
+        a.args.size() != b.args.size())
+        return false;
+    for (std::size_t i = 0; i < a.args.size(); ++i)
+        if (a.args[i] != b.args[i]) return false;
+    return true;
+}
+
+} // namespace
+
+ScalarExpr share_common_subexpressions(const ScalarExpr& e) {
+    std::unordered_multimap<std::size_t, ScalarExpr> seen; // by structural hash
+    return rewrite(e, [&](const ScalarExpr& n, std::vector<ScalarExpr> args) {
+        ScalarExpr m = with_args(n, std::move(args));
+        auto [first, last] = seen.equal_range(m->hash);
+        for (auto it = first; it != last; ++it)
+            if (same_node(*it->second, *m)) return it->second;
+        seen.emplace(m->hash, m);
+        return m;
+    });
 }
 
 DType input_dtype(const std::vector<ScalarExpr>& roots, int k, DType fallback) {

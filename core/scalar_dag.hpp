@@ -30,6 +30,12 @@ using ScalarRewrite =
     std::function<ScalarExpr(const ScalarExpr& node, std::vector<ScalarExpr> args)>;
 ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f);
 
+// `e` with structurally equal subexpressions merged into one node each (hash-consing): a value
+// computed twice by different paths (an adjoint that forms `v * 0.5` once per use, two literal
+// 0.5s) is computed once by every backend. Linear: each node is looked up by its operands, which
+// are already merged.
+ScalarExpr share_common_subexpressions(const ScalarExpr& e);
+
 // The dtype Input(k) has in any of `roots`, or `fallback` where none reads it (an index read
 // a printer binds without a typed use).
 DType input_dtype(const std::vector<ScalarExpr>& roots, int k, DType fallback = DType::I64);

@@ -627,7 +627,9 @@ private:
         s.extents = std::move(extents);
         s.write_buffer = write;
         s.write_access = std::move(write_access);
-        s.value = fold_constants(cast_to(value, ir_.buffers[write].dtype));
+        // Inlined producers may compute a value their consumer computes too: merged once more.
+        s.value =
+            share_common_subexpressions(fold_constants(cast_to(value, ir_.buffers[write].dtype)));
         s.reads = std::move(reads.reads);
         return s;
     }

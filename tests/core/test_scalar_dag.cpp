@@ -125,6 +125,42 @@ TEST_CASE("passes over a shared expression visit each node a bounded number of t
     CHECK(topological_order(d[0]).size() < 20 * nodes);
 }
 
+// Whether no two distinct nodes of `e` are structurally equal (each value is computed once).
+bool each_value_once(const ScalarExpr& e) {
+    std::vector<ScalarExpr> order = topological_order(e);
+    for (std::size_t i = 0; i < order.size(); ++i)
+        for (std::size_t j = i + 1; j < order.size(); ++j)
+            if (order[i]->hash == order[j]->hash && structurally_equal(order[i], order[j]))
+                return false;
+    return true;
+}
+
+TEST_CASE("equal subexpressions are merged into one node, in maps and in their gradients") {
+    ScalarExpr x = scalar_input(0, DType::F32);
+    ScalarExpr half_a = scalar_const(0.5, DType::F32), half_b = scalar_const(0.5, DType::F32);
+    ScalarExpr e = scalar_binary(ScalarOp::Add, scalar_binary(ScalarOp::Mul, x, half_a),
+                                 scalar_binary(ScalarOp::Mul, x, half_b));
+    CHECK(topological_order(e).size() == 6);
+    ScalarExpr shared = share_common_subexpressions(e);
+    CHECK(topological_order(shared).size() == 4); // in0, 0.5, mul, add
+    CHECK(shared->args[0] == shared->args[1]);
+    CHECK(share_common_subexpressions(shared) == shared);
+    // -0.0 and 0.0, or two dtypes, stay distinct.
+    ScalarExpr z =
+        scalar_binary(ScalarOp::Add, scalar_const(0.0, DType::F32), scalar_const(-0.0, DType::F32));
+    CHECK(topological_order(share_common_subexpressions(z)).size() == 3);
+
+    Array a = array(std::vector<float>{0.5f, -1.0f}, Shape::of({2}));
+    Array y = lazy([](auto v) { return v * 0.5f + v * 0.5f; }, a);
+    CHECK(topological_order(y.node()->expr).size() == 4);
+    Array chain = lazy([](auto v) { return reuse_chain(v, 40); }, a);
+    Array g = grad(sum(chain), a);
+    REQUIRE(g.node()->expr);
+    CHECK(each_value_once(g.node()->expr));
+    HostArray r = compute(g, on("reference"));
+    CHECK(r.flat(0) == doctest::Approx(chain_derivative(0.5, 40)).epsilon(1e-5));
+}
+
 TEST_CASE("a shared expression evaluates and prints once per node") {
     ScalarExpr x = scalar_input(0, DType::F32);
     ScalarExpr t = scalar_unary(ScalarOp::Tanh, x);
