@@ -177,13 +177,23 @@ Array arg_extremum(const Array& a, int axis, bool keepdims, bool largest, const 
         throw Error(std::string(name) + ": axis " + std::to_string(ax) + " of shape " +
                     n->shape.to_string() + " is empty, so it has no " +
                     (largest ? "largest" : "smallest") + " element; array created at " + site(n));
-    Array extreme = largest ? max(a, {ax}, true, loc) : min(a, {ax}, true, loc);
+    // One pass over (value, index) with NumPy's order: a NaN beats every number, a larger
+    // (smaller) value beats a smaller (larger) one, and of equals the smaller index wins. That
+    // order is total, so the combiner is associative; the identity (the worst value, the
+    // largest index) loses to every element. Bools compare as 0 and 1.
+    Array values = n->dtype == DType::Bool ? cast(a, DType::I32, loc) : a;
     Array index = index_components(n->shape, ax, loc);
-    auto first = [](auto x, auto m, auto i) { // x != x: a NaN
-        return select(x == m || x != x, i, std::numeric_limits<std::int64_t>::max());
+    auto better = [largest](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
+        Sym e_nan = e[0] != e[0], acc_nan = acc[0] != acc[0];
+        Sym beats = largest ? e[0] > acc[0] : e[0] < acc[0];
+        Sym tie = e[0] == acc[0] || (e_nan && acc_nan);
+        Sym take = (e_nan && !acc_nan) || beats || (tie && e[1] < acc[1]);
+        return std::vector<Sym>{select(take, e[0], acc[0]), select(take, e[1], acc[1])};
     };
-    Array hit = lazy(first, Operand(a, loc), extreme, index);
-    return min(hit, {ax}, keepdims, loc);
+    const double worst = largest ? -std::numeric_limits<double>::infinity()
+                                 : std::numeric_limits<double>::infinity();
+    const double last = static_cast<double>(std::numeric_limits<std::int64_t>::max());
+    return reduce_multiple_value(better, {worst, last}, {values, index}, {ax}, keepdims, loc)[1];
 }
 
 } // namespace

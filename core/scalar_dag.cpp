@@ -2,6 +2,7 @@
 // memoized bottom-up rebuild every rewriting pass shares.
 #include "core/scalar_dag.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <unordered_map>
 
@@ -71,16 +72,32 @@ bool same_node(const ScalarNode& a, const ScalarNode& b) {
 
 } // namespace
 
-ScalarExpr share_common_subexpressions(const ScalarExpr& e) {
-    std::unordered_multimap<std::size_t, ScalarExpr> seen; // by structural hash
-    return rewrite(e, [&](const ScalarExpr& n, std::vector<ScalarExpr> args) {
+std::vector<ScalarExpr> share_common_subexpressions(const std::vector<ScalarExpr>& roots) {
+    std::unordered_multimap<std::size_t, ScalarExpr> seen; // merged nodes by structural hash
+    std::unordered_map<const ScalarNode*, ScalarExpr> merged;
+    for (const ScalarExpr& n : topological_order(roots)) {
+        std::vector<ScalarExpr> args;
+        args.reserve(n->args.size());
+        for (const ScalarExpr& a : n->args)
+            args.push_back(merged.at(a.get()));
         ScalarExpr m = with_args(n, std::move(args));
         auto [first, last] = seen.equal_range(m->hash);
-        for (auto it = first; it != last; ++it)
-            if (same_node(*it->second, *m)) return it->second;
-        seen.emplace(m->hash, m);
-        return m;
-    });
+        auto it =
+            std::find_if(first, last, [&](const auto& s) { return same_node(*s.second, *m); });
+        if (it != last)
+            m = it->second;
+        else
+            seen.emplace(m->hash, m);
+        merged.emplace(n.get(), std::move(m));
+    }
+    std::vector<ScalarExpr> out;
+    for (const ScalarExpr& r : roots)
+        out.push_back(merged.at(r.get()));
+    return out;
+}
+
+ScalarExpr share_common_subexpressions(const ScalarExpr& e) {
+    return share_common_subexpressions(std::vector<ScalarExpr>{e}).front();
 }
 
 DType input_dtype(const std::vector<ScalarExpr>& roots, int k, DType fallback) {

@@ -35,6 +35,8 @@ ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f);
 // 0.5s) is computed once by every backend. Linear: each node is looked up by its operands, which
 // are already merged.
 ScalarExpr share_common_subexpressions(const ScalarExpr& e);
+// The same over several roots at once (the values of a tuple share their common parts).
+std::vector<ScalarExpr> share_common_subexpressions(const std::vector<ScalarExpr>& roots);
 
 // The dtype Input(k) has in any of `roots`, or `fallback` where none reads it (an index read
 // a printer binds without a typed use).

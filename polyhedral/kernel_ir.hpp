@@ -67,6 +67,11 @@ struct Statement {
         ScalarExpr value;
     };
     std::vector<TupleWrite> tuple_writes;
+    // With tuple_writes: reads[m] for m < k (k = 1 + tuple_writes.size()) is component m's
+    // accumulator, and tuple_combiners[m] is its new value over Input(0..k-1) = the
+    // accumulators and Input(k..2k-1) = another tuple, unlike `value` not specialized to an
+    // element: the combiner is associative, so a backend may fold partial tuples with it.
+    std::vector<ScalarExpr> tuple_combiners;
 };
 
 // A kernel: statements scheduled together (one isl schedule, one generated function).

@@ -734,11 +734,15 @@ private:
         AffineMap in_id = AffineMap::identity(in_rank);
         for (std::size_t m = 0; m < size; ++m)
             args.push_back(inline_use(n.inputs[m], in_id, reads));
-        auto value = [&](std::size_t j) { return substitute_inputs(n.tuple_exprs[j], args); };
+        std::vector<ScalarExpr> values;
+        for (const ScalarExpr& e : n.tuple_exprs)
+            values.push_back(fold_constants(substitute_inputs(e, args)));
+        values = share_common_subexpressions(values); // the components' common parts, once
         Statement u = statement(StatementKind::Assign, sizes_of(*n.inputs[0]), acc[0], to_out,
-                                value(0), std::move(reads)); // folds its value
+                                values[0], std::move(reads));
         for (std::size_t j = 1; j < size; ++j)
-            u.tuple_writes.push_back({acc[j], fold_constants(value(j))});
+            u.tuple_writes.push_back({acc[j], values[j]});
+        u.tuple_combiners = n.tuple_exprs;
         k.statements.push_back(std::move(u));
     }
 

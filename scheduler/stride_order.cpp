@@ -42,6 +42,12 @@ int statement_score(const poly::ProgramIR& program, const poly::Statement& st, i
     int score = 2 * access_score(out, st.write_access, d);
     for (const poly::Read& r : st.reads)
         if (r.buffer >= 0) score += access_score(program.buffers[r.buffer], r.access, d);
+    // A reduction of several values (reduce_multiple_value) folds along `d` when its
+    // accumulators stay put there: each then lives in a register across the loop instead of a
+    // load and a store per element, and the fold is no chain through memory. That outweighs
+    // any layout of the other members (the inits of the accumulators score for those).
+    if (!st.tuple_writes.empty() && element_stride(out, st.write_access, d) == 0)
+        score += 64 * static_cast<int>(1 + st.tuple_writes.size());
     return score;
 }
 

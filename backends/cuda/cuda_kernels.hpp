@@ -71,6 +71,22 @@ bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f);
 // Serial, block or split reduction launches, the epilogues applied where each result element
 // is stored.
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f);
+// A reduction of several values (reduce_multiple_value) as partition() gives it: one Assign of
+// a constant per component over the whole result, then the tuple step (an Assign with
+// tuple_writes over output × reduction counters that reads every accumulator at its write
+// access). Emitted with the block template when the reduction is long enough.
+struct TupleReductionForm {
+    const poly::Statement* step = nullptr;
+    std::vector<const poly::Statement*> inits; // per component
+    std::vector<int> buffers;                  // per component: its accumulator (and result)
+    std::vector<int> outputs, reductions;      // the step's counters, in counter order
+    std::int64_t num_outputs = 1, reduction_size = 1;
+};
+std::optional<TupleReductionForm> tuple_reduction_form(const poly::ProgramIR& program,
+                                                       const poly::Kernel& kernel);
+// One launch, one block per result element, or false (nothing emitted) for a short reduction,
+// which the generic mapping runs serially per element.
+bool emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm& f);
 // isl schedule and loop AST, outer parallel loops mapped to threads.
 void emit_generic(SourceBuilder& b, int kernel);
 

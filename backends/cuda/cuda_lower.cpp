@@ -25,6 +25,8 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
         cuda::emit_generic(b, k);
     } else if (auto form = cuda::reduction_form(b.program, kernel)) {
         if (!cuda::emit_contraction(b, k, *form)) cuda::emit_reduction(b, k, *form);
+    } else if (auto tuple = cuda::tuple_reduction_form(b.program, kernel);
+               tuple && cuda::emit_tuple_reduction(b, k, *tuple)) {
     } else if (all_assigns(kernel)) {
         for (const std::vector<int>& group : cuda::map_launch_groups(kernel))
             cuda::emit_maps(b, k, group);

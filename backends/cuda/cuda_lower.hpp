@@ -14,6 +14,8 @@
 //   output (threads over the reduction, a shared-memory tree) when the reduction runs along
 //   contiguous memory or the outputs are few, or split-K (partials, then a second block
 //   reduction) when very few outputs have very long reductions;
+// - reduction of several values (reduce_multiple_value): one block per output, each thread
+//   folding a contiguous chunk, partial tuples combined in index order in shared memory;
 // - anything else: isl's schedule (compute_schedule) and loop AST, outer parallel loops with
 //   constant bounds mapped to threads, the rest sequential in each thread.
 // The source ends with the list of launches as comments. Every stage is shown to a
@@ -40,7 +42,8 @@ namespace hedra::backend {
 struct CudaLaunch {
     std::string function; // the __global__ function (extern "C")
     std::string strategy; // "map", "contraction", "serial_reduction", "block_reduction",
-                          // "split_partial", "split_final", "generic", "generic_serial"
+                          // "split_partial", "split_final", "tuple_block_reduction",
+                          // "generic", "generic_serial"
     int kernel = -1;      // index in ProgramIR::kernels
     std::array<unsigned, 3> grid{1, 1, 1};
     std::array<unsigned, 3> block{1, 1, 1};

@@ -165,11 +165,16 @@ std::string print_value(const SourceBuilder& b, const poly::Statement& st,
 
 std::vector<std::string> print_tuple_values(const SourceBuilder& b, const poly::Statement& st,
                                             const std::string& indent, const std::string& prefix,
-                                            std::string& out) {
+                                            std::string& out,
+                                            const std::function<std::string(int)>& override_read) {
     std::vector<ScalarExpr> roots{st.value};
     for (const poly::Statement::TupleWrite& w : st.tuple_writes)
         roots.push_back(w.value);
     auto read = [&](int k) {
+        if (override_read) {
+            std::string s = override_read(k);
+            if (!s.empty()) return s;
+        }
         const poly::Read& r = st.reads.at(k);
         if (r.buffer >= 0) return load(b, r.buffer, r.access);
         return index_read(r, input_dtype(roots, k));

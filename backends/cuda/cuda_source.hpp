@@ -81,9 +81,10 @@ std::string index_read(const poly::Read& read, DType t);
 // expression of read k (e.g. a shared-memory element), or "" for the default global load.
 // The values of a statement with tuple_writes: st.value's first, then each write's, every one
 // computed (from the same reads) before the caller stores any.
-std::vector<std::string> print_tuple_values(const SourceBuilder& b, const poly::Statement& st,
-                                            const std::string& indent, const std::string& prefix,
-                                            std::string& out);
+std::vector<std::string>
+print_tuple_values(const SourceBuilder& b, const poly::Statement& st, const std::string& indent,
+                   const std::string& prefix, std::string& out,
+                   const std::function<std::string(int)>& override_read = {});
 std::string print_value(const SourceBuilder& b, const poly::Statement& st,
                         const std::string& indent, const std::string& prefix, std::string& out,
                         const std::function<std::string(int)>& override_read = {});

@@ -370,6 +370,29 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                  {-1e30, 0}, {x, full(x.shape(), 1.0)}, {1});
              return std::vector<Array>{am[1], am[0], ac[1], l[0] + log(l[1])};
          }});
+    p.push_back(
+        {"multi-value reductions over long rows (chunks, ties, an order-dependent combiner)",
+         [] {
+             // Values in steps of 1/8, so rows of 1000 have many ties across threads' chunks.
+             Array x = floor(cuda_random(Shape::of({3, 1000}), 41, -4, 4) * 8.0f) / 8.0f;
+             // The first element above 3.5 of each row: associative, not commutative.
+             std::vector<Array> first = reduce_multiple_value(
+                 [](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
+                     return std::vector<Sym>{select(acc[0], acc[0], e[0]),
+                                             select(acc[0], acc[1], e[1])};
+                 },
+                 {0, 0}, {x > 3.5f, x}, {1});
+             Array pos = index_components(x.shape(), 1);
+             std::vector<Array> at = reduce_multiple_value(
+                 [](const std::vector<Sym>& acc, const std::vector<Sym>& e) {
+                     return std::vector<Sym>{select(acc[0], acc[0], e[0]),
+                                             select(acc[0], acc[1], e[1])};
+                 },
+                 {0, 0}, {x > 3.5f, pos}, {1}, true);
+             return std::vector<Array>{first[1], at[1], argmax(x, 1), argmin(x, 1, true),
+                                       argmax(flatten(x), 0)};
+         },
+         true});
     p.push_back({"a map that reuses a value 300 times, and its gradient", [] {
                      Array x = cuda_random(Shape::of({37}), 36, -3, 3);
                      Array y = lazy(

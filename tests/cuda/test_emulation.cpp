@@ -80,7 +80,9 @@ TEST_CASE("cuda emulation: no shared-memory races (ThreadSanitizer)") {
         return true;
     };
     for (const char* name : {"reductions over axis 1", "long reduction (split)", "softmax",
-                             "conv2d", "aligned matmul", "epilogues", "split contraction"})
+                             "conv2d", "aligned matmul", "epilogues", "split contraction",
+                             "multi-value reductions over long rows (chunks, ties, an "
+                             "order-dependent combiner)"})
         if (!check(name, {})) return;
     for (std::vector<std::int64_t> tiles : {std::vector<std::int64_t>{128, 128, 8}, {40, 24, 3}}) {
         CAPTURE(tiles[0]);
