@@ -10,9 +10,9 @@
 #include <sstream>
 #include <vector>
 
+#include "backends/common/kernel_cache.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"
 #include "backends/cuda/sha256.hpp"
-#include "backends/openmp/kernel_cache.hpp"
 #include "core/error.hpp"
 
 namespace hedra::backend::cuda {

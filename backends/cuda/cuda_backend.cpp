@@ -3,14 +3,14 @@
 
 #include <atomic>
 
+#include "backends/common/buffer_plan.hpp"
+#include "backends/common/graph_key.hpp"
+#include "backends/common/kernel_profile.hpp"
 #include "backends/cuda/cuda_autotune.hpp"
 #include "backends/cuda/cuda_driver.hpp"
 #include "backends/cuda/device_allocator.hpp"
 #include "backends/cuda/device_residency.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"
-#include "backends/openmp/buffer_plan.hpp"
-#include "backends/openmp/graph_key.hpp"
-#include "backends/openmp/kernel_profile.hpp"
 #include "core/error.hpp"
 #include "scheduler/partition.hpp"
 

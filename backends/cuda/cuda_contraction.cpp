@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_contraction.hpp"
-#include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -1,8 +1,8 @@
 // The final launch of a split-K contraction (cuda_contraction.hpp), which combines the slices'
 // partials and applies the epilogues (cuda_epilogue.cpp) there, and whether the sum itself must
 // be stored.
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_contraction.hpp"
-#include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -4,8 +4,8 @@
 // register fragments the fold reads.
 #include <cstdlib>
 
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_contraction.hpp"
-#include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
 

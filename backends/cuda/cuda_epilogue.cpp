@@ -3,8 +3,8 @@
 // accumulators, in a split contraction's final launch, and in the reduction templates' final
 // store. Each reads the sum's value from a register; an earlier epilogue's result (a chain:
 // SGD's momentum, then the weight) is read back from where this thread just stored it.
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
-#include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
 

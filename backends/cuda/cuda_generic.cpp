@@ -6,9 +6,9 @@
 // sequentially in the thread. A nest whose outer loop is not parallel runs on one thread.
 #include <optional>
 
+#include "backends/common/c_access.hpp"
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
-#include "backends/openmp/c_access.hpp"
-#include "backends/openmp/c_expr.hpp"
 #include "core/error.hpp"
 #include "polyhedral/dead_writes.hpp"
 #include "polyhedral/dependences.hpp"

@@ -8,8 +8,8 @@
 // Each applies the kernel's epilogues (cuda_epilogue.cpp) where it stores a result element.
 #include <algorithm>
 
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
-#include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "backends/openmp/c_expr.hpp"
+#include "backends/common/c_expr.hpp"
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 

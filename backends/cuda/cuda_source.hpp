@@ -1,5 +1,5 @@
 // cuda_source: the pieces every CUDA kernel template prints. Scalar expressions go through the
-// openmp backend's C expression printer (backends/openmp/c_expr.hpp), so both backends share the
+// openmp backend's C expression printer (backends/common/c_expr.hpp), so both backends share the
 // exact per-dtype semantics; what differs for CUDA is a small table of overrides in the prelude
 // (the `__builtin_` math names c_expr prints, mapped to CUDA's device functions under NVRTC)
 // and the kernel signatures. NVRTC runs with -default-device, so the prelude's helpers

@@ -5,8 +5,8 @@
 // combiner need be associative, not commutative.
 #include <algorithm>
 
+#include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
-#include "backends/openmp/c_expr.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <nvrtc.h>
 
+#include "backends/common/kernel_cache.hpp"
 #include "backends/cuda/sha256.hpp"
-#include "backends/openmp/kernel_cache.hpp"
 #include "core/error.hpp"
 
 #ifndef HEDRA_NVRTC_LIBRARY_DIR

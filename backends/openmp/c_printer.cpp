@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include "backends/openmp/c_access.hpp"
-#include "backends/openmp/c_expr.hpp"
+#include "backends/common/c_access.hpp"
+#include "backends/common/c_expr.hpp"
 #include "backends/openmp/c_segments.hpp"
 #include "backends/openmp/loop_coalesce.hpp"
 #include "backends/openmp/register_tile.hpp"

@@ -7,7 +7,7 @@
 #include <array>
 #include <unordered_map>
 
-#include "backends/openmp/c_expr.hpp"
+#include "backends/common/c_expr.hpp"
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 

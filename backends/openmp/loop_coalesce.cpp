@@ -1,7 +1,7 @@
 // Which perfect loop nests walk memory contiguously (see loop_coalesce.hpp).
 #include "backends/openmp/loop_coalesce.hpp"
 
-#include "backends/openmp/c_access.hpp"
+#include "backends/common/c_access.hpp"
 
 namespace hedra::backend {
 namespace {

@@ -5,10 +5,10 @@
 #include <thread>
 #include <utility>
 
-#include "backends/openmp/buffer_plan.hpp"
-#include "backends/openmp/graph_key.hpp"
+#include "backends/common/buffer_plan.hpp"
+#include "backends/common/graph_key.hpp"
+#include "backends/common/kernel_profile.hpp"
 #include "backends/openmp/jit_compiler.hpp"
-#include "backends/openmp/kernel_profile.hpp"
 #include "backends/openmp/lower.hpp"
 #include "backends/openmp/plan_cache.hpp"
 #include "core/dump.hpp"

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "backends/openmp/kernel_cache.hpp"
+#include "backends/common/kernel_cache.hpp"
 
 namespace hedra::backend {
 

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/openmp/c_access.hpp"
-#include "backends/openmp/c_expr.hpp"
+#include "backends/common/c_access.hpp"
+#include "backends/common/c_expr.hpp"
 #include "backends/openmp/register_tile_nest.hpp"
 #include "core/scalar_dag.hpp"
 

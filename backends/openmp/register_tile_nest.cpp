@@ -1,8 +1,8 @@
 // Recognizing a register tile's nest (see register_tile_nest.hpp).
 #include "backends/openmp/register_tile_nest.hpp"
 
-#include "backends/openmp/c_access.hpp"
-#include "backends/openmp/c_expr.hpp"
+#include "backends/common/c_access.hpp"
+#include "backends/common/c_expr.hpp"
 
 namespace hedra::backend::register_tile_detail {
 

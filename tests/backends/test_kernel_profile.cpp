@@ -2,7 +2,7 @@
 // printer emits, and the table.
 #include <doctest/doctest.h>
 
-#include "backends/openmp/kernel_profile.hpp"
+#include "backends/common/kernel_profile.hpp"
 #include "backends/openmp/lower.hpp"
 #include "hedra.hpp"
 #include "scheduler/partition.hpp"

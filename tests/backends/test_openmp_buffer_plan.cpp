@@ -1,8 +1,8 @@
-// Tests of the temporaries' arena plan (backends/openmp/buffer_plan.hpp): buffers whose
+// Tests of the temporaries' arena plan (backends/common/buffer_plan.hpp): buffers whose
 // lifetimes do not overlap share a slot; overlapping ones never do; inputs and outputs get none.
 #include <doctest/doctest.h>
 
-#include "backends/openmp/buffer_plan.hpp"
+#include "backends/common/buffer_plan.hpp"
 #include "support/kernel_ir_samples.hpp"
 
 using namespace hedra;

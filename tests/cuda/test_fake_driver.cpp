@@ -12,7 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "backends/openmp/kernel_profile.hpp"
+#include "backends/common/kernel_profile.hpp"
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"

@@ -5,8 +5,8 @@
 // compute the right value: never a wrong number from a bad entry.
 #include "faults/fault_testing.hpp"
 
+#include "backends/common/kernel_cache.hpp"
 #include "backends/openmp/jit_compiler.hpp"
-#include "backends/openmp/kernel_cache.hpp"
 
 using namespace hedra;
 using namespace hedra::backend;

@@ -1,5 +1,5 @@
 // Canonical serialization of a lazy graph up to leaf values (see graph_key.hpp).
-#include "backends/openmp/graph_key.hpp"
+#include "backends/common/graph_key.hpp"
 
 #include <cstring>
 #include <unordered_map>

@@ -1,5 +1,5 @@
 // Scalar expressions as C++ with the reference semantics (see c_expr.hpp).
-#include "backends/openmp/c_expr.hpp"
+#include "backends/common/c_expr.hpp"
 
 #include <algorithm>
 #include <cmath>

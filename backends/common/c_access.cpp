@@ -1,5 +1,5 @@
 // Index arithmetic of printed kernels (see c_access.hpp).
-#include "backends/openmp/c_access.hpp"
+#include "backends/common/c_access.hpp"
 
 namespace hedra::backend {
 

@@ -1,5 +1,5 @@
 // The on-disk kernel object cache: entry format, atomic writes, and the in-memory fallback.
-#include "backends/openmp/kernel_cache.hpp"
+#include "backends/common/kernel_cache.hpp"
 
 #include <cstdlib>
 #include <fstream>

@@ -1,5 +1,5 @@
 // Lifetime-based sharing of temporary buffers (see buffer_plan.hpp).
-#include "backends/openmp/buffer_plan.hpp"
+#include "backends/common/buffer_plan.hpp"
 
 #include "core/allocation.hpp"
 #include "core/error.hpp"

@@ -1,5 +1,5 @@
 // Per-kernel timing tables (see kernel_profile.hpp).
-#include "backends/openmp/kernel_profile.hpp"
+#include "backends/common/kernel_profile.hpp"
 
 #include <algorithm>
 #include <cstdio>

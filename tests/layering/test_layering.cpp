@@ -1,0 +1,112 @@
+// The layering of the sources (README "Layout"): data flows one way, core <- polyhedral <-
+// scheduler <- backends; a backend includes backends/common, never another backend; ad builds
+// core graphs and nn builds on ad; no library file includes tools/, examples/, bench/ or tests/.
+// Every quoted #include of every library file is checked against that table.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The layer of a path relative to the source root: its first folder, or backends/<name>;
+// "registry" for the files that register every backend by name; "hedra" for hedra.hpp.
+std::string layer_of(const std::string& path) {
+    if (path == "hedra.hpp") return "hedra";
+    std::size_t slash = path.find('/');
+    if (slash == std::string::npos) return path;
+    std::string top = path.substr(0, slash);
+    if (top != "backends") return top;
+    std::size_t next = path.find('/', slash + 1);
+    if (next == std::string::npos) return "registry"; // backends/builtin_backends.cpp
+    std::string name = path.substr(0, next);
+    if (path.find("/standalone/") != std::string::npos) return "registry";
+    return name;
+}
+
+// What a file of `layer` may include, by the included file's layer.
+bool may_include(const std::string& layer, const std::string& target) {
+    static const std::map<std::string, std::set<std::string>> below = {
+        {"core", {"core"}},
+        {"polyhedral", {"core", "polyhedral"}},
+        {"scheduler", {"core", "polyhedral", "scheduler"}},
+        {"backends/common", {"core", "polyhedral", "scheduler", "backends/common"}},
+        {"ad", {"core", "ad"}},
+        {"nn", {"core", "ad", "nn"}},
+    };
+    if (auto it = below.find(layer); it != below.end()) return it->second.count(target) > 0;
+    if (layer == "registry")
+        return target == "hedra" || target == "core" || target == "ad" ||
+               target.rfind("backends/", 0) == 0;
+    if (layer.rfind("backends/", 0) == 0) // one backend
+        return target == layer || target == "backends/common" || target == "core" ||
+               target == "polyhedral" || target == "scheduler";
+    return true;
+}
+
+struct Violation {
+    std::string file;
+    int line = 0;
+    std::string include;
+};
+
+std::vector<Violation> violations(const fs::path& root) {
+    static const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
+    std::vector<Violation> out;
+    for (const char* top : {"core", "polyhedral", "scheduler", "backends", "ad", "nn"}) {
+        for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
+            std::string ext = entry.path().extension().string();
+            if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
+            std::string file = fs::relative(entry.path(), root).generic_string();
+            std::ifstream in(entry.path());
+            std::string text;
+            int n = 0;
+            while (std::getline(in, text)) {
+                ++n;
+                std::smatch m;
+                if (!std::regex_search(text, m, include_line)) continue;
+                std::string inc = m[1];
+                if (!fs::exists(root / inc)) continue; // a sibling header named relatively
+                if (!may_include(layer_of(file), layer_of(inc))) out.push_back({file, n, inc});
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the layering rules: which layer may include which") {
+    CHECK(layer_of("backends/cuda/cuda_map.cpp") == "backends/cuda");
+    CHECK(layer_of("backends/builtin_backends.cpp") == "registry");
+    CHECK(layer_of("backends/cuda/standalone/register_backends.cpp") == "registry");
+    CHECK(may_include("scheduler", "polyhedral"));
+    CHECK_FALSE(may_include("polyhedral", "scheduler"));
+    CHECK_FALSE(may_include("core", "backends/openmp"));
+    CHECK(may_include("backends/cuda", "backends/common"));
+    CHECK_FALSE(may_include("backends/cuda", "backends/openmp"));
+    CHECK_FALSE(may_include("backends/common", "backends/openmp"));
+    CHECK_FALSE(may_include("ad", "scheduler"));
+    CHECK_FALSE(may_include("nn", "backends/openmp"));
+    CHECK_FALSE(may_include("backends/cuda", "nn"));
+    for (const char* outside : {"tools", "examples", "bench", "tests"})
+        for (const char* layer : {"core", "scheduler", "backends/openmp", "registry", "nn"})
+            CHECK_FALSE(may_include(layer, outside));
+}
+
+TEST_CASE("no library file includes across a forbidden arrow") {
+    std::vector<Violation> found = violations(HEDRA_SOURCE_DIR);
+    for (const Violation& v : found) {
+        std::string what = v.file + ":" + std::to_string(v.line) + " includes \"" + v.include +
+                           "\": " + layer_of(v.file) + " may not include " + layer_of(v.include);
+        FAIL_CHECK(what);
+    }
+    CHECK(found.empty());
+}
