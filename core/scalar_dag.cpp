@@ -44,17 +44,25 @@ std::uint64_t scalar_nodes_visited() {
     return visited_count;
 }
 
-ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f) {
-    HEDRA_INTERNAL_CHECK(e != nullptr, "rewrite of a null scalar expression");
+std::vector<ScalarExpr> rewrite(const std::vector<ScalarExpr>& roots, const ScalarRewrite& f) {
+    for (const ScalarExpr& r : roots)
+        HEDRA_INTERNAL_CHECK(r != nullptr, "rewrite of a null scalar expression");
     std::unordered_map<const ScalarNode*, ScalarExpr> done;
-    for (const ScalarExpr& n : topological_order(e)) {
+    for (const ScalarExpr& n : topological_order(roots)) {
         std::vector<ScalarExpr> args;
         args.reserve(n->args.size());
         for (const ScalarExpr& a : n->args)
             args.push_back(done.at(a.get()));
         done.emplace(n.get(), f(n, std::move(args)));
     }
-    return done.at(e.get());
+    std::vector<ScalarExpr> out;
+    for (const ScalarExpr& r : roots)
+        out.push_back(done.at(r.get()));
+    return out;
+}
+
+ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f) {
+    return rewrite(std::vector<ScalarExpr>{e}, f).front();
 }
 
 namespace {
@@ -74,26 +82,15 @@ bool same_node(const ScalarNode& a, const ScalarNode& b) {
 
 std::vector<ScalarExpr> share_common_subexpressions(const std::vector<ScalarExpr>& roots) {
     std::unordered_multimap<std::size_t, ScalarExpr> seen; // merged nodes by structural hash
-    std::unordered_map<const ScalarNode*, ScalarExpr> merged;
-    for (const ScalarExpr& n : topological_order(roots)) {
-        std::vector<ScalarExpr> args;
-        args.reserve(n->args.size());
-        for (const ScalarExpr& a : n->args)
-            args.push_back(merged.at(a.get()));
+    return rewrite(roots, [&](const ScalarExpr& n, std::vector<ScalarExpr> args) {
         ScalarExpr m = with_args(n, std::move(args));
         auto [first, last] = seen.equal_range(m->hash);
         auto it =
             std::find_if(first, last, [&](const auto& s) { return same_node(*s.second, *m); });
-        if (it != last)
-            m = it->second;
-        else
-            seen.emplace(m->hash, m);
-        merged.emplace(n.get(), std::move(m));
-    }
-    std::vector<ScalarExpr> out;
-    for (const ScalarExpr& r : roots)
-        out.push_back(merged.at(r.get()));
-    return out;
+        if (it != last) return it->second;
+        seen.emplace(m->hash, m);
+        return m;
+    });
 }
 
 ScalarExpr share_common_subexpressions(const ScalarExpr& e) {

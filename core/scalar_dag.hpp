@@ -29,6 +29,8 @@ std::uint64_t scalar_nodes_visited();
 using ScalarRewrite =
     std::function<ScalarExpr(const ScalarExpr& node, std::vector<ScalarExpr> args)>;
 ScalarExpr rewrite(const ScalarExpr& e, const ScalarRewrite& f);
+// The same over several roots at once: a node they share is rebuilt once.
+std::vector<ScalarExpr> rewrite(const std::vector<ScalarExpr>& roots, const ScalarRewrite& f);
 
 // `e` with structurally equal subexpressions merged into one node each (hash-consing): a value
 // computed twice by different paths (an adjoint that forms `v * 0.5` once per use, two literal
