@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "core/scalar_dag.hpp"
 
 namespace hedra {
@@ -17,29 +18,22 @@ namespace {
 
 using json::Value;
 
-Value int_array(const std::vector<std::int64_t>& values) {
-    Value a = Value::array();
-    for (std::int64_t v : values)
-        a.push(Value::number(v));
-    return a;
-}
-
 Value shape_json(const Shape& shape) {
     Value a = Value::array();
     for (const Range& r : shape.ranges())
-        a.push(int_array({r.start, r.step, r.size}));
+        a.push_back({r.start, r.step, r.size});
     return a;
 }
 
 Value float_json(double f) {
-    if (std::isfinite(f)) return Value::number(f);
-    if (std::isinf(f)) return Value::string(f > 0 ? "inf" : "-inf");
+    if (std::isfinite(f)) return f;
+    if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
     std::uint64_t bits = std::bit_cast<std::uint64_t>(f);
     if (bits == std::bit_cast<std::uint64_t>(std::numeric_limits<double>::quiet_NaN()))
-        return Value::string("nan");
+        return "nan";
     char buf[32];
     std::snprintf(buf, sizeof buf, "nan:0x%016llx", static_cast<unsigned long long>(bits));
-    return Value::string(buf);
+    return buf;
 }
 
 // The expression table: structurally equal subtrees share one entry.
@@ -73,29 +67,24 @@ private:
         int index = static_cast<int>(exprs_.size());
         exprs_.push_back(e);
         args_.push_back(args);
-        json_.push(entry(*e, args));
+        json_.push_back(entry(*e, args));
         by_hash_.emplace(e->hash, index);
         return index;
     }
 
     static Value entry(const ScalarNode& e, const std::vector<int>& args) {
-        Value v = Value::object();
-        v.set("op", Value::string(scalar_op_name(e.op)));
-        v.set("dtype", Value::string(std::string(dtype_name(e.dtype))));
+        Value v = {{"op", scalar_op_name(e.op)}, {"dtype", std::string(dtype_name(e.dtype))}};
         if (e.op == ScalarOp::Const) {
             if (e.dtype == DType::Bool)
-                v.set("value", Value::boolean(e.ivalue != 0));
+                v["value"] = e.ivalue != 0;
             else if (is_integer(e.dtype))
-                v.set("value", Value::number(e.ivalue));
+                v["value"] = e.ivalue;
             else
-                v.set("value", float_json(e.fvalue));
+                v["value"] = float_json(e.fvalue);
         } else if (e.op == ScalarOp::Input) {
-            v.set("index", Value::number(e.ivalue));
+            v["index"] = e.ivalue;
         } else {
-            Value a = Value::array();
-            for (int i : args)
-                a.push(Value::number(std::int64_t{i}));
-            v.set("args", std::move(a));
+            v["args"] = args;
         }
         return v;
     }
@@ -113,68 +102,62 @@ Value access_json(const AffineMap& m) {
         std::vector<std::int64_t> row;
         for (int i = 0; i < m.in_rank(); ++i)
             row.push_back(m.coeff(o, i));
-        rows.push(int_array(row));
+        rows.push_back(row);
     }
-    Value v = Value::object();
-    v.set("matrix", std::move(rows));
-    v.set("offset", int_array(m.offsets()));
-    return v;
+    return {{"matrix", std::move(rows)}, {"offset", m.offsets()}};
 }
 
 Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index, ExprTable& exprs,
                 const GraphSaveOptions& options) {
-    Value v = Value::object();
-    v.set("kind", Value::string(node_kind_name(n.kind)));
-    v.set("dtype", Value::string(std::string(dtype_name(n.dtype))));
-    v.set("shape", shape_json(n.shape));
+    Value v = {{"kind", node_kind_name(n.kind)},
+               {"dtype", std::string(dtype_name(n.dtype))},
+               {"shape", shape_json(n.shape)}};
     if (!n.inputs.empty()) {
-        Value in = Value::array();
+        Value& in = v["inputs"] = Value::array();
         for (const NodePtr& i : n.inputs)
-            in.push(Value::number(std::int64_t{index.at(i.get())}));
-        v.set("inputs", std::move(in));
+            in.push_back(index.at(i.get()));
     }
     switch (n.kind) {
     case NodeKind::Constant:
     case NodeKind::Map:
-        v.set("expr", Value::number(std::int64_t{exprs.add(n.expr)}));
+        v["expr"] = exprs.add(n.expr);
         break;
     case NodeKind::Placeholder:
-        v.set("id", Value::number(static_cast<std::int64_t>(n.id)));
-        if (!n.name.empty()) v.set("name", Value::string(n.name));
+        v["id"] = n.id;
+        if (!n.name.empty()) v["name"] = n.name;
         break;
     case NodeKind::Data:
-        v.set("id", Value::number(static_cast<std::int64_t>(n.id)));
-        if (options.embed_data)
-            v.set("data", Value::string(json::base64_encode(n.data.raw(), n.data.bytes())));
+        v["id"] = n.id;
+        if (options.embed_data) v["data"] = json::base64_encode(n.data.raw(), n.data.bytes());
         break;
     case NodeKind::Iota:
-        v.set("axis", Value::number(std::int64_t{n.axis}));
+        v["axis"] = n.axis;
         break;
     case NodeKind::View:
-        v.set("access", access_json(n.access));
+        v["access"] = access_json(n.access);
         break;
     case NodeKind::Reduce: {
-        v.set("op", Value::string(reduce_op_name(n.reduce_op)));
-        v.set("axes", int_array(std::vector<std::int64_t>(n.axes.begin(), n.axes.end())));
-        v.set("keepdims", Value::boolean(n.keepdims));
+        v["op"] = reduce_op_name(n.reduce_op);
+        v["axes"] = n.axes;
+        v["keepdims"] = n.keepdims;
         if (n.reduce_op == ReduceOp::Custom) {
-            v.set("expr", Value::number(std::int64_t{exprs.add(n.expr)}));
-            v.set("identity", Value::number(std::int64_t{exprs.add(n.identity)}));
+            v["expr"] = exprs.add(n.expr);
+            v["identity"] = exprs.add(n.identity);
         }
         if (!n.tuple_exprs.empty()) { // reduce_multiple_value: every component, and this one
             Value tuple = Value::array(), ids = Value::array();
             for (std::size_t j = 0; j < n.tuple_exprs.size(); ++j) {
-                tuple.push(Value::number(std::int64_t{exprs.add(n.tuple_exprs[j])}));
-                ids.push(Value::number(std::int64_t{exprs.add(n.tuple_identities[j])}));
+                tuple.push_back(exprs.add(n.tuple_exprs[j]));
+                ids.push_back(exprs.add(n.tuple_identities[j]));
             }
-            v.set("tuple", std::move(tuple));
-            v.set("identities", std::move(ids));
-            v.set("component", Value::number(std::int64_t{n.component}));
+            v["tuple"] = std::move(tuple);
+            v["identities"] = std::move(ids);
+            v["component"] = n.component;
         }
         break;
     }
     case NodeKind::Fuse:
-        v.set("overwrite", Value::boolean(n.overwrite));
+        v["overwrite"] = n.overwrite;
         break;
     }
     return v;
@@ -202,30 +185,23 @@ json::Value graph_to_json(const std::vector<NodePtr>& outputs,
     ExprTable exprs;
     Value nodes = Value::array();
     for (const NodePtr& n : order)
-        nodes.push(node_json(*n, index, exprs, options));
+        nodes.push_back(node_json(*n, index, exprs, options));
     Value inputs = Value::array();
     std::vector<bool> listed(order.size(), false);
     for (const NodePtr& p : placeholders) {
         int i = index.at(p.get());
         if (listed[i]) continue;
         listed[i] = true;
-        inputs.push(Value::number(std::int64_t{i}));
+        inputs.push_back(i);
     }
     for (std::size_t i = 0; i < order.size(); ++i)
-        if (order[i]->kind == NodeKind::Placeholder && !listed[i])
-            inputs.push(Value::number(static_cast<std::int64_t>(i)));
+        if (order[i]->kind == NodeKind::Placeholder && !listed[i]) inputs.push_back(i);
     Value outs = Value::array();
     for (const NodePtr& o : outputs)
-        outs.push(Value::number(std::int64_t{index.at(o.get())}));
-
-    Value doc = Value::object();
-    doc.set("format", Value::string("hedra-graph"));
-    doc.set("version", Value::number(std::int64_t{1}));
-    doc.set("exprs", exprs.take());
-    doc.set("nodes", std::move(nodes));
-    doc.set("inputs", std::move(inputs));
-    doc.set("outputs", std::move(outs));
-    return doc;
+        outs.push_back(index.at(o.get()));
+    return {{"format", "hedra-graph"},     {"version", 1},
+            {"exprs", exprs.take()},       {"nodes", std::move(nodes)},
+            {"inputs", std::move(inputs)}, {"outputs", std::move(outs)}};
 }
 
 std::string save_graph(const std::vector<NodePtr>& outputs,

@@ -10,8 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp> // the full header is costly, and hedra.hpp includes this one
+
 #include "core/array.hpp"
-#include "core/json.hpp"
 #include "core/node.hpp"
 
 namespace hedra {
@@ -38,9 +39,10 @@ struct GraphFile {
 
 // The graph of `outputs` as a JSON value / text. `placeholders` (optional) fixes the order of
 // the "inputs" list; other reachable placeholders follow in topological order.
-json::Value graph_to_json(const std::vector<NodePtr>& outputs,
-                          const std::vector<NodePtr>& placeholders = {},
-                          const GraphSaveOptions& options = {});
+// (nlohmann::ordered_json is hedra::json::Value, core/json.hpp.)
+nlohmann::ordered_json graph_to_json(const std::vector<NodePtr>& outputs,
+                                     const std::vector<NodePtr>& placeholders = {},
+                                     const GraphSaveOptions& options = {});
 std::string save_graph(const std::vector<NodePtr>& outputs,
                        const std::vector<NodePtr>& placeholders = {},
                        const GraphSaveOptions& options = {});
@@ -53,7 +55,7 @@ void save_graph_file(const std::string& path, const std::vector<Array>& outputs,
                      const GraphSaveOptions& options = {});
 
 // `source` names the text in error messages.
-GraphFile graph_from_json(const json::Value& doc, const std::string& source,
+GraphFile graph_from_json(const nlohmann::ordered_json& doc, const std::string& source,
                           const GraphLoadOptions& options = {});
 GraphFile load_graph(std::string_view text, const std::string& source = "<graph>",
                      const GraphLoadOptions& options = {});

@@ -18,9 +18,9 @@ namespace {
 
 double float_value(const Value& v, bool& ok) {
     ok = true;
-    if (v.is_number()) return v.to_double();
+    if (v.is_number()) return v.get<double>();
     if (v.is_string()) {
-        const std::string& s = v.text();
+        const auto& s = v.get_ref<const std::string&>();
         if (s == "inf") return std::numeric_limits<double>::infinity();
         if (s == "-inf") return -std::numeric_limits<double>::infinity();
         if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
@@ -45,18 +45,18 @@ ScalarOp parse_scalar_op(const std::string& name, bool& ok) {
 } // namespace
 
 Shape GraphReader::shape_member(const Value& obj) const {
-    const Value& s = typed(member(obj, "shape"), Value::Kind::Array, "shape");
-    if (static_cast<int>(s.items().size()) > kMaxRank)
-        fail(s, "rank " + std::to_string(s.items().size()) + " is above the maximum rank " +
+    const Value& s = typed(member(obj, "shape"), Value::value_t::array, "shape");
+    if (static_cast<int>(s.size()) > kMaxRank)
+        fail(s, "rank " + std::to_string(s.size()) + " is above the maximum rank " +
                     std::to_string(kMaxRank));
     std::vector<Range> ranges;
     std::int64_t elements = 1;
-    for (const Value& r : s.items()) {
-        typed(r, Value::Kind::Array, "shape");
-        if (r.items().size() != 3) fail(r, "a range is [start, step, size]");
-        std::int64_t start = integer(r.items()[0], "start", -(1LL << 62), 1LL << 62);
-        std::int64_t step = integer(r.items()[1], "step", 1, 1LL << 40);
-        std::int64_t size = integer(r.items()[2], "size", 0, 1LL << 40);
+    for (const Value& r : s) {
+        typed(r, Value::value_t::array, "shape");
+        if (r.size() != 3) fail(r, "a range is [start, step, size]");
+        std::int64_t start = integer(r[0], "start", -(1LL << 62), 1LL << 62);
+        std::int64_t step = integer(r[1], "step", 1, 1LL << 40);
+        std::int64_t size = integer(r[2], "size", 0, 1LL << 40);
         if (size <= 1 && step != 1) fail(r, "a range of size <= 1 has step 1");
         // The end too stays within +-2^62, so no arithmetic on these ranges (their ends,
         // hulls, distances between them) overflows 64 bits.
@@ -72,25 +72,25 @@ Shape GraphReader::shape_member(const Value& obj) const {
 }
 
 AffineMap GraphReader::access_member(const Value& obj, int in_rank, int out_rank) const {
-    const Value& a = typed(member(obj, "access"), Value::Kind::Object, "access");
-    const Value& rows = typed(member(a, "matrix"), Value::Kind::Array, "matrix");
-    const Value& offset = typed(member(a, "offset"), Value::Kind::Array, "offset");
-    if (static_cast<int>(rows.items().size()) != out_rank)
-        fail(rows, "'matrix' has " + std::to_string(rows.items().size()) +
-                       " rows but the input has rank " + std::to_string(out_rank));
-    if (static_cast<int>(offset.items().size()) != out_rank)
-        fail(offset, "'offset' has " + std::to_string(offset.items().size()) +
+    const Value& a = typed(member(obj, "access"), Value::value_t::object, "access");
+    const Value& rows = typed(member(a, "matrix"), Value::value_t::array, "matrix");
+    const Value& offset = typed(member(a, "offset"), Value::value_t::array, "offset");
+    if (static_cast<int>(rows.size()) != out_rank)
+        fail(rows, "'matrix' has " + std::to_string(rows.size()) + " rows but the input has rank " +
+                       std::to_string(out_rank));
+    if (static_cast<int>(offset.size()) != out_rank)
+        fail(offset, "'offset' has " + std::to_string(offset.size()) +
                          " entries but the input has rank " + std::to_string(out_rank));
     std::vector<std::int64_t> matrix, b;
-    for (const Value& row : rows.items()) {
-        typed(row, Value::Kind::Array, "matrix");
-        if (static_cast<int>(row.items().size()) != in_rank)
-            fail(row, "a 'matrix' row has " + std::to_string(row.items().size()) +
+    for (const Value& row : rows) {
+        typed(row, Value::value_t::array, "matrix");
+        if (static_cast<int>(row.size()) != in_rank)
+            fail(row, "a 'matrix' row has " + std::to_string(row.size()) +
                           " entries but the node has rank " + std::to_string(in_rank));
-        for (const Value& c : row.items())
+        for (const Value& c : row)
             matrix.push_back(integer(c, "matrix", -(1LL << 40), 1LL << 40));
     }
-    for (const Value& c : offset.items())
+    for (const Value& c : offset)
         b.push_back(integer(c, "offset", -(1LL << 40), 1LL << 40));
     return AffineMap(in_rank, out_rank, std::move(matrix), std::move(b));
 }
@@ -102,25 +102,26 @@ ScalarExpr GraphReader::expr_ref(const Value& obj, const char* key) const {
 
 NodePtr GraphReader::node_ref(const Value& v, std::size_t before) const {
     std::int64_t i = 0;
-    if (!v.to_int64(i)) fail(v, "a node reference must be an integer");
+    if (!json::to_int64(v, i)) fail(v, "a node reference must be an integer");
     if (i < 0 || static_cast<std::size_t>(i) >= before)
         fail(v, "refers to node " + std::to_string(i) + ", which is not defined before it");
     return nodes_[static_cast<std::size_t>(i)];
 }
 
 void GraphReader::read_expr(const Value& e) {
-    typed(e, Value::Kind::Object, "exprs");
+    typed(e, Value::value_t::object, "exprs");
     const Value& op_value = member(e, "op");
     bool ok = false;
-    ScalarOp op = parse_scalar_op(typed(op_value, Value::Kind::String, "op").text(), ok);
-    if (!ok) fail(op_value, "unknown scalar operation '" + op_value.text() + "'");
+    ScalarOp op = parse_scalar_op(text(typed(op_value, Value::value_t::string, "op")), ok);
+    if (!ok) fail(op_value, "unknown scalar operation '" + text(op_value) + "'");
     DType dtype = dtype_member(e);
     ScalarExpr out;
     try {
         if (op == ScalarOp::Const) {
             const Value& v = member(e, "value");
             if (dtype == DType::Bool) {
-                out = scalar_const_int(typed(v, Value::Kind::Bool, "value").as_bool(), dtype);
+                out =
+                    scalar_const_int(typed(v, Value::value_t::boolean, "value").get<bool>(), dtype);
             } else if (dtype == DType::I32) {
                 out = scalar_const_int(integer(v, "value", std::numeric_limits<std::int32_t>::min(),
                                                std::numeric_limits<std::int32_t>::max()),
@@ -137,9 +138,9 @@ void GraphReader::read_expr(const Value& e) {
         } else if (op == ScalarOp::Input) {
             out = scalar_input(static_cast<int>(integer_member(e, "index", 0, 1 << 20)), dtype);
         } else {
-            const Value& args = typed(member(e, "args"), Value::Kind::Array, "args");
+            const Value& args = typed(member(e, "args"), Value::value_t::array, "args");
             std::vector<ScalarExpr> a;
-            for (const Value& i : args.items())
+            for (const Value& i : args)
                 a.push_back(exprs_[static_cast<std::size_t>(
                     integer(i, "args", 0, static_cast<std::int64_t>(exprs_.size()) - 1))]);
             std::size_t arity = op == ScalarOp::Select ? 3 : op <= ScalarOp::Cast ? 1 : 2;
@@ -177,46 +178,45 @@ namespace hedra::detail {
 
 GraphFile GraphReader::read(const Value& doc) {
     if (!doc.is_object())
-        fail(doc,
-             std::string("a graph file is a JSON object, found ") + json::kind_name(doc.kind()));
+        fail(doc, std::string("a graph file is a JSON object, found ") + doc.type_name());
     const Value& format = member(doc, "format");
-    if (!format.is_string() || format.text() != "hedra-graph")
+    if (!format.is_string() || text(format) != "hedra-graph")
         fail(format, "not a hedra graph file ('format' must be \"hedra-graph\")");
     const Value& version = member(doc, "version");
     std::int64_t v = 0;
-    if (!version.to_int64(v) || v != 1)
+    if (!json::to_int64(version, v) || v != 1)
         fail(version, "unsupported graph file version " +
-                          (version.is_number() ? version.text() : std::string("?")) +
+                          (version.is_number() ? version.dump() : std::string("?")) +
                           " (this hedra reads version 1)");
-    if (const Value* exprs = doc.find("exprs")) {
-        typed(*exprs, Value::Kind::Array, "exprs");
-        for (const Value& e : exprs->items()) {
+    if (const Value* exprs = json::find(doc, "exprs")) {
+        typed(*exprs, Value::value_t::array, "exprs");
+        for (const Value& e : *exprs) {
             context_ = "expr " + std::to_string(exprs_.size());
             read_expr(e);
         }
         context_.clear();
     }
-    const Value& nodes = typed(member(doc, "nodes"), Value::Kind::Array, "nodes");
-    for (const Value& n : nodes.items())
+    const Value& nodes = typed(member(doc, "nodes"), Value::value_t::array, "nodes");
+    for (const Value& n : nodes)
         nodes_.push_back(read_node(n, nodes_.size()));
     context_.clear();
 
     GraphFile file;
-    const Value& outputs = typed(member(doc, "outputs"), Value::Kind::Array, "outputs");
-    if (outputs.items().empty()) fail(outputs, "'outputs' is empty");
-    for (const Value& o : outputs.items())
+    const Value& outputs = typed(member(doc, "outputs"), Value::value_t::array, "outputs");
+    if (outputs.empty()) fail(outputs, "'outputs' is empty");
+    for (const Value& o : outputs)
         file.outputs.push_back(node_ref(o, nodes_.size()));
     std::vector<bool> listed(nodes_.size(), false);
-    if (const Value* inputs = doc.find("inputs")) {
-        typed(*inputs, Value::Kind::Array, "inputs");
-        for (const Value& i : inputs->items()) {
+    if (const Value* inputs = json::find(doc, "inputs")) {
+        typed(*inputs, Value::value_t::array, "inputs");
+        for (const Value& i : *inputs) {
             NodePtr p = node_ref(i, nodes_.size());
             std::int64_t at = 0;
-            i.to_int64(at);
+            json::to_int64(i, at);
             if (p->kind != NodeKind::Placeholder)
-                fail(i, "input refers to node " + i.text() + ", a " + node_kind_name(p->kind) +
+                fail(i, "input refers to node " + i.dump() + ", a " + node_kind_name(p->kind) +
                             " node, not a placeholder");
-            if (listed[at]) fail(i, "node " + i.text() + " is listed twice in 'inputs'");
+            if (listed[at]) fail(i, "node " + i.dump() + " is listed twice in 'inputs'");
             listed[at] = true;
             file.placeholders.push_back(p);
         }
@@ -237,12 +237,13 @@ namespace hedra {
 
 GraphFile graph_from_json(const json::Value& doc, const std::string& source,
                           const GraphLoadOptions& options) {
-    return detail::GraphReader(source, options).read(doc);
+    return detail::GraphReader(source, options, nullptr).read(doc);
 }
 
 GraphFile load_graph(std::string_view text, const std::string& source,
                      const GraphLoadOptions& options) {
-    return graph_from_json(json::parse(text, source), source, options);
+    json::Document doc = json::parse(text, source);
+    return detail::GraphReader(source, options, &doc).read(doc.root);
 }
 
 GraphFile load_graph_file(const std::string& path, const GraphLoadOptions& options) {

@@ -132,30 +132,30 @@ void GraphReader::check_reduce(const Value& n, const Node& node) const {
 }
 
 void GraphReader::read_tuple_reduce(const Value& n, Node& node) const {
-    const Value& tuple = typed(member(n, "tuple"), Value::Kind::Array, "tuple");
-    const Value& ids = typed(member(n, "identities"), Value::Kind::Array, "identities");
+    const Value& tuple = typed(member(n, "tuple"), Value::value_t::array, "tuple");
+    const Value& ids = typed(member(n, "identities"), Value::value_t::array, "identities");
     const std::size_t k = node.inputs.size();
-    if (k < 2 || tuple.items().size() != k || ids.items().size() != k)
+    if (k < 2 || tuple.size() != k || ids.size() != k)
         fail(n, "a multi-value reduction has one combiner and one identity per input (at least "
                 "2), found " +
-                    std::to_string(tuple.items().size()) + " and " +
-                    std::to_string(ids.items().size()) + " for " + std::to_string(k) + " inputs");
+                    std::to_string(tuple.size()) + " and " + std::to_string(ids.size()) + " for " +
+                    std::to_string(k) + " inputs");
     auto entry = [&](const Value& v, const char* key) {
         std::int64_t i = integer(v, key, 0, static_cast<std::int64_t>(exprs_.size()) - 1);
         return exprs_[static_cast<std::size_t>(i)];
     };
     for (std::size_t j = 0; j < k; ++j) {
-        node.tuple_exprs.push_back(entry(tuple.items()[j], "tuple"));
-        node.tuple_identities.push_back(entry(ids.items()[j], "identities"));
+        node.tuple_exprs.push_back(entry(tuple[j], "tuple"));
+        node.tuple_identities.push_back(entry(ids[j], "identities"));
     }
     node.component =
         static_cast<int>(integer_member(n, "component", 0, static_cast<std::int64_t>(k) - 1));
-    const Value& op = typed(member(n, "op"), Value::Kind::String, "op");
-    if (op.text() != "custom")
-        fail(op, "a multi-value reduction is 'custom', not '" + op.text() + "'");
+    const Value& op = typed(member(n, "op"), Value::value_t::string, "op");
+    if (text(op) != "custom")
+        fail(op, "a multi-value reduction is 'custom', not '" + text(op) + "'");
     node.reduce_op = ReduceOp::Custom;
-    const Value& axes = typed(member(n, "axes"), Value::Kind::Array, "axes");
-    for (const Value& a : axes.items())
+    const Value& axes = typed(member(n, "axes"), Value::value_t::array, "axes");
+    for (const Value& a : axes)
         node.axes.push_back(static_cast<int>(integer(a, "axes", 0, kMaxRank)));
     node.keepdims = bool_member(n, "keepdims");
     for (std::size_t j = 0; j < k; ++j) {
@@ -209,24 +209,24 @@ void GraphReader::check_fuse(const Value& n, const Node& node) const {
 
 NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
     context_ = "node " + std::to_string(position);
-    typed(n, Value::Kind::Object, "nodes");
-    const Value& kind_value = typed(member(n, "kind"), Value::Kind::String, "kind");
+    typed(n, Value::value_t::object, "nodes");
+    const Value& kind_value = typed(member(n, "kind"), Value::value_t::string, "kind");
     NodeKind kind = NodeKind::Constant;
-    if (!parse_node_kind(kind_value.text(), kind))
-        fail(kind_value, "unknown node kind '" + kind_value.text() + "'");
-    context_ += " (" + kind_value.text() + ")";
+    if (!parse_node_kind(text(kind_value), kind))
+        fail(kind_value, "unknown node kind '" + text(kind_value) + "'");
+    context_ += " (" + text(kind_value) + ")";
     DType dtype = dtype_member(n);
     Shape shape = shape_member(n);
     std::vector<NodePtr> inputs;
-    if (const Value* in = n.find("inputs")) {
-        typed(*in, Value::Kind::Array, "inputs");
-        for (const Value& i : in->items())
+    if (const Value* in = json::find(n, "inputs")) {
+        typed(*in, Value::value_t::array, "inputs");
+        for (const Value& i : *in)
             inputs.push_back(node_ref(i, position));
     }
     auto node = new_node(kind, dtype, shape, std::move(inputs), SourceLocation::current());
     bool omitted = false;
     auto identity = [&] {
-        const Value* id = n.find("id");
+        const Value* id = json::find(n, "id");
         if (!options_.keep_ids || !id) return fresh_node_id();
         return static_cast<std::uint64_t>(integer(*id, "id", 1, 1LL << 62));
     };
@@ -240,23 +240,23 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
     case NodeKind::Placeholder:
         check_inputs(n, *node, 0);
         node->id = identity();
-        if (const Value* name = n.find("name"))
-            node->name = typed(*name, Value::Kind::String, "name").text();
+        if (const Value* name = json::find(n, "name"))
+            node->name = text(typed(*name, Value::value_t::string, "name"));
         break;
     case NodeKind::Data: {
         check_inputs(n, *node, 0);
         node->id = identity();
-        const Value* data = n.find("data");
+        const Value* data = json::find(n, "data");
         if (!data || data->is_null()) {
             node->kind = NodeKind::Placeholder;
             node->name = "data" + std::to_string(position);
             omitted = true;
             break;
         }
-        typed(*data, Value::Kind::String, "data");
+        typed(*data, Value::value_t::string, "data");
         std::vector<unsigned char> bytes;
         try {
-            bytes = json::base64_decode(data->text(), "'data'");
+            bytes = json::base64_decode(text(*data), "'data'");
         } catch (const Error& e) {
             fail(*data, e.what());
         }
@@ -289,16 +289,16 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         check_view(n, *node);
         break;
     case NodeKind::Reduce: {
-        if (n.find("tuple")) {
+        if (json::find(n, "tuple")) {
             read_tuple_reduce(n, *node);
             break;
         }
         check_inputs(n, *node, 1);
-        const Value& op = typed(member(n, "op"), Value::Kind::String, "op");
-        if (!parse_reduce_op(op.text(), node->reduce_op))
-            fail(op, "unknown reduction '" + op.text() + "'");
-        const Value& axes = typed(member(n, "axes"), Value::Kind::Array, "axes");
-        for (const Value& a : axes.items())
+        const Value& op = typed(member(n, "op"), Value::value_t::string, "op");
+        if (!parse_reduce_op(text(op), node->reduce_op))
+            fail(op, "unknown reduction '" + text(op) + "'");
+        const Value& axes = typed(member(n, "axes"), Value::value_t::array, "axes");
+        for (const Value& a : axes)
             node->axes.push_back(static_cast<int>(integer(a, "axes", 0, kMaxRank)));
         node->keepdims = bool_member(n, "keepdims");
         if (node->reduce_op == ReduceOp::Custom) {

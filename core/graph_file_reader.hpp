@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/graph_file.hpp"
+#include "core/json.hpp"
 
 namespace hedra::detail {
 
@@ -14,35 +15,39 @@ using json::Value;
 
 class GraphReader {
 public:
-    GraphReader(const std::string& source, const GraphLoadOptions& options)
-        : source_(source), options_(options) {}
+    // `doc` (may be null): the parsed document of what `read` is given, for positions in errors.
+    GraphReader(const std::string& source, const GraphLoadOptions& options,
+                const json::Document* doc)
+        : source_(source), options_(options), doc_(doc) {}
 
     GraphFile read(const Value& doc);
 
     // Error and field helpers: every failure names the source, line:column and the entry.
     [[noreturn]] void fail(const Value& at, const std::string& what) const {
-        std::string where = source_;
-        if (at.line > 0) where += ":" + std::to_string(at.line) + ":" + std::to_string(at.column);
-        throw Error(where + ": " + (context_.empty() ? "" : context_ + ": ") + what);
+        throw Error((doc_ ? doc_->where(at) : source_) + ": " +
+                    (context_.empty() ? "" : context_ + ": ") + what);
     }
 
     const Value& member(const Value& obj, const char* key) const {
-        const Value* v = obj.find(key);
+        const Value* v = json::find(obj, key);
         if (!v) fail(obj, std::string("missing member '") + key + "'");
         return *v;
     }
-    const Value& typed(const Value& v, Value::Kind kind, const char* key) const {
-        if (v.kind() != kind)
+    const Value& typed(const Value& v, Value::value_t kind, const char* key) const {
+        if (v.type() != kind)
             fail(v, std::string("'") + key + "' must be " +
-                        (kind == Value::Kind::Array ? "an " : "a ") + json::kind_name(kind) +
-                        ", found " + json::kind_name(v.kind()));
+                        (kind == Value::value_t::array ? "an " : "a ") + Value(kind).type_name() +
+                        ", found " + v.type_name());
         return v;
+    }
+    static const std::string& text(const Value& string) {
+        return string.get_ref<const std::string&>();
     }
     std::int64_t integer(const Value& v, const char* key, std::int64_t lo, std::int64_t hi) const {
         std::int64_t out = 0;
-        if (!v.to_int64(out))
+        if (!json::to_int64(v, out))
             fail(v, std::string("'") + key + "' must be an integer, found " +
-                        (v.is_number() ? v.text() : json::kind_name(v.kind())));
+                        (v.is_number() ? v.dump() : v.type_name()));
         if (out < lo || out > hi)
             fail(v, std::string("'") + key + "' is " + std::to_string(out) + ", outside [" +
                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -53,15 +58,15 @@ public:
         return integer(member(obj, key), key, lo, hi);
     }
     const std::string& string_member(const Value& obj, const char* key) const {
-        return typed(member(obj, key), Value::Kind::String, key).text();
+        return text(typed(member(obj, key), Value::value_t::string, key));
     }
     bool bool_member(const Value& obj, const char* key) const {
-        return typed(member(obj, key), Value::Kind::Bool, key).as_bool();
+        return typed(member(obj, key), Value::value_t::boolean, key).get<bool>();
     }
     DType dtype_member(const Value& obj) const {
         const Value& v = member(obj, "dtype");
         try {
-            return parse_dtype(typed(v, Value::Kind::String, "dtype").text());
+            return parse_dtype(text(typed(v, Value::value_t::string, "dtype")));
         } catch (const Error& e) {
             fail(v, e.what());
         }
@@ -83,6 +88,7 @@ public:
 private:
     std::string source_;
     GraphLoadOptions options_;
+    const json::Document* doc_;
     std::string context_;
     std::vector<ScalarExpr> exprs_;
     std::vector<NodePtr> nodes_;

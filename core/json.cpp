@@ -1,81 +1,45 @@
-// The JSON value, the writer (compact where it fits, indented otherwise) and base64 (see
-// json.hpp); the reader is json_parse.cpp.
+// The writer (compact where it fits, indented otherwise), member lookup, integers and base64
+// (see json.hpp); the reader is json_parse.cpp.
 #include "core/json.hpp"
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <limits>
 
 #include "core/error.hpp"
 
 namespace hedra::json {
 namespace {
 
-void write_string(const std::string& s, std::string& out) {
-    out += '"';
-    for (char ch : s) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        switch (ch) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        default:
-            if (c < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                out += buf;
-            } else {
-                out += ch;
-            }
-        }
-    }
-    out += '"';
+// nlohmann's escaping; bytes that are not UTF-8 become U+FFFD rather than an exception.
+std::string quoted(const std::string& s) {
+    return Value(s).dump(-1, ' ', false, Value::error_handler_t::replace);
 }
 
 void write_compact(const Value& v, std::string& out) {
-    switch (v.kind()) {
-    case Value::Kind::Null:
-        out += "null";
-        return;
-    case Value::Kind::Bool:
-        out += v.as_bool() ? "true" : "false";
-        return;
-    case Value::Kind::Number:
-        out += v.text();
-        return;
-    case Value::Kind::String:
-        write_string(v.text(), out);
-        return;
-    case Value::Kind::Array:
+    if (v.is_number_float()) {
+        double d = v.get<double>();
+        if (!std::isfinite(d))
+            throw Error("json: cannot write the non-finite number " + std::to_string(d));
+        char buf[64];
+        out.append(buf, std::to_chars(buf, buf + sizeof buf, d).ptr);
+    } else if (v.is_array()) {
         out += '[';
-        for (std::size_t i = 0; i < v.items().size(); ++i) {
+        for (std::size_t i = 0; i < v.size(); ++i) {
             if (i) out += ", ";
-            write_compact(v.items()[i], out);
+            write_compact(v[i], out);
         }
         out += ']';
-        return;
-    case Value::Kind::Object:
+    } else if (v.is_object()) {
         out += '{';
-        for (std::size_t i = 0; i < v.members().size(); ++i) {
-            if (i) out += ", ";
-            write_string(v.members()[i].first, out);
-            out += ": ";
-            write_compact(v.members()[i].second, out);
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (it != v.begin()) out += ", ";
+            out += quoted(it.key()) + ": ";
+            write_compact(it.value(), out);
         }
         out += '}';
-        return;
+    } else {
+        out += v.dump(-1, ' ', false, Value::error_handler_t::replace);
     }
 }
 
@@ -84,139 +48,53 @@ void write_pretty(const Value& v, int indent, int used, int width, int compact_d
                   std::string& out) {
     std::string compact;
     write_compact(v, compact);
-    bool container = v.is_array() || v.is_object();
-    if (!container || static_cast<int>(compact.size()) + used <= width ||
+    if (!v.is_structured() || static_cast<int>(compact.size()) + used <= width ||
         indent / 2 >= compact_depth) {
         out += compact;
         return;
     }
-    bool array = v.is_array();
-    std::size_t n = array ? v.items().size() : v.members().size();
     std::string pad(static_cast<std::size_t>(indent + 2), ' ');
-    out += array ? "[\n" : "{\n";
-    for (std::size_t i = 0; i < n; ++i) {
+    out += v.is_array() ? "[\n" : "{\n";
+    std::size_t i = 0;
+    for (auto it = v.begin(); it != v.end(); ++it) {
         out += pad;
         int taken = indent + 2;
-        if (!array) {
-            std::string key;
-            write_string(v.members()[i].first, key);
+        if (v.is_object()) {
+            std::string key = quoted(it.key());
             out += key + ": ";
             taken += static_cast<int>(key.size()) + 2;
         }
-        write_pretty(array ? v.items()[i] : v.members()[i].second, indent + 2, taken + 1, width,
-                     compact_depth, out);
-        out += i + 1 < n ? ",\n" : "\n";
+        write_pretty(it.value(), indent + 2, taken + 1, width, compact_depth, out);
+        out += ++i < v.size() ? ",\n" : "\n";
     }
-    out += std::string(static_cast<std::size_t>(indent), ' ') + (array ? "]" : "}");
+    out += std::string(static_cast<std::size_t>(indent), ' ') + (v.is_array() ? "]" : "}");
 }
 
 } // namespace
 
-const char* kind_name(Value::Kind k) {
-    switch (k) {
-    case Value::Kind::Null:
-        return "null";
-    case Value::Kind::Bool:
-        return "boolean";
-    case Value::Kind::Number:
-        return "number";
-    case Value::Kind::String:
-        return "string";
-    case Value::Kind::Array:
-        return "array";
-    case Value::Kind::Object:
-        return "object";
+const Value* find(const Value& obj, std::string_view key) {
+    if (!obj.is_object()) return nullptr;
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+}
+
+bool to_int64(const Value& v, std::int64_t& out) {
+    if (v.is_number_unsigned()) {
+        auto u = v.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
+        out = static_cast<std::int64_t>(u);
+        return true;
     }
-    return "?";
-}
-
-Value Value::boolean(bool b) {
-    Value v;
-    v.kind_ = Kind::Bool;
-    v.bool_ = b;
-    return v;
-}
-
-Value Value::number(std::int64_t n) {
-    Value v;
-    v.kind_ = Kind::Number;
-    v.text_ = std::to_string(n);
-    return v;
-}
-
-Value Value::number(double d) {
-    if (!std::isfinite(d))
-        throw Error("json: cannot write the non-finite number " + std::to_string(d));
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, d);
-    Value v;
-    v.kind_ = Kind::Number;
-    v.text_.assign(buf, r.ptr);
-    return v;
-}
-
-Value Value::number_text(std::string digits) {
-    Value v;
-    v.kind_ = Kind::Number;
-    v.text_ = std::move(digits);
-    return v;
-}
-
-Value Value::string(std::string s) {
-    Value v;
-    v.kind_ = Kind::String;
-    v.text_ = std::move(s);
-    return v;
-}
-
-Value Value::array(std::vector<Value> items) {
-    Value v;
-    v.kind_ = Kind::Array;
-    v.items_ = std::move(items);
-    return v;
-}
-
-Value Value::object() {
-    Value v;
-    v.kind_ = Kind::Object;
-    return v;
-}
-
-bool Value::to_int64(std::int64_t& out) const {
-    if (kind_ != Kind::Number) return false;
-    const char* first = text_.data();
-    const char* last = first + text_.size();
-    auto r = std::from_chars(first, last, out);
-    if (r.ec == std::errc() && r.ptr == last) return true;
-    double d = to_double(); // "2.0", "1e3"
+    if (v.is_number_integer()) {
+        out = v.get<std::int64_t>();
+        return true;
+    }
+    if (!v.is_number_float()) return false;
+    double d = v.get<double>(); // "2.0", "1e3"
     if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18) || d != std::floor(d))
         return false;
     out = static_cast<std::int64_t>(d);
     return true;
-}
-
-double Value::to_double() const {
-    double d = 0.0;
-    std::from_chars(text_.data(), text_.data() + text_.size(), d);
-    return d;
-}
-
-Value& Value::push(Value v) {
-    items_.push_back(std::move(v));
-    return items_.back();
-}
-
-Value& Value::set(const std::string& key, Value v) {
-    for (auto& m : members_)
-        if (m.first == key) return m.second = std::move(v);
-    members_.emplace_back(key, std::move(v));
-    return members_.back().second;
-}
-
-const Value* Value::find(std::string_view key) const {
-    for (const auto& m : members_)
-        if (m.first == key) return &m.second;
-    return nullptr;
 }
 
 std::string write(const Value& v, int width, int compact_depth) {

@@ -1,7 +1,8 @@
-// A small JSON reader and writer for hedra's own files (graph files, saved schedules, tool
-// output). Objects keep their members in insertion order and numbers keep their source text, so
-// a value read and written again is unchanged and output is byte-identical across runs.
-// Parse errors throw hedra::Error naming the source, the line and column, and what is wrong.
+// hedra's JSON files (graph files, saved schedules, tool output) are nlohmann's ordered_json,
+// which keeps members in insertion order so that output is byte-identical across runs. This adds
+// what hedra needs on top: errors that name the source, line and column (of a syntax error, or
+// of any parsed value a reader rejects), a writer that keeps short containers on one line, and
+// base64.
 #pragma once
 
 #include <cstdint>
@@ -10,66 +11,39 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace hedra::json {
 
-class Value {
+using Value = nlohmann::ordered_json;
+
+// A parsed document and where each of its values starts.
+class Document {
 public:
-    enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
-
-    Value() = default; // null
-    static Value boolean(bool b);
-    static Value number(std::int64_t n);
-    static Value number(double d); // finite; the shortest text that reads back exactly
-    // A number written as `digits` (the caller guarantees JSON number syntax).
-    static Value number_text(std::string digits);
-    static Value string(std::string s);
-    static Value array(std::vector<Value> items = {});
-    static Value object();
-
-    Kind kind() const { return kind_; }
-    bool is_null() const { return kind_ == Kind::Null; }
-    bool is_bool() const { return kind_ == Kind::Bool; }
-    bool is_number() const { return kind_ == Kind::Number; }
-    bool is_string() const { return kind_ == Kind::String; }
-    bool is_array() const { return kind_ == Kind::Array; }
-    bool is_object() const { return kind_ == Kind::Object; }
-
-    // Unchecked in kind (callers check first): the value as each type.
-    bool as_bool() const { return bool_; }
-    const std::string& text() const { return text_; } // String: the text; Number: its digits
-    const std::vector<Value>& items() const { return items_; }
-    const std::vector<std::pair<std::string, Value>>& members() const { return members_; }
-
-    // Number conversions; nothing when the text is not an exact integer in range.
-    bool to_int64(std::int64_t& out) const;
-    double to_double() const;
-
-    // Array: append. Object: set a member (replacing one of that key, else appending).
-    Value& push(Value v);
-    Value& set(const std::string& key, Value v);
-    // Object member or nullptr.
-    const Value* find(std::string_view key) const;
-
-    // Where the value started in the parsed text (1-based; 0 for a value built in code).
-    int line = 0;
-    int column = 0;
+    Value root;
+    // "source:line:column" (1-based) where `v`, a value inside `root`, starts; "source" for any
+    // other value.
+    std::string where(const Value& v) const;
 
 private:
-    Kind kind_ = Kind::Null;
-    bool bool_ = false;
-    std::string text_;
-    std::vector<Value> items_;
-    std::vector<std::pair<std::string, Value>> members_;
+    friend Document parse(std::string_view text, const std::string& source);
+    std::string source_;
+    std::vector<std::pair<int, int>> starts_; // line and column of each value, in document order
 };
 
-const char* kind_name(Value::Kind k); // "null", "boolean", "number", ...
+// Parses one JSON document; malformed text, a member twice in one object and nesting deeper
+// than 256 levels throw hedra::Error ("model.json:3:14: syntax error ... expected ':'").
+Document parse(std::string_view text, const std::string& source);
 
-// Parses one JSON document. `source` names it in errors ("model.json:3:14: expected ','").
-Value parse(std::string_view text, const std::string& source);
+// The member `key` of `obj`, or nullptr (also when `obj` is not an object).
+const Value* find(const Value& obj, std::string_view key);
+// A number with an integral value that fits: `out` is set and true returned ("3.0" counts).
+bool to_int64(const Value& v, std::int64_t& out);
 
 // Writes `v` with two-space indentation; an array or object stays on one line when it fits in
 // `width` columns or is nested `compact_depth` levels deep or more (graph files: one node per
-// line). Ends without a newline.
+// line). Floating-point numbers are written as the shortest text that reads back exactly
+// (std::to_chars: 2.0 is "2"); a non-finite one throws hedra::Error. Ends without a newline.
 std::string write(const Value& v, int width = 100, int compact_depth = 1 << 30);
 
 // Standard base64 (RFC 4648, with padding).

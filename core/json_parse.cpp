@@ -1,281 +1,176 @@
-// The JSON reader: recursive descent with line/column tracking and a nesting limit (see
-// json.hpp). Numbers keep their source text; errors name the source, line and column.
-#include "core/json.hpp"
-
-#include <cstdio>
+// The reader (see json.hpp): nlohmann's SAX parser does the lexing and the grammar; the handler
+// here builds the document, rejects repeated members and deep nesting, and records where each
+// value starts. nlohmann reports a value without its position, so the text is read through an
+// iterator that tells the handler how far the parser has read: a value starts at the first
+// character after the previous event that is not a space, ',' or ':'.
+#include <iterator>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 
 namespace hedra::json {
 namespace {
 
 constexpr int kMaxDepth = 256;
 
-class Parser {
+// A character iterator that publishes its position in `*read` as it advances.
+class CountingIterator {
 public:
-    Parser(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
 
-    Value document() {
-        skip_space();
-        Value v = value(0);
-        skip_space();
-        if (pos_ < text_.size()) fail("unexpected " + describe_here() + " after the document");
-        return v;
+    CountingIterator(const char* at, const char** read) : at_(at), read_(read) {}
+    reference operator*() const { return *at_; }
+    CountingIterator& operator++() {
+        *read_ = ++at_;
+        return *this;
+    }
+    CountingIterator operator++(int) {
+        CountingIterator before = *this;
+        ++*this;
+        return before;
+    }
+    bool operator==(const CountingIterator& o) const { return at_ == o.at_; }
+    bool operator!=(const CountingIterator& o) const { return at_ != o.at_; }
+
+private:
+    const char* at_;
+    const char** read_;
+};
+
+class Builder {
+public:
+    Builder(std::string_view text, const std::string& source, Value& root)
+        : text_(text), source_(source), root_(root), read_(text.data()) {}
+    const char** read() { return &read_; }
+    std::vector<std::pair<int, int>> starts; // see Document
+
+    bool null() { return add(Value()); }
+    bool boolean(bool b) { return add(Value(b)); }
+    bool number_integer(Value::number_integer_t n) {
+        std::size_t at = token_start(); // "-0" reads as 0: keep its sign, as a double
+        insert(at, n == 0 && text_[at] == '-' ? Value(-0.0) : Value(n));
+        return true;
+    }
+    bool number_unsigned(Value::number_unsigned_t n) { return add(Value(n)); }
+    bool number_float(Value::number_float_t d, const std::string&) { return add(Value(d)); }
+    bool string(std::string& s) { return add(Value(std::move(s))); }
+    bool binary(Value::binary_t&) { return false; } // JSON text has none
+    bool start_object(std::size_t) { return open(Value::object()); }
+    bool start_array(std::size_t) { return open(Value::array()); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool key(std::string& k) {
+        std::size_t at = token_start();
+        if (open_.back()->contains(k)) fail(at, "member '" + k + "' appears twice in one object");
+        key_ = std::move(k);
+        return true;
+    }
+    bool parse_error(std::size_t position, const std::string&, const Value::exception& e) {
+        // `position` counts the characters read, the offending one last.
+        std::string what = e.what();
+        std::size_t colon = what.find(": ", what.find("column "));
+        fail(position > 0 ? position - 1 : 0,
+             colon == std::string::npos ? what : what.substr(colon + 2));
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what) const {
-        throw Error(source_ + ":" + std::to_string(line_) + ":" + std::to_string(column()) + ": " +
+    [[noreturn]] void fail(std::size_t offset, const std::string& what) {
+        auto [line, column] = position_of(offset);
+        throw Error(source_ + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
                     what);
     }
-    int column() const { return static_cast<int>(pos_ - line_start_) + 1; }
 
-    std::string describe_here() const {
-        if (pos_ >= text_.size()) return "end of file";
-        unsigned char c = static_cast<unsigned char>(text_[pos_]);
-        if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
-        return buf;
+    // The line and column of `offset`, counted on from the last one (offsets only grow).
+    std::pair<int, int> position_of(std::size_t offset) {
+        offset = std::min(offset, text_.size());
+        for (; scanned_ < offset; ++scanned_)
+            if (text_[scanned_] == '\n') {
+                ++line_;
+                line_start_ = scanned_ + 1;
+            }
+        return {line_, static_cast<int>(offset - line_start_) + 1};
     }
 
-    void advance() {
-        if (text_[pos_] == '\n') {
-            ++line_;
-            line_start_ = pos_ + 1;
+    // Where the token just read starts; also marks the end of this event.
+    std::size_t token_start() {
+        std::size_t at = last_event_;
+        while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == '\n' ||
+                                     text_[at] == '\r' || text_[at] == ',' || text_[at] == ':'))
+            ++at;
+        last_event_ = static_cast<std::size_t>(read_ - text_.data());
+        return at;
+    }
+
+    // Inserts `v` into the innermost open container (or makes it the root).
+    Value* insert(std::size_t at, Value v) {
+        starts.push_back(position_of(at));
+        if (open_.empty()) return &(root_ = std::move(v));
+        Value& parent = *open_.back();
+        if (parent.is_array()) {
+            parent.push_back(std::move(v));
+            return &parent.back();
         }
-        ++pos_;
+        return &(parent[key_] = std::move(v));
     }
-
-    void skip_space() {
-        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                       text_[pos_] == '\n' || text_[pos_] == '\r'))
-            advance();
-    }
-
-    void expect(char c, const char* context) {
-        skip_space();
-        if (pos_ >= text_.size() || text_[pos_] != c)
-            fail(std::string("expected '") + c + "' " + context + ", found " + describe_here());
-        advance();
-    }
-
-    Value value(int depth) {
-        if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
-        skip_space();
-        int line = line_, col = column();
-        Value v;
-        if (pos_ >= text_.size()) fail("expected a value, found end of file");
-        char c = text_[pos_];
-        if (c == '{')
-            v = object(depth);
-        else if (c == '[')
-            v = array(depth);
-        else if (c == '"')
-            v = Value::string(string());
-        else if (c == '-' || (c >= '0' && c <= '9'))
-            v = number();
-        else if (word("true"))
-            v = Value::boolean(true);
-        else if (word("false"))
-            v = Value::boolean(false);
-        else if (word("null"))
-            v = Value();
-        else
-            fail("expected a value, found " + describe_here());
-        v.line = line;
-        v.column = col;
-        return v;
-    }
-
-    bool word(std::string_view w) {
-        if (text_.substr(pos_, w.size()) != w) return false;
-        pos_ += w.size();
+    bool add(Value v) {
+        insert(token_start(), std::move(v));
         return true;
     }
-
-    Value object(int depth) {
-        advance(); // {
-        Value v = Value::object();
-        skip_space();
-        if (pos_ < text_.size() && text_[pos_] == '}') {
-            advance();
-            return v;
-        }
-        while (true) {
-            skip_space();
-            if (pos_ >= text_.size() || text_[pos_] != '"')
-                fail("expected a member name in quotes, found " + describe_here());
-            int line = line_, col = column();
-            std::string key = string();
-            if (v.find(key))
-                throw Error(source_ + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                            ": member '" + key + "' appears twice in one object");
-            expect(':', "after a member name");
-            v.set(key, value(depth + 1));
-            skip_space();
-            if (pos_ < text_.size() && text_[pos_] == ',') {
-                advance();
-                continue;
-            }
-            expect('}', "or ',' in an object");
-            return v;
-        }
+    bool open(Value v) {
+        std::size_t at = token_start();
+        if (static_cast<int>(open_.size()) >= kMaxDepth)
+            fail(at, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+        open_.push_back(insert(at, std::move(v)));
+        return true;
     }
-
-    Value array(int depth) {
-        advance(); // [
-        Value v = Value::array();
-        skip_space();
-        if (pos_ < text_.size() && text_[pos_] == ']') {
-            advance();
-            return v;
-        }
-        while (true) {
-            v.push(value(depth + 1));
-            skip_space();
-            if (pos_ < text_.size() && text_[pos_] == ',') {
-                advance();
-                continue;
-            }
-            expect(']', "or ',' in an array");
-            return v;
-        }
-    }
-
-    Value number() {
-        std::size_t start = pos_;
-        auto digits = [&] {
-            std::size_t from = pos_;
-            while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9')
-                ++pos_;
-            return pos_ > from;
-        };
-        if (text_[pos_] == '-') ++pos_;
-        if (pos_ < text_.size() && text_[pos_] == '0')
-            ++pos_;
-        else if (!digits())
-            fail("expected digits in a number, found " + describe_here());
-        if (pos_ < text_.size() && text_[pos_] == '.') {
-            ++pos_;
-            if (!digits()) fail("expected digits after '.' in a number, found " + describe_here());
-        }
-        if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-            ++pos_;
-            if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-            if (!digits()) fail("expected digits in an exponent, found " + describe_here());
-        }
-        return Value::number_text(std::string(text_.substr(start, pos_ - start)));
-    }
-
-    unsigned hex4() {
-        unsigned u = 0;
-        for (int i = 0; i < 4; ++i) {
-            if (pos_ >= text_.size()) fail("unterminated \\u escape");
-            char c = text_[pos_];
-            int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
-            if (d < 0) fail("expected a hex digit in a \\u escape, found " + describe_here());
-            u = u * 16 + static_cast<unsigned>(d);
-            ++pos_;
-        }
-        return u;
-    }
-
-    static void append_utf8(std::string& s, unsigned cp) {
-        if (cp < 0x80) {
-            s += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            s += static_cast<char>(0xc0 | (cp >> 6));
-            s += static_cast<char>(0x80 | (cp & 0x3f));
-        } else if (cp < 0x10000) {
-            s += static_cast<char>(0xe0 | (cp >> 12));
-            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-            s += static_cast<char>(0x80 | (cp & 0x3f));
-        } else {
-            s += static_cast<char>(0xf0 | (cp >> 18));
-            s += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-            s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-            s += static_cast<char>(0x80 | (cp & 0x3f));
-        }
-    }
-
-    std::string string() {
-        advance(); // "
-        std::string s;
-        while (true) {
-            if (pos_ >= text_.size()) fail("unterminated string");
-            char c = text_[pos_];
-            if (c == '"') {
-                ++pos_;
-                return s;
-            }
-            if (static_cast<unsigned char>(c) < 0x20)
-                fail("control character " + describe_here() + " in a string (escape it)");
-            if (c != '\\') {
-                s += c;
-                ++pos_;
-                continue;
-            }
-            ++pos_;
-            if (pos_ >= text_.size()) fail("unterminated string");
-            char e = text_[pos_++];
-            switch (e) {
-            case '"':
-                s += '"';
-                break;
-            case '\\':
-                s += '\\';
-                break;
-            case '/':
-                s += '/';
-                break;
-            case 'b':
-                s += '\b';
-                break;
-            case 'f':
-                s += '\f';
-                break;
-            case 'n':
-                s += '\n';
-                break;
-            case 'r':
-                s += '\r';
-                break;
-            case 't':
-                s += '\t';
-                break;
-            case 'u': {
-                unsigned cp = hex4();
-                if (cp >= 0xd800 && cp < 0xdc00 && text_.substr(pos_, 2) == "\\u") {
-                    pos_ += 2;
-                    unsigned low = hex4();
-                    if (low < 0xdc00 || low >= 0xe000) fail("invalid surrogate pair in \\u escape");
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-                }
-                append_utf8(s, cp);
-                break;
-            }
-            default:
-                --pos_;
-                fail("invalid escape '\\" + std::string(1, e) + "' in a string");
-            }
-        }
+    bool close() {
+        open_.pop_back();
+        token_start();
+        return true;
     }
 
     std::string_view text_;
     const std::string& source_;
-    std::size_t pos_ = 0;
-    std::size_t line_start_ = 0;
+    Value& root_;
+    const char* read_;           // how far the parser has read
+    std::size_t last_event_ = 0; // how far it had read at the previous event
+    std::vector<Value*> open_;   // the containers being filled, innermost last
+    std::string key_;            // the member name for the next value
+    std::size_t scanned_ = 0, line_start_ = 0;
     int line_ = 1;
 };
 
+// The position of `target` in a walk of `v` in document order, counted on from `index`.
+bool locate(const Value& v, const Value& target, std::size_t& index) {
+    if (&v == &target) return true;
+    ++index;
+    if (v.is_structured())
+        for (const Value& x : v)
+            if (locate(x, target, index)) return true;
+    return false;
+}
+
 } // namespace
 
-Value parse(std::string_view text, const std::string& source) {
-    return Parser(text, source).document();
+Document parse(std::string_view text, const std::string& source) {
+    Document doc;
+    doc.source_ = source;
+    Builder builder(text, source, doc.root);
+    Value::sax_parse(CountingIterator(text.data(), builder.read()),
+                     CountingIterator(text.data() + text.size(), builder.read()), &builder);
+    doc.starts_ = std::move(builder.starts);
+    return doc;
+}
+
+std::string Document::where(const Value& v) const {
+    std::size_t index = 0;
+    if (!locate(root, v, index) || index >= starts_.size()) return source_;
+    return source_ + ":" + std::to_string(starts_[index].first) + ":" +
+           std::to_string(starts_[index].second);
 }
 
 } // namespace hedra::json

@@ -87,60 +87,51 @@ ScheduleFile read_schedule_file(const std::string& path) {
     if (!in) throw ToolError(1, "cannot open the schedule file '" + path + "'");
     std::ostringstream text;
     text << in.rdbuf();
-    Value doc;
+    json::Document doc;
     try {
         doc = json::parse(text.str(), path);
     } catch (const Error& e) {
         throw ToolError(1, e.what());
     }
     auto bad = [&](const Value& at, const std::string& what) {
-        return ToolError(1, path + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
-                                ": " + what);
+        return ToolError(1, doc.where(at) + ": " + what);
     };
-    const Value* format = doc.is_object() ? doc.find("format") : nullptr;
-    if (!format || !format->is_string() || format->text() != "hedra-schedules")
-        throw bad(doc, "not a hedra schedule file ('format' must be \"hedra-schedules\")");
-    const Value* kernels = doc.find("kernels");
-    if (!kernels || !kernels->is_array()) throw bad(doc, "'kernels' must be an array");
+    const Value* format = json::find(doc.root, "format");
+    if (!format || *format != "hedra-schedules")
+        throw bad(doc.root, "not a hedra schedule file ('format' must be \"hedra-schedules\")");
+    const Value* kernels = json::find(doc.root, "kernels");
+    if (!kernels || !kernels->is_array()) throw bad(doc.root, "'kernels' must be an array");
     ScheduleFile out;
-    for (const Value& k : kernels->items()) {
-        const Value* name = k.is_object() ? k.find("name") : nullptr;
-        const Value* schedule = k.is_object() ? k.find("schedule") : nullptr;
+    for (const Value& k : *kernels) {
+        const Value* name = json::find(k, "name");
+        const Value* schedule = json::find(k, "schedule");
         if (!name || !name->is_string() || !schedule)
             throw bad(k, "each kernel is {\"name\": ..., \"schedule\": ...}");
         std::string text;
         if (schedule->is_string()) {
-            text = schedule->text();
+            text = schedule->get<std::string>();
         } else if (schedule->is_array()) {
-            for (const Value& line : schedule->items()) {
+            for (const Value& line : *schedule) {
                 if (!line.is_string()) throw bad(line, "schedule lines must be strings");
-                text += line.text() + "\n";
+                text += line.get<std::string>() + "\n";
             }
         } else {
             throw bad(*schedule, "'schedule' must be a string or an array of lines");
         }
-        if (!out.emplace(name->text(), text).second)
-            throw bad(*name, "kernel '" + name->text() + "' appears twice");
+        if (!out.emplace(name->get<std::string>(), text).second)
+            throw bad(*name, "kernel '" + name->get<std::string>() + "' appears twice");
     }
     return out;
 }
 
 std::string schedule_file_text(const Report& report, const std::string& input) {
-    Value doc = Value::object();
-    doc.set("format", Value::string("hedra-schedules"));
-    doc.set("version", Value::number(std::int64_t{1}));
-    doc.set("input", Value::string(input));
     Value kernels = Value::array();
-    for (const KernelReport& k : report.kernels) {
-        Value entry = Value::object();
-        entry.set("name", Value::string(k.name));
-        Value lines = Value::array();
-        for (const std::string& line : lines_of(k.schedule))
-            lines.push(Value::string(line));
-        entry.set("schedule", std::move(lines));
-        kernels.push(std::move(entry));
-    }
-    doc.set("kernels", std::move(kernels));
+    for (const KernelReport& k : report.kernels)
+        kernels.push_back({{"name", k.name}, {"schedule", lines_of(k.schedule)}});
+    Value doc = {{"format", "hedra-schedules"},
+                 {"version", 1},
+                 {"input", input},
+                 {"kernels", std::move(kernels)}};
     return json::write(doc) + "\n";
 }
 
@@ -274,53 +265,40 @@ const char* name_of(Stage s) {
 }
 
 Value kernel_json(const KernelReport& k, const std::vector<Stage>& stages) {
-    Value v = Value::object();
-    v.set("name", Value::string(k.name));
+    Value v = {{"name", k.name}};
     bool domains = selected(stages, Stage::Domains), accesses = selected(stages, Stage::Accesses);
     if (domains || accesses) {
         Value statements = Value::array();
         for (const poly::StatementDescription& st : k.statements) {
-            Value s = Value::object();
-            s.set("name", Value::string(st.name));
-            s.set("kind", Value::string(st.kind));
-            if (domains) s.set("domain", Value::string(st.domain));
+            Value s = {{"name", st.name}, {"kind", st.kind}};
+            if (domains) s["domain"] = st.domain;
             if (accesses) {
                 Value list = Value::array();
-                for (const poly::AccessDescription& a : st.accesses) {
-                    Value av = Value::object();
-                    av.set("kind", Value::string(a.kind));
-                    av.set("buffer", Value::string(a.buffer));
-                    av.set("relation", Value::string(a.relation));
-                    list.push(std::move(av));
-                }
-                s.set("accesses", std::move(list));
+                for (const poly::AccessDescription& a : st.accesses)
+                    list.push_back(
+                        {{"kind", a.kind}, {"buffer", a.buffer}, {"relation", a.relation}});
+                s["accesses"] = std::move(list);
             }
-            statements.push(std::move(s));
+            statements.push_back(std::move(s));
         }
-        v.set("statements", std::move(statements));
+        v["statements"] = std::move(statements);
     }
     if (selected(stages, Stage::Deps)) {
-        Value d = Value::object();
-        d.set("flow", Value::string(k.flow));
-        d.set("output", Value::string(k.output));
-        d.set("anti", Value::string(k.anti));
-        v.set("dependences", std::move(d));
+        v["dependences"] = {{"flow", k.flow}, {"output", k.output}, {"anti", k.anti}};
     }
-    if (selected(stages, Stage::Constraints)) v.set("constraints", Value::string(k.constraints));
+    if (selected(stages, Stage::Constraints)) v["constraints"] = k.constraints;
     if (selected(stages, Stage::Schedule)) {
-        v.set("schedule", Value::string(k.schedule));
-        v.set("fell_back", Value::boolean(k.fell_back));
+        v["schedule"] = k.schedule;
+        v["fell_back"] = k.fell_back;
     }
-    if (selected(stages, Stage::Final)) v.set("final_schedule", Value::string(k.final_schedule));
-    if (selected(stages, Stage::Ast)) v.set("ast", Value::string(k.ast));
+    if (selected(stages, Stage::Final)) v["final_schedule"] = k.final_schedule;
+    if (selected(stages, Stage::Ast)) v["ast"] = k.ast;
     return v;
 }
 
 // Polly's JSCoP, one object per kernel.
 Value jscop_json(const KernelReport& k, const std::vector<Stage>& stages) {
-    Value v = Value::object();
-    v.set("context", Value::string("{  :  }"));
-    v.set("name", Value::string(k.name));
+    Value v = {{"context", "{  :  }"}, {"name", k.name}};
     Value statements = Value::array();
     bool final = selected(stages, Stage::Final);
     bool schedule = final || selected(stages, Stage::Schedule);
@@ -329,21 +307,17 @@ Value jscop_json(const KernelReport& k, const std::vector<Stage>& stages) {
         Value s = Value::object();
         if (selected(stages, Stage::Accesses)) {
             Value list = Value::array();
-            for (const poly::AccessDescription& a : st.accesses) {
-                Value av = Value::object();
-                av.set("kind", Value::string(a.kind == "write" ? "write" : "read"));
-                av.set("relation", Value::string(a.relation));
-                list.push(std::move(av));
-            }
-            s.set("accesses", std::move(list));
+            for (const poly::AccessDescription& a : st.accesses)
+                list.push_back(
+                    {{"kind", a.kind == "write" ? "write" : "read"}, {"relation", a.relation}});
+            s["accesses"] = std::move(list);
         }
-        if (selected(stages, Stage::Domains)) s.set("domain", Value::string(st.domain));
-        s.set("name", Value::string(st.name));
-        if (schedule)
-            s.set("schedule", Value::string(final ? k.final_maps.at(i) : k.schedule_maps.at(i)));
-        statements.push(std::move(s));
+        if (selected(stages, Stage::Domains)) s["domain"] = st.domain;
+        s["name"] = st.name;
+        if (schedule) s["schedule"] = final ? k.final_maps.at(i) : k.schedule_maps.at(i);
+        statements.push_back(std::move(s));
     }
-    v.set("statements", std::move(statements));
+    v["statements"] = std::move(statements);
     return v;
 }
 
@@ -352,12 +326,9 @@ Value jscop_json(const KernelReport& k, const std::vector<Stage>& stages) {
 std::string render(const GraphViews& graph, const Report& report, const std::vector<Stage>& stages,
                    Format format, const std::string& input, const std::string& target) {
     if (format == Format::Json) {
-        Value doc = Value::object();
-        doc.set("input", Value::string(input));
-        doc.set("target", Value::string(target));
-        if (selected(stages, Stage::Graph)) doc.set("graph", graph.json);
-        if (selected(stages, Stage::Partition))
-            doc.set("partition", Value::string(report.partition));
+        Value doc = {{"input", input}, {"target", target}};
+        if (selected(stages, Stage::Graph)) doc["graph"] = graph.json;
+        if (selected(stages, Stage::Partition)) doc["partition"] = report.partition;
         bool per_kernel = false;
         for (Stage s : stages)
             per_kernel = per_kernel || (s != Stage::Graph && s != Stage::Partition &&
@@ -365,17 +336,17 @@ std::string render(const GraphViews& graph, const Report& report, const std::vec
         if (per_kernel) {
             Value kernels = Value::array();
             for (const KernelReport& k : report.kernels)
-                kernels.push(kernel_json(k, stages));
-            doc.set("kernels", std::move(kernels));
+                kernels.push_back(kernel_json(k, stages));
+            doc["kernels"] = std::move(kernels);
         }
-        if (selected(stages, Stage::Code)) doc.set("code", Value::string(report.code));
-        if (selected(stages, Stage::Ptx)) doc.set("ptx", Value::string(report.ptx));
+        if (selected(stages, Stage::Code)) doc["code"] = report.code;
+        if (selected(stages, Stage::Ptx)) doc["ptx"] = report.ptx;
         return json::write(doc) + "\n";
     }
     if (format == Format::Jscop) {
         Value list = Value::array();
         for (const KernelReport& k : report.kernels)
-            list.push(jscop_json(k, stages));
+            list.push_back(jscop_json(k, stages));
         return json::write(list) + "\n";
     }
     std::vector<Section> chosen;

@@ -45,7 +45,8 @@ TEST_CASE("hedra-dump: bad input exits 1 with a message") {
     hedra::test::write_text(bad, "{\"format\": \"hedra-graph\",\n  \"version\": }\n");
     auto malformed = run_tool("'" + bad + "'");
     CHECK(malformed.status == 1);
-    CHECK(contains(malformed.err, bad + ":2:14: expected a value, found '}'"));
+    CHECK(
+        contains(malformed.err, bad + ":2:14: syntax error while parsing value - unexpected '}'"));
 
     std::string wrong = scratch_path("wrong.json");
     hedra::test::write_text(wrong, "{\"format\": \"hedra-graph\", \"version\": 1, \"nodes\": [], "
@@ -126,22 +127,21 @@ TEST_CASE("hedra-dump: schedules saved, loaded, and rejected when illegal") {
 TEST_CASE("hedra-dump: formats") {
     auto json_run = run_tool("softmax --format=json");
     REQUIRE(json_run.status == 0);
-    json::Value doc = json::parse(json_run.out, "stdout");
-    CHECK(doc.find("graph")->find("format")->text() == "hedra-graph");
-    REQUIRE(doc.find("kernels")->items().size() >= 2);
-    const json::Value& k0 = doc.find("kernels")->items()[0];
-    CHECK(k0.find("statements")->items()[0].find("domain")->is_string());
-    CHECK(contains(doc.find("code")->text(), "hedra_program"));
+    json::Value doc = json::parse(json_run.out, "stdout").root;
+    CHECK(doc["graph"]["format"] == "hedra-graph");
+    REQUIRE(doc["kernels"].size() >= 2);
+    CHECK(doc["kernels"][0]["statements"][0]["domain"].is_string());
+    CHECK(contains(doc["code"].get<std::string>(), "hedra_program"));
 
     auto jscop = run_tool("matmul --format=jscop");
     REQUIRE(jscop.status == 0);
-    json::Value scops = json::parse(jscop.out, "stdout");
-    REQUIRE(scops.items().size() == 1);
-    const json::Value& s1 = scops.items()[0].find("statements")->items()[1];
-    CHECK(s1.find("name")->text() == "S1");
-    CHECK(contains(s1.find("domain")->text(), "S1[i0, i1, i2]"));
-    CHECK(s1.find("accesses")->items().size() == 4);
-    CHECK(contains(s1.find("schedule")->text(), "S1[i0, i1, i2] -> ["));
+    json::Value scops = json::parse(jscop.out, "stdout").root;
+    REQUIRE(scops.size() == 1);
+    const json::Value& s1 = scops[0]["statements"][1];
+    CHECK(s1["name"] == "S1");
+    CHECK(contains(s1["domain"].get<std::string>(), "S1[i0, i1, i2]"));
+    CHECK(s1["accesses"].size() == 4);
+    CHECK(contains(s1["schedule"].get<std::string>(), "S1[i0, i1, i2] -> ["));
 
     auto dot = run_tool("conv2d --format=dot");
     REQUIRE(dot.status == 0);
