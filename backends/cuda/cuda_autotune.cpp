@@ -10,9 +10,9 @@
 #include <sstream>
 #include <vector>
 
+#include "backends/common/hash.hpp"
 #include "backends/common/kernel_cache.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"
-#include "backends/cuda/sha256.hpp"
 #include "core/error.hpp"
 
 namespace hedra::backend::cuda {

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <nvrtc.h>
 
+#include "backends/common/hash.hpp"
 #include "backends/common/kernel_cache.hpp"
-#include "backends/cuda/sha256.hpp"
 #include "core/error.hpp"
 
 #ifndef HEDRA_NVRTC_LIBRARY_DIR

@@ -6,6 +6,7 @@
 #include "backends/openmp/jit_compiler.hpp"
 
 #include "backends/openmp/external_compiler.hpp"
+#include "backends/common/hash.hpp"
 #include "core/error.hpp"
 
 #include <clang/Basic/Diagnostic.h>
@@ -25,7 +26,6 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
@@ -304,10 +304,10 @@ const std::vector<std::string>& JitCompiler::default_flags() {
 
 std::string JitCompiler::cache_key(const std::string& source,
                                    const std::vector<std::string>& flags) const {
-    llvm::SHA256 hash;
-    auto add = [&](llvm::StringRef part) {
-        hash.update(std::to_string(part.size()) + ":");
-        hash.update(part);
+    std::string keyed; // each part after its length, so that no two lists of parts collide
+    auto add = [&](std::string_view part) {
+        keyed += std::to_string(part.size()) + ":";
+        keyed += part;
     };
     add("hedra " HEDRA_VERSION_STRING);
     add("llvm " LLVM_VERSION_STRING);
@@ -316,7 +316,7 @@ std::string JitCompiler::cache_key(const std::string& source,
     for (const auto& flag : flags)
         add(flag);
     add(source);
-    return llvm::toHex(hash.final(), /*LowerCase=*/true);
+    return sha256_hex(keyed);
 }
 
 std::shared_ptr<CompiledModule> JitCompiler::compile(const std::string& source,

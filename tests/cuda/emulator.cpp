@@ -10,7 +10,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "backends/cuda/sha256.hpp"
+#include "backends/common/hash.hpp"
 #include "core/error.hpp"
 #include "core/node.hpp"
 
@@ -90,7 +90,7 @@ void* emulation_library(const std::string& source) {
     static std::mutex mutex;
     std::lock_guard<std::mutex> lock(mutex);
     std::string text = std::string(kEmulationHeader) + source;
-    std::string key = backend::cuda::sha256_hex(text).substr(0, 24);
+    std::string key = backend::sha256_hex(text).substr(0, 24);
     auto dir = work_directory();
     auto so = dir / ("emu_" + key + ".so");
     if (!std::filesystem::exists(so)) {
@@ -232,7 +232,7 @@ std::string race_check(const poly::ProgramIR& program, const backend::CudaLowere
     std::vector<std::size_t> input_bytes;
     std::string text = std::string(kEmulationHeader) + lowered.source +
                        race_check_main(program, lowered, input_bytes);
-    std::string key = backend::cuda::sha256_hex(text).substr(0, 24);
+    std::string key = backend::sha256_hex(text).substr(0, 24);
     auto dir = work_directory();
     auto exe = dir / ("race_" + key), log = dir / ("race_" + key + ".log");
     std::string output;

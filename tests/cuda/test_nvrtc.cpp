@@ -5,14 +5,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "backends/cuda/sha256.hpp"
+#include "backends/common/hash.hpp"
 #include "cuda/cuda_testing.hpp"
 
 using namespace hedra;
 using backend::cuda::Nvrtc;
 
 TEST_CASE("cuda: sha256 of the FIPS 180-4 test vectors") {
-    using backend::cuda::sha256_hex;
+    using backend::sha256_hex;
     CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
