@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "hedra.hpp"
-#include "nn/mnist_dataset.hpp"
+#include "nn/io/mnist_dataset.hpp"
+#include "nn/io/training_report.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
 #include "nn/train_step.hpp"
-#include "nn/training_report.hpp"
 
 namespace mnist_example {
 

@@ -9,9 +9,9 @@
 #include "core/expect_error.hpp"
 #include "core/graph_file.hpp"
 #include "hedra.hpp"
-#include "nn/idx_reader.hpp"
+#include "nn/io/idx_reader.hpp"
+#include "nn/io/npy_reader.hpp"
 #include "nn/layers.hpp"
-#include "nn/npy_reader.hpp"
 
 using namespace hedra;
 

@@ -1,6 +1,7 @@
 // The layering of the sources (README "Layout"): data flows one way, core <- polyhedral <-
 // scheduler <- backends; a backend includes backends/common, never another backend; ad builds
-// core graphs and nn builds on ad; no library file includes tools/, examples/, bench/ or tests/.
+// core graphs and nn builds on ad; nn/io (file formats) builds on core alone, and nn's core
+// does not include it; no library file includes tools/, examples/, bench/ or tests/.
 // Every quoted #include of every library file is checked against that table.
 #include <doctest/doctest.h>
 
@@ -16,13 +17,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The layer of a path relative to the source root: its first folder, or backends/<name>;
-// "registry" for the files that register every backend by name; "hedra" for hedra.hpp.
+// The layer of a path relative to the source root: its first folder, or backends/<name>, or
+// nn/io; "registry" for the files that register every backend by name; "hedra" for hedra.hpp.
 std::string layer_of(const std::string& path) {
     if (path == "hedra.hpp") return "hedra";
     std::size_t slash = path.find('/');
     if (slash == std::string::npos) return path;
     std::string top = path.substr(0, slash);
+    if (top == "nn" && path.rfind("nn/io/", 0) == 0) return "nn/io";
     if (top != "backends") return top;
     std::size_t next = path.find('/', slash + 1);
     if (next == std::string::npos) return "registry"; // backends/builtin_backends.cpp
@@ -40,6 +42,7 @@ bool may_include(const std::string& layer, const std::string& target) {
         {"backends/common", {"core", "polyhedral", "scheduler", "backends/common"}},
         {"ad", {"core", "ad"}},
         {"nn", {"core", "ad", "nn"}},
+        {"nn/io", {"core", "nn/io"}},
     };
     if (auto it = below.find(layer); it != below.end()) return it->second.count(target) > 0;
     if (layer == "registry")
@@ -96,8 +99,13 @@ TEST_CASE("the layering rules: which layer may include which") {
     CHECK_FALSE(may_include("ad", "scheduler"));
     CHECK_FALSE(may_include("nn", "backends/openmp"));
     CHECK_FALSE(may_include("backends/cuda", "nn"));
+    CHECK(layer_of("nn/io/idx_reader.hpp") == "nn/io");
+    CHECK(layer_of("nn/layers.hpp") == "nn");
+    CHECK_FALSE(may_include("nn", "nn/io"));
+    CHECK_FALSE(may_include("nn/io", "ad"));
     for (const char* outside : {"tools", "examples", "bench", "tests"})
-        for (const char* layer : {"core", "scheduler", "backends/openmp", "registry", "nn"})
+        for (const char* layer :
+             {"core", "scheduler", "backends/openmp", "registry", "nn", "nn/io"})
             CHECK_FALSE(may_include(layer, outside));
 }
 

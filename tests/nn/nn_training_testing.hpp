@@ -12,7 +12,7 @@
 #include "core/compute.hpp"
 #include "core/error.hpp"
 #include "hedra.hpp"
-#include "nn/mnist_dataset.hpp"
+#include "nn/io/mnist_dataset.hpp"
 
 namespace hedra::nn::test {
 

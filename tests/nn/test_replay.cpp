@@ -9,8 +9,8 @@
 #include <map>
 #include <memory>
 
+#include "nn/io/npy_reader.hpp"
 #include "nn/model.hpp"
-#include "nn/npy_reader.hpp"
 #include "nn/train_step.hpp"
 #include "nn_training_testing.hpp"
 

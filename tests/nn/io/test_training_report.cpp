@@ -1,6 +1,6 @@
-// Training reports (nn/training_report.hpp): plain progress lines, the bar's final state, the
+// Training reports (nn/io/training_report.hpp): plain progress lines, the bar's final state, the
 // loss CSV, and plotting (which must stay silent without gnuplot).
-#include "nn/training_report.hpp"
+#include "nn/io/training_report.hpp"
 
 #include <doctest/doctest.h>
 

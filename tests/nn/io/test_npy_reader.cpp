@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "nn/npy_reader.hpp"
+#include "nn/io/npy_reader.hpp"
 #include "nn_test_files.hpp"
 
 using namespace hedra;

@@ -2,7 +2,7 @@
 // follows PKWARE's APPNOTE: find the end-of-central-directory record (and its zip64 variant,
 // which numpy writes for large archives), walk the central directory, and inflate each member
 // with zlib's raw inflate, checking its CRC-32.
-#include "nn/npy_reader.hpp"
+#include "nn/io/npy_reader.hpp"
 
 #include <cctype>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "nn/file_bytes.hpp"
+#include "nn/io/file_bytes.hpp"
 
 namespace hedra::nn {
 

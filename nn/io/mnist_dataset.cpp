@@ -1,5 +1,5 @@
 // Loading MNIST-format directories, seeded shuffles and batch extraction (see mnist_dataset.hpp).
-#include "nn/mnist_dataset.hpp"
+#include "nn/io/mnist_dataset.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
-#include "nn/idx_reader.hpp"
+#include "nn/io/idx_reader.hpp"
 
 namespace hedra::nn {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "nn/idx_reader.hpp"
+#include "nn/io/idx_reader.hpp"
 #include "nn_test_files.hpp"
 
 using namespace hedra;

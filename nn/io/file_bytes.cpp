@@ -1,5 +1,5 @@
 // Whole-file reads and zlib decompression for the nn data readers (see file_bytes.hpp).
-#include "nn/file_bytes.hpp"
+#include "nn/io/file_bytes.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "nn/mnist_dataset.hpp"
+#include "nn/io/mnist_dataset.hpp"
 #include "nn_test_files.hpp"
 
 using namespace hedra;

@@ -1,5 +1,5 @@
 // Progress display, loss CSV and gnuplot plotting for training runs (training_report.hpp).
-#include "nn/training_report.hpp"
+#include "nn/io/training_report.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,11 +1,11 @@
 // IDX reading and validation (see idx_reader.hpp).
-#include "nn/idx_reader.hpp"
+#include "nn/io/idx_reader.hpp"
 
 #include <cstdio>
 #include <cstring>
 
 #include "core/error.hpp"
-#include "nn/file_bytes.hpp"
+#include "nn/io/file_bytes.hpp"
 
 namespace hedra::nn {
 
