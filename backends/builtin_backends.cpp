@@ -2,6 +2,7 @@
 // so every program that includes it links the backends; the static makes it run once.
 #include "hedra.hpp"
 
+#include "backends/c/c_backend.hpp"
 #include "backends/openmp/openmp_backend.hpp"
 #include "backends/reference/reference_backend.hpp"
 #ifdef HEDRA_HAVE_CUDA
@@ -14,6 +15,7 @@ bool register_builtin_backends() {
     static const bool registered = [] {
         register_backend("reference", [] { return std::make_shared<backend::ReferenceBackend>(); });
         register_backend("openmp", [] { return std::make_shared<backend::OpenMPBackend>(); });
+        register_backend("c", [] { return std::make_shared<backend::CBackend>(); });
 #ifdef HEDRA_HAVE_CUDA
         // Registered wherever it is built; without a device it throws "no CUDA device".
         register_backend("cuda", [] { return std::make_shared<backend::CudaBackend>(); });

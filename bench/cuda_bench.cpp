@@ -122,9 +122,9 @@ struct GeneratedMatmul {
 backend::CudaLowerOptions lower_options() {
     cu::Device& dev = cu::Device::instance();
     backend::CudaLowerOptions lo;
-    lo.multiprocessors = dev.multiprocessors;
-    lo.shared_memory_limit =
-        std::min<std::size_t>(lo.shared_memory_limit, dev.shared_memory_per_block);
+    lo.gpu.multiprocessors = dev.multiprocessors;
+    lo.gpu.shared_memory_per_block =
+        std::min<std::size_t>(lo.gpu.shared_memory_per_block, dev.shared_memory_per_block);
     return lo;
 }
 

@@ -9,7 +9,7 @@ foreach(layer core polyhedral scheduler backends ad nn)
 endforeach()
 
 install(TARGETS hedra hedra_options hedra_core hedra_polyhedral hedra_scheduler hedra_backends
-                hedra_ad hedra_nn hedra_nn_io hedra_backend_common hedra_jit hedra_openmp
+                hedra_ad hedra_nn hedra_nn_io hedra_backend_common hedra_jit hedra_openmp hedra_c
         EXPORT hedraTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -44,4 +44,22 @@ public:
 // when it is not.
 std::unique_ptr<CompileObserver> dump_observer();
 
+// The observer a lowering reports to: the caller's, else HEDRA_DUMP's, else one that ignores all.
+class ChosenObserver {
+public:
+    explicit ChosenObserver(CompileObserver* given) : chosen_(given) {
+        if (!chosen_) dumper_ = dump_observer();
+        if (!chosen_) chosen_ = dumper_ ? dumper_.get() : &quiet_;
+    }
+    ChosenObserver(const ChosenObserver&) = delete;
+    ChosenObserver& operator=(const ChosenObserver&) = delete;
+    CompileObserver& operator*() const { return *chosen_; }
+    CompileObserver* operator->() const { return chosen_; }
+
+private:
+    std::unique_ptr<CompileObserver> dumper_;
+    CompileObserver quiet_;
+    CompileObserver* chosen_;
+};
+
 } // namespace hedra::sched

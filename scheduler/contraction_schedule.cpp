@@ -9,21 +9,19 @@
 
 #include "core/scalar_dag.hpp"
 #include "scheduler/stride_order.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::sched {
 namespace {
 
-constexpr std::int64_t kVectorBytes = 32;                // one AVX2 register
 constexpr std::int64_t kMaxReduction = 512;              // K points per tile (Kc)
 constexpr std::int64_t kMinReduction = 256;              // ... with packed panels, at least
 constexpr std::int64_t kMaxPackedReduction = 2048;       // ... and at most
 constexpr std::int64_t kStridedPackReduction = 1024;     // a transposed panel: K whole up to this
-constexpr std::int64_t kPackBytes = 128 * 1024;          // packed K x V panels, all together
 constexpr std::int64_t kBroadcastPackBytes = 256 * 1024; // an A tile's copied broadcast rows
 constexpr std::int64_t kUnpackedWidth = 256;             // V tile when nothing is packed
-constexpr std::int64_t kMaxRows = 384;                   // A tile (rows) when there are many
+constexpr std::int64_t kMaxTileRows = 384;               // A tile (rows) when there are many
 constexpr std::int64_t kMinInstances = 4096;             // smaller contractions keep isl's schedule
-constexpr int kRegisters = 16;
 constexpr double kContiguousFill = 2.0;  // cost of filling a panel element, in products
 constexpr double kStridedFill = 8.0;     // ... from a source strided along V
 constexpr double kGatheredResult = 1.05; // V not the result's stride-1 axis (measured: a
@@ -120,11 +118,12 @@ std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statemen
         else
             return std::nullopt;
     }
-    int max_rows = (kRegisters - 1 - 2 * c.packs - 2 * (row_vectors > 0)) / 2;
+    int max_rows = (cpu_target().vector_registers - 1 - 2 * c.packs - 2 * (row_vectors > 0)) / 2;
     if (max_rows < 1) return std::nullopt;
     // The register tile runs blocks of R rows, then one block each of 4, 2 and 1 rows; a block
     // of r rows loads 2 vectors per 2r products.
-    int rows = static_cast<int>(std::min<std::int64_t>(std::min(max_rows, 6), ea));
+    int rows = static_cast<int>(
+        std::min<std::int64_t>(std::min(max_rows, cpu_target().register_tile_rows), ea));
     std::int64_t left = ea % rows;
     double row_cost = static_cast<double>(ea / rows) * (rows + 2.0);
     for (int r = 4; r >= 1; r /= 2)
@@ -219,7 +218,8 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
         }
     }
     if (instances < kMinInstances || reduction.empty() || outputs.size() < 2) return std::nullopt;
-    const std::int64_t width = 2 * kVectorBytes / static_cast<std::int64_t>(dtype_size(out.dtype));
+    const std::int64_t width = 2 * std::int64_t{cpu_target().vector_bytes} /
+                               static_cast<std::int64_t>(dtype_size(out.dtype));
     std::optional<Candidate> best;
     for (int v : outputs)
         for (int a : outputs) {
@@ -248,7 +248,8 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     const auto dsize = static_cast<std::int64_t>(dtype_size(out.dtype));
     std::int64_t k_max = kMaxReduction;
     if (best->packs > 0)
-        k_max = std::clamp(kPackBytes / (dsize * round_up(st.extents[plan.v], width) * best->packs),
+        k_max = std::clamp(cpu_target().panel_bytes /
+                               (dsize * round_up(st.extents[plan.v], width) * best->packs),
                            kMinReduction, kMaxPackedReduction);
     // A panel gathered from a source strided along V (x·Wᵀ: W's rows along K) is filled one
     // vector block of columns at a time, each K step one cache line of the source row, with K
@@ -271,13 +272,16 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     std::int64_t ev = st.extents[plan.v];
     std::int64_t vmax = kUnpackedWidth;
     if (best->packs > 0)
-        vmax = std::max(width, kPackBytes / (dsize * kc * best->packs) / width * width);
+        vmax =
+            std::max(width, cpu_target().panel_bytes / (dsize * kc * best->packs) / width * width);
     if (best->strided_pack) vmax = width;
     plan.tile[plan.v] = even_tile(ev, vmax, width);
     // Many rows: blocks of rows whose broadcast operand (rows x K points) stays in L2 across
     // the V tiles, the panels refilled per block (BLIS's mc loop).
     std::int64_t ea_all = st.extents[plan.a];
-    if (ea_all > kMaxRows && best->packs > 0) plan.tile[plan.a] = even_tile(ea_all, kMaxRows, 6);
+    const std::int64_t rows = cpu_target().register_tile_rows;
+    if (ea_all > kMaxTileRows && best->packs > 0)
+        plan.tile[plan.a] = even_tile(ea_all, kMaxTileRows, rows);
     // A broadcast operand whose innermost K steps are a KiB or more apart, with K whole: its
     // rows are copied once per A tile (register_tile.hpp), A tiles sized so the copy stays in
     // L2, and the V tiles run inside them.
@@ -295,10 +299,11 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
             plan.v_tiles_inside = true;
             // (Rounded up: 1024 rows of K = 256 make 4 tiles of 258, not 5 of 210, which two
             // threads share evenly.)
-            std::int64_t rows = round_up(
-                std::clamp<std::int64_t>(kBroadcastPackBytes / (kc * dsize), 6, kMaxRows), 6);
-            if (ea_all >= 12) rows = std::min(rows, round_up((ea_all + 1) / 2, 6));
-            plan.tile[plan.a] = even_tile(ea_all, rows, 6);
+            std::int64_t a_rows = round_up(
+                std::clamp<std::int64_t>(kBroadcastPackBytes / (kc * dsize), rows, kMaxTileRows),
+                rows);
+            if (ea_all >= 2 * rows) a_rows = std::min(a_rows, round_up((ea_all + 1) / 2, rows));
+            plan.tile[plan.a] = even_tile(ea_all, a_rows, rows);
         }
     }
     // Something to run in parallel outside the mark (the printer register-tiles only inside a
@@ -307,10 +312,10 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     std::int64_t ea = st.extents[plan.a];
     if (plan.parallel < 0 && (plan.tile[plan.v] >= ev || plan.v_tiles_inside) &&
         plan.tile[plan.a] >= ea) {
-        // (Halves of fewer than 12 rows would shrink the register blocks more than a second
+        // (Halves of fewer than 2R rows would shrink the register blocks more than a second
         // thread gains: such a kernel runs on one thread.)
-        if (ea >= 12)
-            plan.tile[plan.a] = round_up((ea + 1) / 2, 6);
+        if (ea >= 2 * rows)
+            plan.tile[plan.a] = round_up((ea + 1) / 2, rows);
         else if (ev >= 2 * width)
             plan.tile[plan.v] = round_up((ev + 1) / 2, width);
     }

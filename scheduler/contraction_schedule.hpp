@@ -9,7 +9,7 @@
 //   outer band:  [P] [A-tile] [V-tile] [K-tiles]      (permutable; P and the tiles coincide)
 //     mark "permutable"
 //       inner band: [other output counters] A [K counters] V
-// the form the register tile (backends/openmp/register_tile.hpp) turns into a micro-kernel:
+// the form the register tile (backends/common/register_tile.hpp) turns into a micro-kernel:
 // V is the vector loop (an output counter; operands that run along it without depending on A
 // are packed into a contiguous panel, so V need not be stride-1 anywhere), A the row loop
 // (operands that depend on it are broadcast), K the reduction counters with the ones along

@@ -1,6 +1,7 @@
-// partition: the canonical graph -> kernel IR. Four steps, each a member function below:
-// decide what is materialized, cap the inlined expression size, create buffers, then build one
-// kernel per materialized node by inlining its definition. See partition.hpp for the rules.
+// partition: the canonical graph -> kernel IR, in the steps Partitioner::run lists (each a member
+// function below): decide what is materialized, cap the inlined expression size, the fuses,
+// small reductions, wide sums and epilogues, create buffers, then build one kernel per
+// materialized node by inlining its definition. See partition.hpp for the rules.
 #include "scheduler/partition.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "core/dump.hpp"
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 #include "scheduler/canonicalize.hpp"
@@ -126,20 +128,68 @@ class Partitioner {
 public:
     Partitioner(const CanonicalGraph& g, const PartitionOptions& o) : g_(g), options_(o) {}
 
+    // The steps in order; each is timed (HEDRA_TIME_PASSES) and, with HEDRA_DUMP, followed by
+    // the table of decisions so far (partition-<step>.txt), so the files' differences show
+    // what each step decided. lower.cpp's pass list names the same steps.
     ProgramIR run(const std::vector<NodePtr>& placeholders) {
-        decide();
-        cap_expressions();
-        distribute_fuses();
-        unroll_small_reductions();
-        find_wide_sums();
-        find_epilogues();
-        make_buffers(placeholders);
+        placeholders_ = &placeholders;
+        struct Step {
+            const char* name;
+            void (Partitioner::*run)();
+        };
+        static constexpr Step kSteps[] = {
+            {"partition.decide", &Partitioner::decide},
+            {"partition.cap-expressions", &Partitioner::cap_expressions},
+            {"partition.distribute-fuses", &Partitioner::distribute_fuses},
+            {"partition.unroll-reductions", &Partitioner::unroll_small_reductions},
+            {"partition.wide-sums", &Partitioner::find_wide_sums},
+            {"partition.epilogues", &Partitioner::find_epilogues},
+            {"partition.buffers", &Partitioner::make_buffers},
+            {"partition.kernels", &Partitioner::make_kernels},
+        };
+        for (const Step& step : kSteps) {
+            {
+                dump::PassTimer timer(step.name);
+                (this->*step.run)();
+            }
+            if (dump::enabled()) dump::write_stage(step.name, "txt", decisions());
+        }
+        return std::move(ir_);
+    }
+
+private:
+    void make_kernels() {
         made_.assign(g_.nodes.size(), false);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)
             if (mat_[i] && folded_into_[i] < 0) make_in_order(static_cast<int>(i));
         for (int o : g_.outputs)
             ir_.outputs.push_back(buffer_of_[static_cast<std::size_t>(o)]);
-        return std::move(ir_);
+    }
+
+    // One line per canonical node: what it is and what the steps so far decided for it.
+    std::string decisions() const {
+        auto at = [](const std::vector<int>& v, std::size_t i) { return i < v.size() ? v[i] : -1; };
+        auto flag = [](const std::vector<bool>& v, std::size_t i) { return i < v.size() && v[i]; };
+        std::string s;
+        for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+            const CanonicalNode& c = g_.nodes[i];
+            s += "n" + std::to_string(i) + " " + node_kind_name(c.node->kind) + " " +
+                 c.node->shape.to_string() + ":";
+            if (c.leaf) s += " leaf";
+            if (c.output) s += " output";
+            if (!c.leaf) s += flag(mat_, i) ? " materialized" : " inlined";
+            if (i < size_.size() && inlinable_map(static_cast<int>(i)))
+                s += " size=" + std::to_string(size_[i]);
+            if (int f = at(distributed_, i); f >= 0) s += " distributes=n" + std::to_string(f);
+            if (flag(unrolled_, i)) s += " unrolled";
+            if (flag(wide_, i)) s += " wide-f64";
+            if (int r = at(folded_into_, i); r >= 0) s += " epilogue-of=n" + std::to_string(r);
+            if (int b = at(buffer_of_, i); b >= 0) s += " buffer=b" + std::to_string(b);
+            if (int b = at(leaf_buffer_, i); b >= 0) s += " buffer=b" + std::to_string(b);
+            s += "\n";
+        }
+        return s + std::to_string(ir_.kernels.size()) + " kernels, " +
+               std::to_string(ir_.buffers.size()) + " buffers\n";
     }
 
 private:
@@ -535,7 +585,8 @@ private:
         return b;
     }
 
-    void make_buffers(const std::vector<NodePtr>& placeholders) {
+    void make_buffers() {
+        const std::vector<NodePtr>& placeholders = *placeholders_;
         std::size_t n = g_.nodes.size();
         leaf_buffer_.assign(n, -1);
         buffer_of_.assign(n, -1);
@@ -748,6 +799,7 @@ private:
 
     const CanonicalGraph& g_;
     PartitionOptions options_;
+    const std::vector<NodePtr>* placeholders_ = nullptr;
     ProgramIR ir_;
     std::vector<bool> mat_;
     std::vector<int> distributed_; // per map: the fuse computed piece by piece in its kernel
@@ -772,9 +824,15 @@ private:
 
 ProgramIR partition(const std::vector<NodePtr>& outputs, const std::vector<NodePtr>& placeholders,
                     const PartitionOptions& options) {
-    CanonicalGraph g = canonicalize(outputs);
+    CanonicalGraph g = [&] {
+        dump::PassTimer timer("canonicalize");
+        return canonicalize(outputs);
+    }();
     ProgramIR program = Partitioner(g, options).run(placeholders);
-    if (options.narrow) narrow_domains(program);
+    if (options.narrow) {
+        dump::PassTimer timer("narrow-domains");
+        narrow_domains(program);
+    }
     return program;
 }
 

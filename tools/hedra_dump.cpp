@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/graph_dot.hpp"
 #include "core/graph_file.hpp"
+#include "scheduler/lower.hpp"
 #include "scheduler/partition.hpp"
 #include "tools/dump_examples.hpp"
 #include "tools/dump_report.hpp"
@@ -50,6 +51,21 @@ std::string stage_list() {
     return s;
 }
 
+// The compiler's pass list (scheduler/lower.hpp), one pass per line: name, unit, the HEDRA_DUMP
+// stage written after it, and what it does.
+std::string pass_list_text() {
+    std::string s = "# pass (timer)                unit     dump stage (HEDRA_DUMP)     what\n";
+    for (const sched::PassInfo& p : sched::pass_list()) {
+        std::string_view dumps = p.dumps.empty() ? "-" : p.dumps;
+        char line[128];
+        std::snprintf(line, sizeof line, "%-29.*s %-8.*s %-27.*s ", int(p.name.size()),
+                      p.name.data(), int(p.unit.size()), p.unit.data(), int(dumps.size()),
+                      dumps.data());
+        s += line + std::string(p.what) + "\n";
+    }
+    return s;
+}
+
 std::string help_text() {
     return "usage: hedra-dump [options] INPUT\n"
            "\n"
@@ -74,6 +90,7 @@ std::string help_text() {
            "  --load-schedule=FILE  use these schedules instead of computing them; a schedule\n"
            "                        that violates a dependence is rejected (exit status 3)\n"
            "  -o FILE               write the output to FILE instead of standard output\n"
+           "  --list-passes         the compiler's passes, in order, with their dump stages\n"
            "  --help                this text\n"
            "  --version             hedra's version\n"
            "\n"
@@ -149,6 +166,10 @@ std::optional<Options> parse_arguments(int argc, char** argv) {
         std::string arg = argv[i];
         if (arg == "--help" || arg == "-h") {
             std::cout << help_text();
+            return std::nullopt;
+        }
+        if (arg == "--list-passes") {
+            std::cout << pass_list_text();
             return std::nullopt;
         }
         if (arg == "--version") {
@@ -276,10 +297,7 @@ int run(int argc, char** argv) {
     if (o.target == "openmp") {
         std::optional<ScheduleFile> load;
         if (!o.load_schedule.empty()) load = read_schedule_file(o.load_schedule);
-        poly::ProgramIR ir = [&] {
-            dump::PassTimer timer("partition");
-            return sched::partition(program.outputs, program.placeholders);
-        }();
+        poly::ProgramIR ir = sched::partition(program.outputs, program.placeholders);
         ReportObserver observer(report, load ? &*load : nullptr, o.load_schedule);
         backend::LowerOptions lo;
         lo.tile_sizes = o.tile_sizes;

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -344,7 +345,10 @@ std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::s
 }
 
 const std::string& c_prelude() {
-    static const std::string text = R"(typedef unsigned int hd_u32;
+    // The register tile's vector types are one vector register of the target.
+    static const std::string text = "#define HD_VECTOR_BYTES " +
+                                    std::to_string(sched::cpu_target().vector_bytes) + "\n" +
+                                    R"(typedef unsigned int hd_u32;
 typedef unsigned long long hd_u64;
 #define HD_INT_OPS(S, T, U)                                                                       \
     static inline T hd_add_##S(T a, T b) { return (T)((U)a + (U)b); }                            \
@@ -384,8 +388,8 @@ static inline int hd_to_i32(double v) { return v > -2147483649.0 && v < 21474836
 static inline long long hd_to_i64(double v) {
     return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (long long)v : 0;
 }
-typedef float hd_vf __attribute__((vector_size(32), aligned(4)));
-typedef double hd_vd __attribute__((vector_size(32), aligned(8)));
+typedef float hd_vf __attribute__((vector_size(HD_VECTOR_BYTES), aligned(4)));
+typedef double hd_vd __attribute__((vector_size(HD_VECTOR_BYTES), aligned(8)));
 static inline long hd_floord(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static inline long hd_lmin(long a, long b) { return a < b ? a : b; }
 static inline long hd_lmax(long a, long b) { return a < b ? b : a; }

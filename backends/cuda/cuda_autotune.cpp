@@ -139,9 +139,10 @@ autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, c
         }
         if (distinct.size() < 2) continue; // nothing to choose from
         ++stats.kernels;
-        std::string key = sha256_hex("hedra contraction tiling v1\n" + device.name + "\n" + arch +
-                                     "\n" + std::to_string(base.multiprocessors) + "\n" +
-                                     std::to_string(base.shared_memory_limit) + "\n" + sources[0]);
+        std::string key =
+            sha256_hex("hedra contraction tiling v1\n" + device.name + "\n" + arch + "\n" +
+                       std::to_string(base.gpu.multiprocessors) + "\n" +
+                       std::to_string(base.gpu.shared_memory_per_block) + "\n" + sources[0]);
         if (auto cached = choice_cache().load(key))
             if (auto t = decode(*cached)) {
                 ++stats.from_cache;

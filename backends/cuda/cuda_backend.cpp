@@ -11,6 +11,7 @@
 #include "backends/cuda/device_allocator.hpp"
 #include "backends/cuda/device_residency.hpp"
 #include "backends/cuda/nvrtc_compiler.hpp"
+#include "core/dump.hpp"
 #include "core/error.hpp"
 #include "scheduler/partition.hpp"
 
@@ -104,9 +105,9 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     code->plan = plan_temporaries(ir);
     CudaLowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
-    lo.multiprocessors = state.device.multiprocessors;
-    lo.shared_memory_limit =
-        std::min<std::size_t>(lo.shared_memory_limit, state.device.shared_memory_per_block);
+    lo.gpu.multiprocessors = state.device.multiprocessors;
+    lo.gpu.shared_memory_per_block =
+        std::min<std::size_t>(lo.gpu.shared_memory_per_block, state.device.shared_memory_per_block);
     if (lo.tile_sizes.empty() && cuda::autotune_enabled()) {
         cuda::AutotuneStats tuning;
         cuda::ImageObserver observe;
@@ -116,9 +117,15 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
         stats.tuned_kernels += tuning.kernels;
         stats.tuning_candidates += tuning.candidates;
     }
-    code->lowered = lower_cuda(ir, lo);
+    {
+        dump::PassTimer timer("print");
+        code->lowered = lower_cuda(ir, lo);
+    }
     std::string arch = cuda::default_architecture(state.device.architecture());
-    cuda::NvrtcImage image = cuda::Nvrtc::instance().compile(code->lowered.source, arch);
+    cuda::NvrtcImage image = [&] {
+        dump::PassTimer timer("jit");
+        return cuda::Nvrtc::instance().compile(code->lowered.source, arch);
+    }();
     stats.images_from_disk += image.from_cache;
     if (CudaImageHook hook = g_image_hook.load()) hook(code->lowered.source, image.image);
     code->module = std::make_unique<cuda::Module>(image.image);

@@ -76,7 +76,7 @@ Tile choose_policy_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, 
     // of >= 4 chunks of 16) can make up the rest: a 256x1024 result over 784 is 64 blocks x 4
     // slices, not 256 blocks of 2x2.
     auto blocks = [&](std::int64_t t) { return ceil_div(m, t) * ceil_div(n, t) * z; };
-    int sms = b.options.multiprocessors;
+    int sms = b.options.gpu.multiprocessors;
     if (blocks(128) >= sms) return {128, 128, 8, 8, 16};
     std::int64_t slices = ceil_div(reduction, 16) / 4;
     if (blocks(64) >= sms || (4 * blocks(64) >= sms && slices * blocks(64) >= sms))
@@ -408,8 +408,8 @@ bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
     if (tiling && tiling->splits > 0)
         c.set_splits(tiling->splits);
     else if (b.options.tile_sizes.empty() || tiling)
-        c.choose_splits(b.options.multiprocessors);
-    c.stage(b.options.shared_memory_limit);
+        c.choose_splits(b.options.gpu.multiprocessors);
+    c.stage(b.options.gpu.shared_memory_per_block);
     c.emit();
     return true;
 }

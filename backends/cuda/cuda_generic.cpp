@@ -1,22 +1,17 @@
 // The generic CUDA path, for kernels of no known form (and, in tests, for every kernel): the
-// kernel's isl schedule (compute_schedule, reduction inits hoisted into their own nests) and its
-// loop AST (build_loop_ast, with PPCG's per-loop dependence test). Each top-level nest is one
-// launch: its outer loops that passed the dependence test and have constant bounds (up to three,
-// perfectly nested) are flattened over a grid-stride thread index; everything inside runs
-// sequentially in the thread. A nest whose outer loop is not parallel runs on one thread.
+// scheduler's kernel passes without tiling (scheduler/lower.hpp: its schedule with reduction
+// inits hoisted into their own nests, and its loop AST with PPCG's per-loop dependence test). Each
+// top-level nest is one launch: its outer loops that passed the dependence test and have constant
+// bounds (up to three, perfectly nested) are flattened over a grid-stride thread index; everything
+// inside runs sequentially in the thread. A nest whose outer loop is not parallel runs on one
+// thread.
 #include <optional>
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
 #include "core/error.hpp"
-#include "polyhedral/dead_writes.hpp"
-#include "polyhedral/dependences.hpp"
-#include "polyhedral/isl_context.hpp"
-#include "polyhedral/scop.hpp"
-#include "scheduler/ast_build.hpp"
-#include "scheduler/compile_observer.hpp"
-#include "scheduler/compute_schedule.hpp"
+#include "scheduler/lower.hpp"
 
 namespace hedra::backend::cuda {
 
@@ -157,26 +152,6 @@ private:
     const poly::Kernel& k_;
 };
 
-sched::AstNode kernel_ast(const poly::ProgramIR& program, const poly::Kernel& kernel,
-                          sched::CompileObserver& observer) {
-    poly::IslContext ctx;
-    poly::Scop scop = poly::build_scop(ctx, program, kernel);
-    poly::Dependences deps = poly::compute_dependences(scop);
-    if (std::optional<poly::Scop> live = poly::remove_dead_instances(scop, deps)) {
-        scop = std::move(*live);
-        deps = poly::compute_dependences(scop);
-    }
-    observer.analyzed(scop, deps);
-    sched::KernelSchedule ks;
-    ks.schedule = observer.replacement_schedule(ctx, scop, deps);
-    if (!ks.schedule) ks = sched::compute_schedule(ctx, scop, deps);
-    observer.scheduled(scop, ks);
-    observer.finalized(scop, ks.schedule);
-    sched::AstNode ast = sched::build_loop_ast(scop, deps, ks.schedule);
-    observer.ast_built(scop, ast);
-    return ast;
-}
-
 // A mark (e.g. "permutable") around a single node is transparent to the mapping.
 const AstNode* unwrap(const AstNode* n) {
     while (n->kind == AstNode::Kind::Mark && n->body.size() == 1)
@@ -237,7 +212,10 @@ void emit_nest(SourceBuilder& b, int kernel, const AstNode& top) {
 void emit_generic(SourceBuilder& b, int kernel) {
     const poly::Kernel& k = b.program.kernels.at(kernel);
     if (k.statements.empty()) return;
-    AstNode root = kernel_ast(b.program, k, b.observer);
+    sched::KernelPassOptions passes;
+    passes.tile = false; // one thread per point: the schedule's loops as computed
+    passes.observer = &b.observer;
+    AstNode root = sched::lower_kernel(b.program, k, passes);
     if (root.kind == AstNode::Kind::Block) {
         for (const AstNode& top : root.body)
             emit_nest(b, kernel, top);

@@ -45,11 +45,7 @@ sched::PartitionOptions cuda_partition_options() {
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options) {
     dump::CompileScope dump_scope; // joins the backend's, if it opened one
-    std::unique_ptr<sched::CompileObserver> dumper;
-    sched::CompileObserver quiet;
-    sched::CompileObserver* observer = options.observer;
-    if (!observer) dumper = sched::dump_observer();
-    if (!observer) observer = dumper ? dumper.get() : &quiet;
+    sched::ChosenObserver observer(options.observer);
     observer->partitioned(program);
     cuda::SourceBuilder b{program, options, *observer, {}, {}, {}};
     for (std::size_t k = 0; k < program.kernels.size(); ++k)

@@ -32,6 +32,7 @@
 
 #include "polyhedral/kernel_ir.hpp"
 #include "scheduler/partition.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::sched {
 class CompileObserver;
@@ -83,8 +84,9 @@ struct CudaLowerOptions {
     bool generic_only = false; // every kernel through the isl path (tests)
     // Sees every stage; null: the HEDRA_DUMP observer, if HEDRA_DUMP is set.
     sched::CompileObserver* observer = nullptr;
-    std::size_t shared_memory_limit = 48 * 1024;
-    int multiprocessors = 132; // to size grids (the device's count when one is present)
+    // The device's facts (the backend fills them from the device when one is present): shared
+    // memory bounds the contraction's staging, multiprocessors size grids and split-K.
+    sched::GpuTarget gpu;
 };
 
 // How the cuda backend partitions a graph (the backend, hedra-dump and the tests alike): a chain

@@ -5,7 +5,7 @@
 // Never use -mllvm here: it sets process-global options.
 #include "backends/openmp/jit_compiler.hpp"
 
-#include "backends/openmp/external_compiler.hpp"
+#include "backends/common/external_compiler.hpp"
 #include "backends/common/hash.hpp"
 #include "core/error.hpp"
 

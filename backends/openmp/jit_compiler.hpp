@@ -9,8 +9,8 @@
 // Clang and LLVM headers stay inside jit_compiler.cpp; they cost ~20 s per translation unit.
 #pragma once
 
+#include "backends/common/compiled_module.hpp"
 #include "backends/common/kernel_cache.hpp"
-#include "backends/openmp/compiled_module.hpp"
 
 #include <filesystem>
 #include <memory>

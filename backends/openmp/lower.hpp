@@ -1,6 +1,5 @@
-// lower: the openmp backend's pass list, in order, for a partitioned program:
-//   per kernel: build_scop -> compute_dependences -> compute_schedule -> tile_schedule
-//               -> build_loop_ast;  then print_program (one translation unit).
+// lower: the openmp backend's lowering of a partitioned program: the scheduler's kernel passes
+// (scheduler/lower.hpp, the one pass list) and then print_program (one translation unit).
 // Every stage is shown to a CompileObserver (scheduler/compile_observer.hpp): with
 // HEDRA_DUMP=DIR each is written to a numbered file (docs/dumps.md), the first tool for
 // debugging a schedule; hedra-dump observes the same passes. HEDRA_TIME_PASSES=1 times them.

@@ -17,7 +17,7 @@
 
 namespace hedra::backend {
 
-struct OpenMPProgramCode; // the compiled code of one graph structure (openmp_backend.cpp)
+struct HostProgramCode; // the compiled code of one graph structure (common/host_program.hpp)
 
 struct OpenMPStats {
     std::uint64_t programs_compiled = 0; // graphs not in the program cache: built
@@ -37,13 +37,13 @@ public:
     OpenMPStats stats() const;
 
 private:
-    std::shared_ptr<const OpenMPProgramCode> code_for(const std::vector<NodePtr>& outputs,
-                                                      const std::vector<NodePtr>& placeholders,
-                                                      const CompileOptions& options,
-                                                      std::vector<NodePtr>& leaves);
+    std::shared_ptr<const HostProgramCode> code_for(const std::vector<NodePtr>& outputs,
+                                                    const std::vector<NodePtr>& placeholders,
+                                                    const CompileOptions& options,
+                                                    std::vector<NodePtr>& leaves);
 
     mutable std::mutex mutex_;
-    std::unordered_map<std::string, std::shared_ptr<const OpenMPProgramCode>> cache_;
+    std::unordered_map<std::string, std::shared_ptr<const HostProgramCode>> cache_;
     OpenMPStats stats_;
 };
 

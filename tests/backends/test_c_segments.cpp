@@ -3,7 +3,7 @@
 // checked end to end by tests/core/test_scalar_dag.cpp (k = 2000 on openmp).
 #include <doctest/doctest.h>
 
-#include "backends/openmp/c_segments.hpp"
+#include "backends/common/c_segments.hpp"
 #include "core/scalar_dag.hpp"
 #include "core/sym.hpp"
 

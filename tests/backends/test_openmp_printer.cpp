@@ -1,5 +1,5 @@
 // Tests of the openmp code generator on hand-built kernel IR (backends/openmp/lower.hpp,
-// c_printer.hpp, c_expr.hpp): the printed program compiles in process and computes what naive
+// c_renderer.hpp, c_expr.hpp): the printed program compiles in process and computes what naive
 // loops compute, at 1 and 2 threads and several tile sizes; scalar semantics follow
 // core/scalar_eval (wrapping integers, x/0 == 0, NaN-propagating min/max).
 #include <doctest/doctest.h>
@@ -146,7 +146,7 @@ TEST_CASE("openmp printer: deterministic output; matmul becomes a register-tiled
     std::string first = backend::lower(p).source;
     CHECK(first == backend::lower(p).source);
     CHECK(first.find("register tile: 6 x 16") != std::string::npos); // 12 accumulators
-    CHECK(first.find("hd_pk0") != std::string::npos); // the B panel is packed
+    CHECK(first.find("hd_pk0") != std::string::npos);                // the B panel is packed
     CHECK(first.find("#pragma omp parallel for") != std::string::npos);
     // A transpose has no contraction: no micro-kernel.
     CHECK(backend::lower(test::transpose_ir(300, 300)).source.find("register tile") ==

@@ -93,7 +93,7 @@ TEST_CASE("cuda emulation: no shared-memory races (ThreadSanitizer)") {
     }
     // A limit that leaves room for one buffer only: the single-buffered protocol.
     backend::CudaLowerOptions one;
-    one.shared_memory_limit = 3000;
+    one.gpu.shared_memory_per_block = 3000;
     check("matmul", one);
 }
 

@@ -72,7 +72,7 @@ void* fake() {
 // 48 KiB of shared memory, PTX for compute_90), and registers the emulation for that PTX.
 void prepare(const std::vector<Array>& outputs, const std::vector<Array>& placeholders = {}) {
     backend::CudaLowerOptions o;
-    o.multiprocessors = 132;
+    o.gpu.multiprocessors = 132;
     test::LoweredArrays l = test::lower_arrays(outputs, o, placeholders);
     std::string ptx = backend::cuda::Nvrtc::instance().compile(l.cuda.source, "compute_90").image;
     auto reg = reinterpret_cast<Register>(dlsym(fake(), "hedra_fake_cuda_register"));

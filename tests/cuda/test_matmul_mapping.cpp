@@ -134,7 +134,7 @@ TEST_CASE("cuda mapping: user tile sizes and the shared memory bound") {
     test::LoweredArrays l32 = test::lower_arrays({matmul(a, b)}, o, {a, b});
     CHECK(only_launch(l32).shared_bytes == 2 * (16 * 36 + 16 * 36) * 4);
     CHECK(l32.cuda.source.find("reinterpret_cast<const float2*>(&hd_s0[") != std::string::npos);
-    o.shared_memory_limit = 2400; // room for one A tile (2304 bytes) only: one buffer
+    o.gpu.shared_memory_per_block = 2400; // room for one A tile (2304 bytes) only: one buffer
     test::LoweredArrays small = test::lower_arrays({matmul(a, b)}, o, {a, b});
     CHECK(only_launch(small).shared_bytes == 16 * 36 * 4);
     CHECK(small.cuda.source.find("float hd_s0[576];") != std::string::npos);

@@ -40,7 +40,7 @@ test::LoweredArrays lower_step(const nn::Model& model, std::vector<std::int64_t>
     outputs.insert(outputs.end(), u.params.begin(), u.params.end());
     outputs.insert(outputs.end(), u.state.begin(), u.state.end());
     backend::CudaLowerOptions o;
-    o.multiprocessors = 132;
+    o.gpu.multiprocessors = 132;
     return test::lower_arrays(outputs, o, inputs);
 }
 

@@ -1,7 +1,9 @@
-// The differential harness: evaluate the same graph on "openmp" and on "reference" (the oracle)
-// and compare, at 1 and 2 threads and several tile sizes (default, 1, 3, mixed). Integer, bool
-// and non-reduction results must agree bit for bit; float reductions within a tolerance
-// (summation order is the schedule's choice).
+// The differential harness: evaluate the same graph on every registered code-generating backend
+// and on "reference" (the oracle) and compare: openmp at 1 and 2 threads and several tile sizes
+// (default, 1, 3, mixed); the other backends (c: a system compiler run per program) at the
+// default and one tile size; cuda where a device is present (without one, tests/cuda emulates it).
+// Integer, bool and non-reduction results must agree bit for bit; float reductions within a
+// tolerance (summation order is the schedule's choice).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -31,6 +33,28 @@ inline std::shared_ptr<Backend> openmp_backend() {
     return get_backend("openmp");
 }
 
+// Whether a backend can run here (cuda throws "no CUDA device" on a machine without one).
+inline bool backend_runs(const std::string& name) {
+    try {
+        get_backend(name)->evaluate({full(Shape::of({2}), 1.0).node()}, {});
+        return true;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+// Every registered backend but the reference interpreter that can run here, openmp first.
+inline std::vector<std::string> generating_backends() {
+    static const std::vector<std::string> names = [] {
+        openmp_backend();
+        std::vector<std::string> out{"openmp"};
+        for (const std::string& n : backend_names())
+            if (n != "reference" && n != "openmp" && backend_runs(n)) out.push_back(n);
+        return out;
+    }();
+    return names;
+}
+
 enum class Compare { Exact, Tolerance };
 
 struct Tolerance {
@@ -38,8 +62,8 @@ struct Tolerance {
     double atol = 1e-5;
 };
 
-inline void compare_arrays(const HostArray& got, const HostArray& want, Compare mode,
-                           Tolerance tol) {
+inline void compare_arrays(const HostArray& got, const HostArray& want, Compare mode, Tolerance tol,
+                           const std::string& backend = "openmp") {
     REQUIRE(got.sizes() == want.sizes());
     REQUIRE(got.dtype() == want.dtype());
     bool exact = mode == Compare::Exact || !is_float(want.dtype());
@@ -56,7 +80,7 @@ inline void compare_arrays(const HostArray& got, const HostArray& want, Compare 
             ok = (std::isnan(g) && std::isnan(w)) ||
                  std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
         if (!ok && reported++ < 5) {
-            INFO("element " << i << ": openmp " << g << ", reference " << w);
+            INFO("element " << i << ": " << backend << " " << g << ", reference " << w);
             CHECK(ok);
         }
     }
@@ -68,7 +92,8 @@ struct RunConfig {
     std::vector<std::int64_t> tiles;
 };
 
-inline std::vector<RunConfig> run_configs() {
+inline std::vector<RunConfig> run_configs(const std::string& backend = "openmp") {
+    if (backend != "openmp") return {{1, {}}, {1, {3}}};
     return {{1, {}}, {2, {}}, {2, {1}}, {1, {3}}, {2, {16, 8, 5}}};
 }
 
@@ -79,18 +104,21 @@ inline void check_differential(const std::vector<Array>& outputs, Compare mode =
     for (const Array& a : outputs)
         nodes.push_back(a.node());
     std::vector<HostArray> want = get_backend("reference")->evaluate(nodes, {});
-    auto omp = openmp_backend();
-    for (const RunConfig& rc : run_configs()) {
-        CAPTURE(rc.threads);
-        CAPTURE(rc.tiles.size());
-        CompileOptions options;
-        options.num_threads = rc.threads;
-        options.tile_sizes = rc.tiles;
-        std::vector<HostArray> got = omp->evaluate(nodes, options);
-        REQUIRE(got.size() == want.size());
-        for (std::size_t k = 0; k < want.size(); ++k) {
-            CAPTURE(k);
-            compare_arrays(got[k], want[k], mode, tol);
+    for (const std::string& name : generating_backends()) {
+        CAPTURE(name);
+        auto backend = get_backend(name);
+        for (const RunConfig& rc : run_configs(name)) {
+            CAPTURE(rc.threads);
+            CAPTURE(rc.tiles.size());
+            CompileOptions options;
+            options.num_threads = rc.threads;
+            options.tile_sizes = rc.tiles;
+            std::vector<HostArray> got = backend->evaluate(nodes, options);
+            REQUIRE(got.size() == want.size());
+            for (std::size_t k = 0; k < want.size(); ++k) {
+                CAPTURE(k);
+                compare_arrays(got[k], want[k], mode, tol, name);
+            }
         }
     }
 }

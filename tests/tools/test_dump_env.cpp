@@ -45,28 +45,49 @@ TEST_CASE("HEDRA_DUMP: one numbered file per stage of each compile") {
     Array c = matmul(a, b);
     CompiledProgram program = compile({c}, {a, b}, ComputeOptions{});
     std::vector<std::string> names = files_in(dir);
-    REQUIRE(names.size() == 11);
+    REQUIRE(names.size() == 19);
     std::string prefix = names[0].substr(0, 5); // "0001-" unless an earlier test dumped
-    std::vector<std::string> want{
-        "001-graph.txt",           "002-graph.dot",        "003-partition.txt",
-        "004-k0-domains.txt",      "005-k0-accesses.txt",  "006-k0-deps.txt",
-        "007-k0-constraints.yaml", "008-k0-schedule.yaml", "009-k0-final-schedule.yaml",
-        "010-k0-ast.txt",          "011-code.cpp"};
+    std::vector<std::string> want{"001-graph.txt",
+                                  "002-graph.dot",
+                                  "003-partition.decide.txt",
+                                  "004-partition.cap-expressions.txt",
+                                  "005-partition.distribute-fuses.txt",
+                                  "006-partition.unroll-reductions.txt",
+                                  "007-partition.wide-sums.txt",
+                                  "008-partition.epilogues.txt",
+                                  "009-partition.buffers.txt",
+                                  "010-partition.kernels.txt",
+                                  "011-partition.txt",
+                                  "012-k0-domains.txt",
+                                  "013-k0-accesses.txt",
+                                  "014-k0-deps.txt",
+                                  "015-k0-constraints.yaml",
+                                  "016-k0-schedule.yaml",
+                                  "017-k0-final-schedule.yaml",
+                                  "018-k0-ast.txt",
+                                  "019-code.cpp"};
     for (std::size_t i = 0; i < want.size(); ++i)
         CHECK(names[i] == prefix + want[i]);
+    // The partition's steps write their decisions: after "decide" the sum is materialized and
+    // its product inlined; after "buffers" the sum has its output buffer.
+    std::string decided = hedra::test::read_text(dir + "/" + prefix + "003-partition.decide.txt");
+    CHECK(decided.find("reduce (7,3): output materialized") != std::string::npos);
+    CHECK(decided.find("map (7,3,5): inlined") != std::string::npos);
+    std::string buffers = hedra::test::read_text(dir + "/" + prefix + "009-partition.buffers.txt");
+    CHECK(buffers.find("reduce (7,3): output materialized buffer=b2") != std::string::npos);
     CHECK(hedra::test::read_text(dir + "/" + prefix + "001-graph.txt") == to_string({c.node()}));
     CHECK(hedra::test::read_text(dir + "/" + prefix + "002-graph.dot").rfind("digraph", 0) == 0);
-    std::string domains = hedra::test::read_text(dir + "/" + prefix + "004-k0-domains.txt");
+    std::string domains = hedra::test::read_text(dir + "/" + prefix + "012-k0-domains.txt");
     CHECK(
         domains.find("S1 := { S1[i0, i1, i2] : 0 <= i0 <= 6 and 0 <= i1 <= 2 and 0 <= i2 <= 4 }") !=
         std::string::npos);
-    CHECK(hedra::test::read_text(dir + "/" + prefix + "011-code.cpp").find("hedra_program") !=
+    CHECK(hedra::test::read_text(dir + "/" + prefix + "019-code.cpp").find("hedra_program") !=
           std::string::npos);
 
     // The same graph again: a cache hit compiles nothing and writes nothing.
     Array c2 = matmul(a, b);
     CompiledProgram again = compile({c2}, {a, b}, ComputeOptions{});
-    CHECK(files_in(dir).size() == 11);
+    CHECK(files_in(dir).size() == 19);
 
     // Another graph: the next compile number.
     Array d = placeholder(Shape::of({9}), DType::F32, "d");

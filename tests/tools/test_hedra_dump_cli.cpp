@@ -35,6 +35,20 @@ TEST_CASE("hedra-dump: --help and --version") {
     CHECK(contains(version.out, "hedra-dump (hedra) "));
 }
 
+TEST_CASE("hedra-dump --list-passes prints the compiler's pass list, in order") {
+    auto list = run_tool("--list-passes");
+    CHECK(list.status == 0);
+    std::size_t at = 0;
+    for (const char* pass :
+         {"canonicalize", "partition.decide", "partition.kernels", "narrow-domains", "scop",
+          "dependences", "schedule", "tile", "ast", "print", "jit"}) {
+        CAPTURE(pass);
+        std::size_t found = list.out.find(std::string("\n") + pass + " ", at);
+        CHECK(found != std::string::npos);
+        if (found != std::string::npos) at = found;
+    }
+}
+
 TEST_CASE("hedra-dump: bad input exits 1 with a message") {
     auto missing = run_tool("/nonexistent/model.json");
     CHECK(missing.status == 1);

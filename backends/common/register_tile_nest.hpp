@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "backends/openmp/register_tile.hpp"
+#include "backends/common/register_tile.hpp"
 #include "core/scalar_expr.hpp"
 #include "scheduler/contraction_schedule.hpp"
 #include "scheduler/loop_ast.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::backend::register_tile_detail {
 
 using sched::AstExpr;
 using sched::AstNode;
 
-constexpr int kVectorBytes = 32;                  // one AVX2 register
 constexpr std::size_t kMaxPackBytes = 256 * 1024; // all packed K x V panels of a nest
 
 // The inclusive upper bound of a canonical loop (`it <= e` or `it < e`), or null.

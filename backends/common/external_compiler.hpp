@@ -4,7 +4,7 @@
 // Note: g++ -fopenmp links libgomp, a second OpenMP runtime next to the JIT's libomp.
 #pragma once
 
-#include "backends/openmp/compiled_module.hpp"
+#include "backends/common/compiled_module.hpp"
 
 #include <filesystem>
 #include <memory>

@@ -1,5 +1,5 @@
 // Which perfect loop nests walk memory contiguously (see loop_coalesce.hpp).
-#include "backends/openmp/loop_coalesce.hpp"
+#include "backends/common/loop_coalesce.hpp"
 
 #include "backends/common/c_access.hpp"
 

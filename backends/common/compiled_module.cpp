@@ -1,5 +1,5 @@
 // CompiledModule: symbol lookup with an actionable error, and dumping of a kernel's source.
-#include "backends/openmp/compiled_module.hpp"
+#include "backends/common/compiled_module.hpp"
 
 #include "core/error.hpp"
 

@@ -1,7 +1,7 @@
 // Segments of a large expression as noinline functions (see c_segments.hpp). A node gets a slot
 // when it is an input, a result, or read by a later segment; everything else is a local of
 // its segment's function.
-#include "backends/openmp/c_segments.hpp"
+#include "backends/common/c_segments.hpp"
 
 #include <algorithm>
 #include <array>

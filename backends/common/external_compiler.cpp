@@ -1,6 +1,6 @@
 // The external-compiler path: write the source, run the compiler with posix_spawnp (no shell,
 // so paths and flags need no quoting), and dlopen the shared object it produced.
-#include "backends/openmp/external_compiler.hpp"
+#include "backends/common/external_compiler.hpp"
 
 #include "core/error.hpp"
 

@@ -1,5 +1,5 @@
 // Register-tiled contraction micro-kernels (see register_tile.hpp).
-#include "backends/openmp/register_tile.hpp"
+#include "backends/common/register_tile.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
-#include "backends/openmp/register_tile_nest.hpp"
+#include "backends/common/register_tile_nest.hpp"
 #include "core/scalar_dag.hpp"
 
 namespace hedra::backend {
@@ -17,8 +17,6 @@ namespace {
 
 using namespace register_tile_detail;
 
-constexpr int kMaxRows = 6;    // R: rows of A per block (6 x 16: 12 accumulators)
-constexpr int kRegisters = 16; // AVX2 vector registers
 // A broadcast operand whose innermost K steps are this far apart (a weight gradient's dZ[b, o],
 // rows 4 KiB apart: every K step maps to the same L1 set) is copied, once above the loops over
 // V tiles, into panels of R rows x K contiguous (BLIS's packed A), up to this size.
@@ -66,7 +64,7 @@ public:
         : cx_(cx), n_(n), st_(cx.kernel.statements.at(n.call->statement)),
           out_buf_(cx.program.buffers.at(st_.write_buffer)) {
         DType t = out_buf_.dtype;
-        lanes_ = kVectorBytes / static_cast<int>(dtype_size(t));
+        lanes_ = sched::cpu_target().vector_bytes / static_cast<int>(dtype_size(t));
         width_ = 2 * lanes_;
         vtype_ = t == DType::F32 ? "hd_vf" : "hd_vd";
         scalar_ = c_value_type(t);
@@ -208,7 +206,9 @@ private:
             shared += r.vector && !r.per_row;
             per_row += r.vector && r.per_row;
         }
-        rows_ = std::clamp((kRegisters - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1, kMaxRows);
+        const sched::CpuTarget& cpu = sched::cpu_target();
+        rows_ = std::clamp((cpu.vector_registers - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1,
+                           cpu.register_tile_rows);
         if (auto trip_a = max_trip(*n_.a))
             rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
         plan_row_packs();
@@ -541,7 +541,7 @@ private:
     const Nest& n_;
     const poly::Statement& st_;
     const poly::Buffer& out_buf_;
-    int lanes_ = 8, width_ = 16, rows_ = kMaxRows;
+    int lanes_ = 8, width_ = 16, rows_ = sched::cpu_target().register_tile_rows;
     std::string vtype_, scalar_;
     std::vector<ReadPlan> reads_;
     int packs_ = 0, name_base_ = 0;

@@ -1,0 +1,85 @@
+// The c backend: lower, render in the serial style, compile with the system compiler (see the
+// header).
+#include "backends/c/c_backend.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
+#include "backends/common/c_renderer.hpp"
+#include "backends/common/external_compiler.hpp"
+#include "backends/common/graph_key.hpp"
+#include "backends/common/host_program.hpp"
+#include "core/dump.hpp"
+#include "scheduler/lower.hpp"
+#include "scheduler/partition.hpp"
+
+namespace hedra::backend {
+namespace {
+
+std::string compiler() {
+    const char* cc = std::getenv("HEDRA_CC");
+    return cc && *cc ? cc : "c++";
+}
+
+std::string hex(std::size_t v) {
+    static const char digits[] = "0123456789abcdef";
+    std::string s(16, '0');
+    for (int i = 15; i >= 0; --i, v >>= 4)
+        s[static_cast<std::size_t>(i)] = digits[v & 15];
+    return s;
+}
+
+// The program's source: every kernel pass, then the serial renderer.
+std::string render(const poly::ProgramIR& ir, const CompileOptions& options) {
+    sched::ChosenObserver observer(nullptr);
+    sched::KernelPassOptions passes;
+    passes.tile_sizes = options.tile_sizes;
+    passes.observer = &*observer;
+    sched::LoopProgram loops = sched::lower_kernels(ir, passes);
+    PrintOptions print;
+    print.style = serial_style();
+    dump::PassTimer timer("print");
+    std::string source = print_program(ir, loops.asts, print);
+    observer->emitted(source, "cpp");
+    return source;
+}
+
+} // namespace
+
+std::unique_ptr<Program> CBackend::compile(const std::vector<NodePtr>& outputs,
+                                           const std::vector<NodePtr>& placeholders,
+                                           const CompileOptions& options) {
+    GraphKey key = graph_key(outputs, placeholders);
+    std::string text = "tiles:";
+    for (std::int64_t t : options.tile_sizes)
+        text += std::to_string(t) + ",";
+    text += "|" + key.text;
+    std::shared_ptr<const HostProgramCode> code;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = cache_.find(text); it != cache_.end()) code = it->second;
+    }
+    if (!code) {
+        dump::CompileScope dump_scope;
+        dump::write_graph(outputs);
+        poly::ProgramIR ir = sched::partition(outputs, placeholders);
+        std::shared_ptr<HostProgramCode> made =
+            bind_host_program(ir, placeholders, key.leaves, "c");
+        std::string source = render(ir, options);
+        // Values are computed exactly as the other backends compute them (c_renderer.hpp).
+        const std::vector<std::string> flags = {"-O2", "-fPIC", "-ffp-contract=off",
+                                                "-fno-math-errno", "-w"};
+        std::string compiler_name = compiler();
+        dump::PassTimer timer("jit");
+        made->module = compile_with_external_compiler(
+            compiler_name, source, flags, hex(std::hash<std::string>{}(compiler_name + source)),
+            std::filesystem::temp_directory_path());
+        made->entry = made->module->function<void(void**, int)>(PrintOptions{}.entry);
+        std::lock_guard<std::mutex> lock(mutex_);
+        code = cache_.emplace(std::move(text), std::move(made)).first->second;
+    }
+    return std::make_unique<HostProgram>(std::move(code), std::move(key.leaves), 1);
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,110 @@
+// Buffers bound for a compiled host program, and its run (see host_program.hpp).
+#include "backends/common/host_program.hpp"
+
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace hedra::backend {
+namespace {
+
+const void* leaf_data(const NodePtr& leaf) {
+    if (auto memo = leaf->memo()) return memo->raw();
+    HEDRA_INTERNAL_CHECK(leaf->kind == NodeKind::Data, "host program: a leaf without data");
+    return leaf->data.raw();
+}
+
+std::size_t byte_size(const std::vector<std::int64_t>& sizes, DType t) {
+    std::size_t n = dtype_size(t);
+    for (std::int64_t s : sizes)
+        n *= static_cast<std::size_t>(s);
+    return n;
+}
+
+// Memory for result buffer `b`: a pooled storage no one else holds, else a new one (pooled
+// when `pooled`, i.e. this run holds arena_mutex).
+std::shared_ptr<AlignedStorage> result_storage(const HostProgramCode& code, std::size_t b,
+                                               bool pooled) {
+    std::size_t bytes = byte_size(code.sizes[b], code.dtypes[b]);
+    if (!pooled) return std::make_shared<AlignedStorage>(bytes);
+    if (code.result_pool.size() <= b) code.result_pool.resize(code.sizes.size());
+    auto& pool = code.result_pool[b];
+    for (const auto& storage : pool)
+        if (storage.use_count() == 1) return storage;
+    auto storage = std::make_shared<AlignedStorage>(bytes);
+    if (pool.size() < 2)
+        pool.push_back(storage);
+    else
+        pool[0] = std::exchange(pool[1], storage);
+    return storage;
+}
+
+} // namespace
+
+std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
+                                                   const std::vector<NodePtr>& placeholders,
+                                                   const std::vector<NodePtr>& leaves,
+                                                   const std::string& backend) {
+    auto code = std::make_shared<HostProgramCode>();
+    for (const poly::Buffer& b : ir.buffers) {
+        code->sizes.push_back(b.sizes);
+        code->dtypes.push_back(b.dtype);
+        BufferBinding bind;
+        if (b.role == poly::BufferRole::Input) {
+            bind.index = -1;
+            for (std::size_t p = 0; p < placeholders.size(); ++p)
+                if (placeholders[p] == b.node) bind = {BufferBinding::Kind::Placeholder, int(p)};
+            for (std::size_t l = 0; l < leaves.size() && bind.index < 0; ++l)
+                if (leaves[l] == b.node) bind = {BufferBinding::Kind::Leaf, int(l)};
+            HEDRA_INTERNAL_CHECK(bind.index >= 0, backend + ": input buffer " + b.name +
+                                                      " is neither a placeholder nor a leaf");
+        }
+        code->bindings.push_back(bind);
+    }
+    code->outputs = ir.outputs;
+    code->plan = plan_temporaries(ir);
+    return code;
+}
+
+std::vector<HostArray> run_host_program(const HostProgramCode& code,
+                                        const std::vector<HostArray>& inputs,
+                                        const std::vector<NodePtr>& leaves, int threads) {
+    std::unique_lock<std::mutex> lock(code.arena_mutex, std::try_to_lock);
+    std::vector<std::unique_ptr<AlignedStorage>> private_arena;
+    auto& arena = lock.owns_lock() ? code.arena : private_arena;
+    if (arena.size() < code.plan.slot_bytes.size()) {
+        arena.resize(code.plan.slot_bytes.size());
+        for (std::size_t s = 0; s < arena.size(); ++s)
+            if (!arena[s]) arena[s] = std::make_unique<AlignedStorage>(code.plan.slot_bytes[s]);
+    }
+    std::size_t n = code.sizes.size();
+    std::vector<HostArray> owned(n);
+    std::vector<void*> pointers(n, nullptr);
+    for (std::size_t b = 0; b < n; ++b) {
+        const BufferBinding& bind = code.bindings[b];
+        switch (bind.kind) {
+        case BufferBinding::Kind::Allocate:
+            if (code.plan.slot[b] >= 0) {
+                pointers[b] = arena[code.plan.slot[b]]->data;
+            } else {
+                auto storage = result_storage(code, b, lock.owns_lock());
+                owned[b] = HostArray(code.sizes[b], code.dtypes[b], storage, storage->data);
+                pointers[b] = storage->data;
+            }
+            break;
+        case BufferBinding::Kind::Placeholder:
+            pointers[b] = const_cast<void*>(inputs.at(bind.index).raw());
+            break;
+        case BufferBinding::Kind::Leaf:
+            pointers[b] = const_cast<void*>(leaf_data(leaves.at(bind.index)));
+            break;
+        }
+    }
+    code.entry(pointers.data(), threads);
+    std::vector<HostArray> results;
+    for (int b : code.outputs)
+        results.push_back(owned.at(b));
+    return results;
+}
+
+} // namespace hedra::backend

@@ -1,0 +1,76 @@
+// host_program: the run-time shell of a program compiled to host machine code, which every CPU
+// backend that prints C (openmp, c) shares: which memory each buffer of the ProgramIR gets
+// (placeholders and leaves bound in place, temporaries in an arena kept between runs, results
+// from a small pool), and the call of the generated entry
+//   extern "C" void <entry>(void** buffers, int num_threads).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/common/buffer_plan.hpp"
+#include "backends/common/compiled_module.hpp"
+#include "core/backend.hpp"
+#include "polyhedral/kernel_ir.hpp"
+
+namespace hedra::backend {
+
+// How one buffer of the program gets its memory at run time.
+struct BufferBinding {
+    enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
+    int index = 0; // placeholder position, or leaf position in GraphKey::leaves
+};
+
+struct HostProgramCode {
+    std::shared_ptr<CompiledModule> module;
+    void (*entry)(void**, int) = nullptr;
+    std::vector<std::vector<std::int64_t>> sizes; // per buffer
+    std::vector<DType> dtypes;                    // per buffer
+    std::vector<BufferBinding> bindings;          // per buffer
+    std::vector<int> outputs;                     // buffer per output
+    BufferPlan plan;                              // temporaries' arena slots
+    // The arena, kept between runs; a run that finds it busy uses a private one.
+    mutable std::mutex arena_mutex;
+    mutable std::vector<std::unique_ptr<AlignedStorage>> arena;
+    // Per result buffer, the storage of its last two results (guarded by arena_mutex). A run
+    // reuses one its caller has dropped (use_count 1: only this pool holds it): fresh memory
+    // costs a page fault per 4 KiB (16 MiB: ~4000 faults, several ms) on every call. Two, so
+    // that a loop feeding each result back as the next input (a training step) finds one.
+    mutable std::vector<std::vector<std::shared_ptr<AlignedStorage>>> result_pool;
+};
+
+// Sizes, dtypes, bindings, outputs and the arena plan of `ir`; `backend` names the caller in
+// internal errors. The module and entry are the caller's to set.
+std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
+                                                   const std::vector<NodePtr>& placeholders,
+                                                   const std::vector<NodePtr>& leaves,
+                                                   const std::string& backend);
+
+std::vector<HostArray> run_host_program(const HostProgramCode& code,
+                                        const std::vector<HostArray>& inputs,
+                                        const std::vector<NodePtr>& leaves, int threads);
+
+// A compiled program: the shared code, this graph's leaves, and the thread count, resolved at
+// each run by `thread_count(requested)` (null: one thread).
+class HostProgram : public Program {
+public:
+    HostProgram(std::shared_ptr<const HostProgramCode> code, std::vector<NodePtr> leaves,
+                int requested_threads, int (*thread_count)(int) = nullptr)
+        : code_(std::move(code)), leaves_(std::move(leaves)), threads_(requested_threads),
+          thread_count_(thread_count) {}
+    std::vector<HostArray> run(const std::vector<HostArray>& inputs) override {
+        return run_host_program(*code_, inputs, leaves_,
+                                thread_count_ ? thread_count_(threads_) : 1);
+    }
+
+private:
+    std::shared_ptr<const HostProgramCode> code_;
+    std::vector<NodePtr> leaves_;
+    int threads_;
+    int (*thread_count_)(int);
+};
+
+} // namespace hedra::backend

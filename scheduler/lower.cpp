@@ -1,0 +1,144 @@
+// The pass list (see lower.hpp): the program passes run inside partition(), the kernel passes
+// below, in the order pass_list() gives.
+#include "scheduler/lower.hpp"
+
+#include <chrono>
+#include <map>
+
+#include "core/dump.hpp"
+#include "polyhedral/dead_writes.hpp"
+#include "polyhedral/dependences.hpp"
+#include "polyhedral/isl_context.hpp"
+#include "polyhedral/scop.hpp"
+#include "scheduler/ast_build.hpp"
+#include "scheduler/compute_schedule.hpp"
+#include "scheduler/tile.hpp"
+
+namespace hedra::sched {
+namespace {
+
+// Whether two Assign statements write one buffer (overwrite, fuse): only then can an instance
+// be dead, and the extra dataflow analysis is worth its milliseconds.
+bool may_have_dead_writes(const poly::Kernel& kernel) {
+    std::map<int, int> assigns;
+    for (const poly::Statement& st : kernel.statements)
+        if (st.kind == poly::StatementKind::Assign && ++assigns[st.write_buffer] > 1) return true;
+    return false;
+}
+
+AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
+                      const poly::Kernel& kernel, const KernelPassOptions& options,
+                      CompileObserver& observer, bool& fell_back) {
+    poly::Scop scop;
+    poly::Dependences deps;
+    {
+        dump::PassTimer timer("scop");
+        scop = poly::build_scop(ctx, program, kernel);
+    }
+    {
+        dump::PassTimer timer("dependences");
+        deps = poly::compute_dependences(scop);
+    }
+    if (may_have_dead_writes(kernel)) {
+        dump::PassTimer timer("dead-writes");
+        if (std::optional<poly::Scop> live = poly::remove_dead_instances(scop, deps)) {
+            scop = std::move(*live);
+            deps = poly::compute_dependences(scop);
+        }
+    }
+    observer.analyzed(scop, deps);
+    KernelSchedule ks;
+    ks.schedule = observer.replacement_schedule(ctx, scop, deps);
+    if (!ks.schedule) {
+        dump::PassTimer timer("schedule");
+        ScheduleOptions so;
+        so.direct = options.tile_sizes.empty(); // explicit tile sizes: isl's bands, tiled
+        ks = compute_schedule(ctx, scop, deps, so);
+    }
+    fell_back = ks.fell_back;
+    observer.scheduled(scop, ks);
+    poly::IslPtr<isl_schedule> final_schedule = ks.schedule;
+    if (options.tile) {
+        dump::PassTimer timer("tile");
+        TileOptions tile;
+        tile.sizes = options.tile_sizes;
+        final_schedule = tile_schedule(scop, ks.schedule, tile);
+    }
+    observer.finalized(scop, final_schedule);
+    AstNode ast;
+    {
+        dump::PassTimer timer("ast");
+        ast = build_loop_ast(scop, deps, final_schedule);
+    }
+    observer.ast_built(scop, ast);
+    return ast;
+}
+
+} // namespace
+
+const std::vector<PassInfo>& pass_list() {
+    static const std::vector<PassInfo> passes = {
+        {"canonicalize", "program", "",
+         "views composed into their uses, dead nodes dropped (canonicalize.hpp)"},
+        {"partition.decide", "program", "partition.decide",
+         "which nodes are materialized: reductions, fuses, outputs, shared expensive maps"},
+        {"partition.cap-expressions", "program", "partition.cap-expressions",
+         "materialize the largest operand of a statement past 64 inlined nodes"},
+        {"partition.distribute-fuses", "program", "partition.distribute-fuses",
+         "a fuse read only by one map is computed piece by piece in the map's kernel"},
+        {"partition.unroll-reductions", "program", "partition.unroll-reductions",
+         "reductions of at most 4 terms are unrolled into their one reader"},
+        {"partition.wide-sums", "program", "partition.wide-sums",
+         "long f32 sums that are not contractions accumulate in f64"},
+        {"partition.epilogues", "program", "partition.epilogues",
+         "maps of a sum's result at its element join the sum's kernel"},
+        {"partition.buffers", "program", "partition.buffers",
+         "inputs, outputs and temporaries get buffers"},
+        {"partition.kernels", "program", "partition.kernels",
+         "one kernel per materialized node, definitions inlined"},
+        {"narrow-domains", "program", "partition",
+         "temporaries computed only where they are read (narrow_domains.hpp)"},
+        {"scop", "kernel", "domains, accesses",
+         "iteration domains and access relations as isl sets and maps"},
+        {"dependences", "kernel", "deps", "flow, anti and output dependences (isl's dataflow)"},
+        {"dead-writes", "kernel", "", "instances whose value is overwritten unread are removed"},
+        {"schedule", "kernel", "constraints, schedule",
+         "a known form's direct schedule, else isl's scheduler (compute_schedule.hpp)"},
+        {"tile", "kernel", "final-schedule",
+         "permutable bands tiled, point loops in stride order (tile.hpp; not on cuda)"},
+        {"ast", "kernel", "ast", "isl's AST generator; parallel loops marked (ast_build.hpp)"},
+        {"print", "backend", "code",
+         "the backend's renderer: C (register tiles, coalesced loops) or CUDA"},
+        {"jit", "backend", "", "openmp: clang in process; c: the system compiler; cuda: NVRTC"},
+    };
+    return passes;
+}
+
+LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOptions& options) {
+    dump::CompileScope dump_scope; // joins the backend's, if it opened one
+    ChosenObserver observer(options.observer);
+    observer->partitioned(program);
+    LoopProgram out;
+    auto start = std::chrono::steady_clock::now();
+    poly::IslContext ctx;
+    for (const poly::Kernel& kernel : program.kernels) {
+        bool fell_back = false;
+        out.asts.push_back(kernel_passes(ctx, program, kernel, options, *observer, fell_back));
+        out.fallbacks += fell_back;
+    }
+    out.isl_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+AstNode lower_kernel(const poly::ProgramIR& program, const poly::Kernel& kernel,
+                     const KernelPassOptions& options, bool* fell_back) {
+    ChosenObserver observer(options.observer);
+    poly::IslContext ctx;
+    bool quota = false;
+    AstNode ast = kernel_passes(ctx, program, kernel, options, *observer, quota);
+    if (fell_back) *fell_back = quota;
+    return ast;
+}
+
+} // namespace hedra::sched

@@ -1,0 +1,56 @@
+// lower: hedra's pass list, from a lazy graph to one loop AST per kernel, in one place (Halide's
+// Lower.cpp). Backends render what it returns and never run isl themselves: openmp and c print
+// the ASTs as C (backends/common/c_renderer.hpp); cuda maps kernels of known forms in closed
+// form and the rest through lower_kernel.
+//   program passes: canonicalize, the partition's steps (partition.hpp), narrow-domains
+//   kernel passes:  scop, dependences, dead-writes, schedule, tile, ast
+//   backend passes: print, then the backend's compile step (jit, cc, nvrtc)
+// pass_list() is this list as data: `hedra-dump --list-passes` prints it, docs/pipeline.md shows
+// it, and each name is the pass's HEDRA_TIME_PASSES timer. Every pass is shown to the
+// CompileObserver or written to HEDRA_DUMP's files (docs/dumps.md).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "polyhedral/kernel_ir.hpp"
+#include "scheduler/compile_observer.hpp"
+#include "scheduler/loop_ast.hpp"
+#include "scheduler/partition.hpp"
+
+namespace hedra::sched {
+
+struct PassInfo {
+    std::string_view name;  // the HEDRA_TIME_PASSES timer
+    std::string_view unit;  // "program", "kernel" or "backend"
+    std::string_view dumps; // the HEDRA_DUMP stage written after it ("" for none)
+    std::string_view what;
+};
+
+// Every pass, in the order a compile runs them.
+const std::vector<PassInfo>& pass_list();
+
+// The program passes are partition() (partition.hpp): canonicalize, its steps, narrow-domains.
+
+struct KernelPassOptions {
+    std::vector<std::int64_t> tile_sizes; // empty: the scheduler's defaults (tile.hpp)
+    bool tile = true;                     // false: the schedule as computed (cuda's mapping)
+    // Sees every stage (and may replace schedules); null: the HEDRA_DUMP observer, if set.
+    CompileObserver* observer = nullptr;
+};
+
+struct LoopProgram {
+    std::vector<AstNode> asts; // per kernel of the program
+    int fallbacks = 0;         // kernels scheduled in program order (isl's quota ran out)
+    double isl_ms = 0;         // time in the kernel passes
+};
+
+// The kernel passes over every kernel, after showing the program to the observer.
+LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOptions& options = {});
+
+// The kernel passes over one kernel; `fell_back` (if given) says whether isl's quota ran out.
+AstNode lower_kernel(const poly::ProgramIR& program, const poly::Kernel& kernel,
+                     const KernelPassOptions& options, bool* fell_back = nullptr);
+
+} // namespace hedra::sched

@@ -1,0 +1,112 @@
+// The register tile (backends/common/register_tile.hpp) on its own: which nests it recognizes,
+// the block shape it picks from the CPU target, and the values its blocks and remainders
+// compute (rows past the last block of R in blocks of 4, 2, 1; columns in 2 vectors, 1 vector,
+// then the original loops), against a naive loop.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <random>
+
+#include "backends/common/register_tile.hpp"
+#include "backends/common/register_tile_nest.hpp"
+#include "hedra.hpp"
+#include "scheduler/lower.hpp"
+#include "scheduler/target.hpp"
+#include "support/kernel_ir_samples.hpp"
+
+using namespace hedra;
+using sched::AstNode;
+
+namespace {
+
+const AstNode* find_mark(const AstNode& n) {
+    if (n.kind == AstNode::Kind::Mark && n.mark == sched::kPermutableMark) return &n;
+    for (const auto* list : {&n.body, &n.else_body})
+        for (const AstNode& c : *list)
+            if (const AstNode* m = find_mark(c)) return m;
+    return nullptr;
+}
+
+struct Lowered {
+    poly::ProgramIR ir;
+    std::vector<AstNode> asts;
+};
+
+Lowered lowered(poly::ProgramIR ir) {
+    sched::LoopProgram loops = sched::lower_kernels(ir);
+    return {std::move(ir), std::move(loops.asts)};
+}
+
+// The register tile of kernel 0's first permutable nest, printed; "" when it does not apply.
+std::string tile_text(const Lowered& l) {
+    const AstNode* mark = find_mark(l.asts.at(0));
+    if (!mark) return "";
+    int names = 0;
+    backend::RegisterTileContext cx{
+        l.ir, l.ir.kernels[0], [](const AstNode&, int, std::string& out) { out += "S;\n"; }, names};
+    std::string out;
+    return backend::print_register_tile(cx, *mark, 0, out) ? out : "";
+}
+
+} // namespace
+
+TEST_CASE("register tile: a matmul nest is recognized, with its init in A's body") {
+    Lowered l = lowered(test::matmul_ir(64, 48, 32));
+    const AstNode* mark = find_mark(l.asts.at(0));
+    REQUIRE(mark != nullptr);
+    int names = 0;
+    backend::RegisterTileContext cx{l.ir, l.ir.kernels[0], [](const AstNode&, int, std::string&) {},
+                                    names};
+    auto nest = backend::register_tile_detail::match(cx, *mark);
+    REQUIRE(nest.has_value());
+    CHECK(nest->ks.size() == 1);
+    CHECK(nest->c_stride == 1);        // V is the result's stride-1 axis
+    CHECK(nest->init_loop != nullptr); // C = 0 ahead of the K loop: accumulators start at 0
+    CHECK(nest->epi_loop == nullptr);
+}
+
+TEST_CASE("register tile: no tile where there is no contraction") {
+    CHECK(tile_text(lowered(test::transpose_ir(64, 64))).empty());
+}
+
+TEST_CASE("register tile: R rows of 2 vectors, as the CPU target's registers allow") {
+    const sched::CpuTarget& cpu = sched::cpu_target();
+    const int f32_width = 2 * cpu.vector_bytes / 4, f64_width = 2 * cpu.vector_bytes / 8;
+    std::string f32 = tile_text(lowered(test::matmul_ir(64, 64, 64)));
+    CHECK(f32.find("register tile: " + std::to_string(cpu.register_tile_rows) + " x " +
+                   std::to_string(f32_width)) != std::string::npos);
+    std::string f64 = tile_text(lowered(test::matmul_ir(64, 64, 64, DType::F64)));
+    CHECK(f64.find("register tile: " + std::to_string(cpu.register_tile_rows) + " x " +
+                   std::to_string(f64_width)) != std::string::npos);
+    // Fewer rows than R: the block is as tall as the rows.
+    std::string short_a = tile_text(lowered(test::matmul_ir(3, 64, 64)));
+    CHECK(short_a.find("register tile: 3 x ") != std::string::npos);
+}
+
+TEST_CASE("register tile: every row and column remainder computes the naive product") {
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    ComputeOptions o;
+    o.backend = "openmp";
+    for (int m : {1, 2, 3, 5, 6, 7, 11, 13})
+        for (int n : {1, 8, 9, 17, 33}) {
+            const int k = 5;
+            CAPTURE(m);
+            CAPTURE(n);
+            std::vector<float> a(static_cast<std::size_t>(m * k)),
+                b(static_cast<std::size_t>(k * n));
+            for (float& x : a)
+                x = dist(gen);
+            for (float& x : b)
+                x = dist(gen);
+            HostArray got =
+                compute(matmul(array(a, Shape::of({m, k})), array(b, Shape::of({k, n}))), o);
+            for (int i = 0; i < m; ++i)
+                for (int j = 0; j < n; ++j) {
+                    double want = 0;
+                    for (int p = 0; p < k; ++p)
+                        want += double(a[i * k + p]) * b[p * n + j];
+                    CHECK(got.flat(i * n + j) == doctest::Approx(want).epsilon(1e-5));
+                }
+        }
+}
