@@ -6,6 +6,7 @@ find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
 find_package(Clang REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/clang)
 find_package(nlohmann_json 3.10 REQUIRED) # JSON files (core/json.hpp)
 find_package(OpenSSL REQUIRED)            # SHA-256 of cache keys (backends/common/hash.hpp)
+find_package(CLI11 2.1 REQUIRED CONFIG)   # command lines of the examples and hedra-dump
 if(HEDRA_BUILD_TESTS)
   find_package(doctest REQUIRED)
 endif()

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "hedra.hpp"
 #include "nn/io/mnist_dataset.hpp"
 #include "nn/io/training_report.hpp"
@@ -40,106 +42,64 @@ struct Flags {
     std::string csv; // default: <program>_loss.csv; the plot takes the same stem
 };
 
-inline void usage(const char* program, bool with_hidden) {
-    std::fprintf(stderr,
-                 "usage: %s [options]\n%s"
-                 "  --batch N        batch size (64)\n"
-                 "  --lr X           learning rate (0.1)\n"
-                 "  --momentum X     SGD momentum (0)\n"
-                 "  --optimizer S    sgd or adam (sgd)\n"
-                 "  --epochs N       epochs (1)\n"
-                 "  --threads N      threads (0: $HEDRA_NUM_THREADS or all cores)\n"
-                 "  --backend NAME   hedra backend (default: $HEDRA_BACKEND or the built-in)\n"
-                 "  --seed N         seed of the initial weights and the shuffles (0)\n"
-                 "  --data DIR       MNIST-format folder (%s)\n"
-                 "  --limit N        train on the first N training examples only\n"
-                 "  --inputs S       standardized (zero mean, unit variance, the training\n"
-                 "                   set's statistics) or unit (pixels / 255) (standardized)\n"
-                 "  --csv FILE       loss per step (%s_loss.csv; '' for none); a .png plot goes\n"
-                 "                   beside it when gnuplot is installed\n",
-                 program, with_hidden ? "  --hidden A,B,..  hidden layer sizes (300,100)\n" : "",
-                 nn::kDefaultMnistDirectory, program);
+// A whole number above 0 (CLI11's PositiveNumber states its range as doubles).
+inline CLI::Validator positive_integer() {
+    return CLI::Validator(
+        [](std::string& text) {
+            char* end = nullptr;
+            long long v = std::strtoll(text.c_str(), &end, 10);
+            return !text.empty() && *end == '\0' && v > 0
+                       ? std::string()
+                       : "must be a positive integer, not '" + text + "'";
+        },
+        "POSITIVE");
 }
 
-inline std::vector<std::int64_t> parse_sizes(const std::string& s) {
-    std::vector<std::int64_t> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        std::size_t comma = s.find(',', start);
-        std::string item = s.substr(start, comma == std::string::npos ? comma : comma - start);
-        std::size_t used = 0;
-        long long v = std::stoll(item, &used);
-        if (used != item.size() || v <= 0) throw std::invalid_argument(item);
-        out.push_back(v);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return out;
-}
-
-// Parses "--name value" and "--name=value"; prints usage and exits on --help or a bad flag.
+// The command line (CLI11): "--name value" or "--name=value"; --help lists every flag with its
+// default. A bad flag or value prints why and exits with CLI11's status.
 inline Flags parse_flags(int argc, char** argv, const char* program, bool with_hidden) {
     Flags f;
     f.csv = std::string(program) + "_loss.csv";
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i], value;
-        if (arg == "--help" || arg == "-h") {
-            usage(program, with_hidden);
-            std::exit(0);
-        }
-        std::size_t eq = arg.find('=');
-        if (eq != std::string::npos) {
-            value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            std::fprintf(stderr, "%s: flag %s needs a value\n", program, arg.c_str());
-            usage(program, with_hidden);
-            std::exit(2);
-        }
-        try {
-            if (arg == "--hidden" && with_hidden)
-                f.hidden = parse_sizes(value);
-            else if (arg == "--batch")
-                f.batch = std::stoll(value);
-            else if (arg == "--lr")
-                f.lr = std::stod(value);
-            else if (arg == "--momentum")
-                f.momentum = std::stod(value);
-            else if (arg == "--optimizer")
-                f.optimizer = value;
-            else if (arg == "--epochs")
-                f.epochs = std::stoll(value);
-            else if (arg == "--threads")
-                f.threads = std::stoi(value);
-            else if (arg == "--backend")
-                f.backend = value;
-            else if (arg == "--seed")
-                f.seed = std::stoull(value);
-            else if (arg == "--data")
-                f.data = value;
-            else if (arg == "--limit")
-                f.limit = std::stoll(value);
-            else if (arg == "--inputs" && (value == "standardized" || value == "unit"))
-                f.inputs = value;
-            else if (arg == "--csv")
-                f.csv = value;
-            else
-                throw std::invalid_argument("unknown flag");
-        } catch (const std::exception&) {
-            std::fprintf(stderr, "%s: bad flag %s %s\n", program, arg.c_str(), value.c_str());
-            usage(program, with_hidden);
-            std::exit(2);
-        }
-    }
-    if (f.batch <= 0 || f.epochs <= 0 || f.limit < 0 || f.threads < 0 ||
-        (f.optimizer != "sgd" && f.optimizer != "adam")) {
-        std::fprintf(stderr,
-                     "%s: batch and epochs must be positive, limit and threads >= 0, "
-                     "and the optimizer sgd or adam\n",
-                     program);
-        std::exit(2);
+    CLI::App app{std::string("Trains on Fashion-MNIST with hedra (") + program + ")", program};
+    if (with_hidden)
+        app.add_option("--hidden", f.hidden, "hidden layer sizes, e.g. 300,100")
+            ->delimiter(',')
+            ->check(positive_integer())
+            ->capture_default_str();
+    app.add_option("--batch", f.batch, "batch size")
+        ->check(positive_integer())
+        ->capture_default_str();
+    app.add_option("--lr", f.lr, "learning rate")->capture_default_str();
+    app.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
+    app.add_option("--optimizer", f.optimizer, "sgd or adam")
+        ->check(CLI::IsMember({"sgd", "adam"}))
+        ->capture_default_str();
+    app.add_option("--epochs", f.epochs, "epochs")
+        ->check(positive_integer())
+        ->capture_default_str();
+    app.add_option("--threads", f.threads, "threads (0: $HEDRA_NUM_THREADS or all cores)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--backend", f.backend, "hedra backend (default: $HEDRA_BACKEND or built-in)");
+    app.add_option("--seed", f.seed, "seed of the initial weights and the shuffles")
+        ->capture_default_str();
+    app.add_option("--data", f.data, "MNIST-format folder")->capture_default_str();
+    app.add_option("--limit", f.limit, "train on the first N training examples only (0: all)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--inputs", f.inputs,
+                   "standardized (zero mean, unit variance, the training set's statistics) or "
+                   "unit (pixels / 255)")
+        ->check(CLI::IsMember({"standardized", "unit"}))
+        ->capture_default_str();
+    app.add_option("--csv", f.csv,
+                   "loss per step ('' for none); a .png plot goes beside it when gnuplot is "
+                   "installed")
+        ->capture_default_str();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        std::exit(app.exit(e));
     }
     return f;
 }

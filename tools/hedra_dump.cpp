@@ -10,6 +10,8 @@
 #include <iostream>
 #include <optional>
 
+#include <CLI/CLI.hpp>
+
 #include "backends/openmp/lower.hpp"
 #include "core/dump.hpp"
 #include "core/error.hpp"
@@ -159,60 +161,54 @@ void set_tile_sizes(Options& o, const std::string& value) {
     }
 }
 
-// Returns nothing when --help or --version was handled.
+// Returns nothing when --help, --version or --list-passes was handled. The command line is
+// CLI11's ("--name value" or "--name=value"); its errors become usage errors (exit status 2).
 std::optional<Options> parse_arguments(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i];
-        if (arg == "--help" || arg == "-h") {
-            std::cout << help_text();
-            return std::nullopt;
-        }
-        if (arg == "--list-passes") {
-            std::cout << pass_list_text();
-            return std::nullopt;
-        }
-        if (arg == "--version") {
-            std::cout << "hedra-dump (hedra) " HEDRA_VERSION_STRING "\n";
-            return std::nullopt;
-        }
-        if (arg.size() > 1 && arg[0] == '-') {
-            std::string name = arg, value;
-            bool has_value = false;
-            if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-                name = arg.substr(0, arg.find('='));
-                value = arg.substr(arg.find('=') + 1);
-                has_value = true;
-            } else if (arg.rfind("-o", 0) == 0 && arg.size() > 2 && arg[2] != '-') {
-                name = "-o";
-                value = arg.substr(2);
-                has_value = true;
-            }
-            static const char* known[] = {"--dump",       "--format",        "--target",
-                                          "--tile-sizes", "--save-schedule", "--load-schedule",
-                                          "-o",           "--output"};
-            bool ok = false;
-            for (const char* k : known)
-                ok = ok || name == k;
-            if (!ok) throw usage("unknown option '" + arg + "'");
-            if (!has_value) {
-                if (i + 1 >= argc) throw usage("option '" + name + "' needs a value");
-                value = argv[++i];
-            }
-            if (value.empty()) throw usage("option '" + name + "' needs a value");
-            if (name == "--dump") set_stages(o, value);
-            if (name == "--format") set_format(o, value);
-            if (name == "--target") o.target = value;
-            if (name == "--tile-sizes") set_tile_sizes(o, value);
-            if (name == "--save-schedule") o.save_schedule = value;
-            if (name == "--load-schedule") o.load_schedule = value;
-            if (name == "-o" || name == "--output") o.output = value;
-            continue;
-        }
-        if (!o.input.empty())
-            throw usage("more than one input ('" + o.input + "' and '" + arg + "')");
-        o.input = arg;
+    std::string dump, format, tile_sizes;
+    bool help = false, version = false, list_passes = false;
+    CLI::App app{"hedra-dump", "hedra-dump"};
+    app.set_help_flag(); // --help prints help_text(), not CLI11's listing
+    app.add_flag("-h,--help", help);
+    app.add_flag("--version", version);
+    app.add_flag("--list-passes", list_passes);
+    app.add_option("--dump", dump);
+    app.add_option("--format", format);
+    app.add_option("--target", o.target);
+    app.add_option("--tile-sizes", tile_sizes);
+    app.add_option("--save-schedule", o.save_schedule);
+    app.add_option("--load-schedule", o.load_schedule);
+    app.add_option("-o,--output", o.output);
+    std::vector<std::string> inputs;
+    app.add_option("input", inputs);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        throw usage(e.what());
     }
+    if (inputs.size() > 1)
+        throw usage("more than one input ('" + inputs[0] + "' and '" + inputs[1] + "')");
+    if (!inputs.empty()) o.input = inputs[0];
+    if (help) {
+        std::cout << help_text();
+        return std::nullopt;
+    }
+    if (version) {
+        std::cout << "hedra-dump (hedra) " HEDRA_VERSION_STRING "\n";
+        return std::nullopt;
+    }
+    if (list_passes) {
+        std::cout << pass_list_text();
+        return std::nullopt;
+    }
+    for (const auto& [name, value] :
+         {std::pair{"--dump", &dump}, {"--format", &format}, {"--tile-sizes", &tile_sizes}}) {
+        if (app.count(name) && value->empty())
+            throw usage("option '" + std::string(name) + "' needs a value");
+    }
+    if (!dump.empty()) set_stages(o, dump);
+    if (!format.empty()) set_format(o, format);
+    if (!tile_sizes.empty()) set_tile_sizes(o, tile_sizes);
     if (o.input.empty())
         throw usage("no input: give a graph file or an example (" + example_names() + ")");
 #ifndef HEDRA_DUMP_HAVE_CUDA
