@@ -171,7 +171,8 @@ double refill_share(const poly::ProgramIR& program, const Statement& st,
 // The reduction counters ordered so the broadcast operands (read per row, not along V) walk
 // memory in their smallest steps innermost: a convolution's input gradient sums over
 // (kh, kw, co), whose co step jumps a whole image plane, so co goes outermost (the window of
-// one block then stays in L1: 68 -> 80 GFLOP/s). Ties keep the program order. Any order is a
+// one block then stays in L1; docs/pipeline.md has the measurement). Ties keep the program
+// order. Any order is a
 // reassociation of the sum (ast_build.hpp keeps such loops sequential).
 std::vector<int> locality_order(const poly::ProgramIR& program, const Statement& st,
                                 std::vector<int> reduction, int a, int v) {
@@ -253,8 +254,8 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
                            kMinReduction, kMaxPackedReduction);
     // A panel gathered from a source strided along V (x·Wᵀ: W's rows along K) is filled one
     // vector block of columns at a time, each K step one cache line of the source row, with K
-    // whole: no partial sums to reload, and the init and epilogue join the tile (measured on
-    // 256x1024x784 and 256x1024x1024 x·Wᵀ: 4.8 -> 4.2 ms and 6.05 -> 5.7 ms).
+    // whole: no partial sums to reload, and the init and epilogue join the tile (faster on
+    // MLP-sized x·Wᵀ; docs/pipeline.md).
     if (best->strided_pack) k_max = std::max(k_max, kStridedPackReduction);
     std::int64_t kc = 1;
     for (std::size_t i = reduction.size(); i-- > 0;) {
