@@ -73,7 +73,8 @@ void print(const AstNode& n, int indent, std::string& out) {
     case AstNode::Kind::For:
         out += pad + "for (" + n.iterator + " = " + to_string(n.init) + "; " + to_string(n.cond) +
                "; " + n.iterator + " += " + to_string(n.inc) + ") {" +
-               (n.parallel ? " // parallel" : "") + "\n";
+               (n.parallel ? " // parallel" : "") +
+               (n.coalesce ? " // coalesce " + std::to_string(n.coalesce) : "") + "\n";
         print(n.body, indent + 1, out);
         out += pad + "}\n";
         return;

@@ -50,6 +50,9 @@ struct AstNode {
     std::string iterator;
     AstExpr init, cond, inc;
     bool parallel = false; // the dependence test of this generated loop passed
+    // The loops from this one down that walk memory as one run (loop_coalesce.hpp): 0, or 2
+    // and more; a C renderer prints them as one loop.
+    int coalesce = 0;
     // If
     AstExpr condition;
     // Mark: a schedule-tree mark around `body`, e.g. kPermutableMark

@@ -12,6 +12,7 @@
 #include "polyhedral/scop.hpp"
 #include "scheduler/ast_build.hpp"
 #include "scheduler/compute_schedule.hpp"
+#include "scheduler/loop_coalesce.hpp"
 #include "scheduler/tile.hpp"
 
 namespace hedra::sched {
@@ -70,6 +71,10 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
         dump::PassTimer timer("ast");
         ast = build_loop_ast(scop, deps, final_schedule);
     }
+    {
+        dump::PassTimer timer("coalesce");
+        mark_coalescible_loops(program, kernel, ast);
+    }
     observer.ast_built(scop, ast);
     return ast;
 }
@@ -106,7 +111,9 @@ const std::vector<PassInfo>& pass_list() {
          "a known form's direct schedule, else isl's scheduler (compute_schedule.hpp)"},
         {"tile", "kernel", "final-schedule",
          "permutable bands tiled, point loops in stride order (tile.hpp; not on cuda)"},
-        {"ast", "kernel", "ast", "isl's AST generator; parallel loops marked (ast_build.hpp)"},
+        {"ast", "kernel", "", "isl's AST generator; parallel loops marked (ast_build.hpp)"},
+        {"coalesce", "kernel", "ast",
+         "perfect nests that walk memory as one run marked for one loop (loop_coalesce.hpp)"},
         {"print", "backend", "code",
          "the backend's renderer: C (register tiles, coalesced loops) or CUDA"},
         {"jit", "backend", "", "openmp: clang in process; c: the system compiler; cuda: NVRTC"},

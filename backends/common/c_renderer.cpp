@@ -7,10 +7,10 @@
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
 #include "backends/common/c_segments.hpp"
-#include "backends/common/loop_coalesce.hpp"
 #include "backends/common/register_tile.hpp"
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
+#include "scheduler/loop_coalesce.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -140,8 +140,10 @@ private:
             return;
         }
         if (options_.coalesce) {
-            std::vector<const AstNode*> chain = coalescible_chain(program_, kernel_, n);
-            if (!chain.empty()) {
+            if (n.coalesce >= 2) {
+                std::vector<const AstNode*> chain{&n};
+                while (static_cast<int>(chain.size()) < n.coalesce)
+                    chain.push_back(&chain.back()->body.at(0));
                 print_coalesced(chain, indent, out);
                 return;
             }
@@ -164,7 +166,7 @@ private:
         std::int64_t total = 1;
         bool parallel = true;
         for (const AstNode* l : chain) {
-            total *= constant_trip(*l);
+            total *= sched::constant_trip(*l);
             parallel = parallel && l->parallel;
         }
         std::string flat = "hd_f" + std::to_string(local_names_++);

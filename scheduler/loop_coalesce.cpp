@@ -1,13 +1,10 @@
 // Which perfect loop nests walk memory contiguously (see loop_coalesce.hpp).
-#include "backends/common/loop_coalesce.hpp"
+#include "scheduler/loop_coalesce.hpp"
 
-#include "backends/common/c_access.hpp"
+#include "scheduler/ast_access.hpp"
 
-namespace hedra::backend {
+namespace hedra::sched {
 namespace {
-
-using sched::AstExpr;
-using sched::AstNode;
 
 // The calls of a body made only of calls and blocks; false when it has anything else.
 bool collect_calls(const std::vector<AstNode>& body, std::vector<const AstNode*>& calls) {
@@ -74,4 +71,14 @@ std::vector<const AstNode*> coalescible_chain(const poly::ProgramIR& program,
     return chain;
 }
 
-} // namespace hedra::backend
+void mark_coalescible_loops(const poly::ProgramIR& program, const poly::Kernel& kernel,
+                            AstNode& root) {
+    if (root.kind == AstNode::Kind::For)
+        root.coalesce = static_cast<int>(coalescible_chain(program, kernel, root).size());
+    for (AstNode& child : root.body)
+        mark_coalescible_loops(program, kernel, child);
+    for (AstNode& child : root.else_body)
+        mark_coalescible_loops(program, kernel, child);
+}
+
+} // namespace hedra::sched
