@@ -22,6 +22,9 @@
 #include "core/scalar_expr.hpp"
 
 namespace hedra {
+namespace f32math {
+#include "core/f32_math.hpp" // NOLINT: definitions shared with the generated code
+} // namespace f32math
 namespace {
 
 ScalarValue int_value(std::int64_t v, DType t) {
@@ -52,6 +55,24 @@ ScalarValue float_value(double v, DType t) {
     r.dtype = t;
     r.f = t == DType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
     return r;
+}
+
+// f32 math as the kernels compute it (core/f32_math.hpp); f64 through libm.
+ScalarValue f32_or_f64(float (*f32)(float), double (*f64)(double), double v, DType t) {
+    if (t == DType::F32) return float_value(f32(static_cast<float>(v)), t);
+    return float_value(f64(v), t);
+}
+double sigmoid_f64(double v) {
+    return 1.0 / (1.0 + std::exp(-v));
+}
+double exp_f64(double v) {
+    return std::exp(v);
+}
+double log_f64(double v) {
+    return std::log(v);
+}
+double tanh_f64(double v) {
+    return std::tanh(v);
 }
 
 ScalarValue bool_value(bool b) {
@@ -112,15 +133,15 @@ ScalarValue unary(ScalarOp op, const ScalarValue& x, DType t) {
         case ScalarOp::Abs:
             return float_value(std::fabs(v), t);
         case ScalarOp::Exp:
-            return float_value(std::exp(v), t);
+            return f32_or_f64(f32math::hd_exp_f32, exp_f64, v, t);
         case ScalarOp::Log:
-            return float_value(std::log(v), t);
+            return f32_or_f64(f32math::hd_log_f32, log_f64, v, t);
         case ScalarOp::Sqrt:
             return float_value(std::sqrt(v), t);
         case ScalarOp::Tanh:
-            return float_value(std::tanh(v), t);
+            return f32_or_f64(f32math::hd_tanh_f32, tanh_f64, v, t);
         case ScalarOp::Sigmoid:
-            return float_value(1.0 / (1.0 + std::exp(-v)), t);
+            return f32_or_f64(f32math::hd_sigmoid_f32, sigmoid_f64, v, t);
         case ScalarOp::Sin:
             return float_value(std::sin(v), t);
         case ScalarOp::Cos:

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/f32_math_source.hpp"
 #include "core/scalar_dag.hpp"
 #include "scheduler/target.hpp"
 
@@ -35,7 +36,8 @@ std::string call(const std::string& f, const std::string& a, const std::string& 
     return f + "(" + a + ", " + b + ")";
 }
 
-// Float unary math: f64 directly, f32 through double with one rounding.
+// Float unary math: f64 directly, f32 through double with one rounding (exp, log, tanh and
+// sigmoid of f32 are the prelude's f32 functions, core/f32_math.hpp).
 std::string float_math(const char* name, DType t, const std::string& x) {
     if (t == DType::F64) return std::string("__builtin_") + name + "(" + x + ")";
     return std::string("(float)__builtin_") + name + "((double)" + x + ")";
@@ -53,13 +55,13 @@ std::string unary(ScalarOp op, DType t, const std::string& x) {
         if (fl) return call(t == DType::F32 ? "__builtin_fabsf" : "__builtin_fabs", x);
         return t == DType::Bool ? x : call("hd_abs_" + suffix(t), x);
     case ScalarOp::Exp:
-        return float_math("exp", t, x);
+        return t == DType::F32 ? call("hd_exp_f32", x) : float_math("exp", t, x);
     case ScalarOp::Log:
-        return float_math("log", t, x);
+        return t == DType::F32 ? call("hd_log_f32", x) : float_math("log", t, x);
     case ScalarOp::Sqrt:
         return call(t == DType::F32 ? "__builtin_sqrtf" : "__builtin_sqrt", x);
     case ScalarOp::Tanh:
-        return float_math("tanh", t, x);
+        return t == DType::F32 ? call("hd_tanh_f32", x) : float_math("tanh", t, x);
     case ScalarOp::Sigmoid:
         return call("hd_sigmoid_" + suffix(t), x);
     case ScalarOp::Sin:
@@ -382,7 +384,6 @@ static inline double hd_min_f64(double a, double b) { return a != a || b != b ? 
 static inline double hd_max_f64(double a, double b) { return a != a || b != b ? __builtin_nan("") : a < b ? b : a; }
 static inline float hd_pow_f32(float a, float b) { return (float)__builtin_pow((double)a, (double)b); }
 static inline double hd_pow_f64(double a, double b) { return __builtin_pow(a, b); }
-static inline float hd_sigmoid_f32(float x) { return (float)(1.0 / (1.0 + __builtin_exp(-(double)x))); }
 static inline double hd_sigmoid_f64(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
 static inline int hd_to_i32(double v) { return v > -2147483649.0 && v < 2147483648.0 ? (int)v : 0; }
 static inline long long hd_to_i64(double v) {
@@ -393,7 +394,7 @@ typedef double hd_vd __attribute__((vector_size(HD_VECTOR_BYTES), aligned(8)));
 static inline long hd_floord(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static inline long hd_lmin(long a, long b) { return a < b ? a : b; }
 static inline long hd_lmax(long a, long b) { return a < b ? b : a; }
-)";
+)" + std::string(f32_math_source());
     return text;
 }
 

@@ -1,0 +1,15 @@
+// Plain C loops for bench/fused, compiled -O3 -march=native -ffast-math (glibc's vector expf and
+// tanhf through libmvec): the in-process peer of ../shared/bench/fused_ref.c.
+#pragma once
+
+#include <cstdint>
+
+namespace hedra::bench {
+
+// W5a: out = softmax(x) along rows of a rows x cols matrix.
+void softmax_peer(const float* x, float* out, std::int64_t rows, std::int64_t cols, int threads);
+// W5b: y[j] = sum_i tanh(a x[i][j] + b).
+void tanh_colsum_peer(const float* x, float* y, std::int64_t rows, std::int64_t cols, float a,
+                      float b, int threads);
+
+} // namespace hedra::bench

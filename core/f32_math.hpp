@@ -1,0 +1,101 @@
+// f32_math: exp, log, tanh and sigmoid of f32 computed in f32, the one definition every backend
+// uses. Not an ordinary header: it holds only function definitions in the C subset that the
+// generated kernels are written in (no includes, builtins only), and it is both included by the
+// interpreter (core/scalar_eval.cpp, inside a namespace) and pasted into every generated
+// program's prelude (core/f32_math_source.hpp), so that the reference and the compiled code
+// agree bit for bit. Branch-free (selects, not branches), so `#pragma omp simd` loops calling
+// them vectorize. Cody-Waite range reduction and Cephes' minimax polynomials; measured bounds
+// against f64 over every f32 input are in docs/api.md ("Accuracy of f32 math") and
+// tests/core/test_f32_math.cpp. Compile with floating-point contraction off (-ffp-contract=off).
+static inline int hd_f32_bits(float x) {
+    int i;
+    __builtin_memcpy(&i, &x, 4);
+    return i;
+}
+static inline float hd_f32_from_bits(int i) {
+    float x;
+    __builtin_memcpy(&x, &i, 4);
+    return x;
+}
+// 2^k for -126 <= k <= 127.
+static inline float hd_f32_pow2(int k) {
+    return hd_f32_from_bits((k + 127) << 23);
+}
+// e^x: x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so n ln2 is exact), e^r by a
+// degree-7 polynomial, times 2^n in two factors (so results down to the subnormals are reached).
+static inline float hd_exp_f32(float x) {
+    const float hi = 88.72283935546875f, lo = -103.97208404541015625f;
+    float xc = x > hi ? hi : (x < lo ? lo : x);
+    xc = x != x ? 0.0f : xc; // (a NaN converted to int below would be undefined)
+    float fn = __builtin_floorf(xc * 1.44269502162933349609f + 0.5f);
+    float r = xc - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float z = r * r;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * z + r;
+    p = p + 1.0f;
+    int n = (int)fn;
+    int n1 = n >> 1;
+    float e = p * hd_f32_pow2(n1) * hd_f32_pow2(n - n1);
+    e = x > hi ? __builtin_inff() : e;
+    e = x < lo ? 0.0f : e;
+    return x != x ? x : e;
+}
+// log x: x = m 2^e with sqrt(1/2) <= m < sqrt(2), log(m) by Cephes' polynomial in m - 1, plus
+// e ln2 in two parts. Subnormal inputs are scaled by 2^23 first.
+static inline float hd_log_f32(float x) {
+    int sub = x < 1.17549435e-38f;
+    float xs = sub ? x * 8388608.0f : x;
+    int i = hd_f32_bits(xs);
+    int e = ((i >> 23) & 0xff) - 126 - (sub ? 23 : 0);
+    float m = hd_f32_from_bits((i & 0x007fffff) | 0x3f000000); // in [0.5, 1)
+    int small = m < 0.707106781186547524f;
+    e = small ? e - 1 : e;
+    m = small ? m + m - 1.0f : m - 1.0f;
+    float fe = (float)e;
+    float z = m * m;
+    float y = 7.0376836292e-2f;
+    y = y * m - 1.1514610310e-1f;
+    y = y * m + 1.1676998740e-1f;
+    y = y * m - 1.2420140846e-1f;
+    y = y * m + 1.4249322787e-1f;
+    y = y * m - 1.6668057665e-1f;
+    y = y * m + 2.0000714765e-1f;
+    y = y * m - 2.4999993993e-1f;
+    y = y * m + 3.3333331174e-1f;
+    y = y * m * z;
+    y = y + fe * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    float r = m + y;
+    r = r + fe * 0.693359375f;
+    r = x == __builtin_inff() ? x : r;
+    r = x == 0.0f ? -__builtin_inff() : r;
+    r = x < 0.0f ? __builtin_nanf("") : r;
+    return x != x ? x : r;
+}
+// tanh x: an odd polynomial below |x| = 0.625, else 1 - 2 / (e^2|x| + 1) with x's sign.
+static inline float hd_tanh_f32(float x) {
+    float a = x < 0.0f ? -x : x;
+    float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float near0 = x + x * z * p;
+    float big = 1.0f - 2.0f / (hd_exp_f32(a + a) + 1.0f);
+    big = x < 0.0f ? -big : big;
+    float t = a < 0.625f ? near0 : big;
+    return x != x || x == 0.0f ? x : t; // (x = -0 gives -0)
+}
+// sigmoid x = 1 / (1 + e^-x), as e^x / (1 + e^x) below 0 (so tiny results keep their digits).
+static inline float hd_sigmoid_f32(float x) {
+    float e = hd_exp_f32(x < 0.0f ? x : -x);
+    float s = (x < 0.0f ? e : 1.0f) / (1.0f + e);
+    return x != x ? x : s;
+}
