@@ -3,9 +3,10 @@
 // generated kernels are written in (no includes, builtins only), and it is both included by the
 // interpreter (core/scalar_eval.cpp, inside a namespace) and pasted into every generated
 // program's prelude (core/f32_math_source.hpp), so that the reference and the compiled code
-// agree bit for bit. Branch-free (selects, not branches), so `#pragma omp simd` loops calling
-// them vectorize. Cody-Waite range reduction and Cephes' minimax polynomials; measured bounds
-// against f64 over every f32 input are in docs/api.md ("Accuracy of f32 math") and
+// agree bit for bit (fused multiply-adds are written as fmaf, correctly rounded everywhere, and
+// nothing else may contract). Branch-free (selects, not branches), so `#pragma omp simd` loops
+// calling them vectorize. Cody-Waite range reduction and Cephes' minimax polynomials; measured
+// bounds against f64 over every f32 input are in docs/api.md ("Accuracy of f32 math") and
 // tests/core/test_f32_math.cpp. Compile with floating-point contraction off (-ffp-contract=off).
 static inline int hd_f32_bits(float x) {
     int i;
@@ -27,21 +28,25 @@ static inline float hd_exp_f32(float x) {
     const float hi = 88.72283935546875f, lo = -103.97208404541015625f;
     float xc = x > hi ? hi : (x < lo ? lo : x);
     xc = x != x ? 0.0f : xc; // (a NaN converted to int below would be undefined)
-    float fn = __builtin_floorf(xc * 1.44269502162933349609f + 0.5f);
-    float r = xc - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
+    float fn = __builtin_floorf(__builtin_fmaf(xc, 1.44269502162933349609f, 0.5f));
+    float r = __builtin_fmaf(fn, -0.693359375f, xc);
+    r = __builtin_fmaf(fn, 2.12194440e-4f, r);
     float z = r * r;
     float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * z + r;
+    p = __builtin_fmaf(p, r, 1.3981999507e-3f);
+    p = __builtin_fmaf(p, r, 8.3334519073e-3f);
+    p = __builtin_fmaf(p, r, 4.1665795894e-2f);
+    p = __builtin_fmaf(p, r, 1.6666665459e-1f);
+    p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+    p = __builtin_fmaf(p, z, r);
     p = p + 1.0f;
     int n = (int)fn;
+    // p * 2^n: into the exponent bits where the result is normal, else in two factors
+    // (subnormal results, and n = 128 where p >= 1 overflows to inf).
+    float normal = hd_f32_from_bits(hd_f32_bits(p) + (n << 23));
     int n1 = n >> 1;
-    float e = p * hd_f32_pow2(n1) * hd_f32_pow2(n - n1);
+    float small = p * hd_f32_pow2(n1) * hd_f32_pow2(n - n1);
+    float e = n < -125 || n > 127 ? small : normal;
     e = x > hi ? __builtin_inff() : e;
     e = x < lo ? 0.0f : e;
     return x != x ? x : e;
@@ -60,19 +65,19 @@ static inline float hd_log_f32(float x) {
     float fe = (float)e;
     float z = m * m;
     float y = 7.0376836292e-2f;
-    y = y * m - 1.1514610310e-1f;
-    y = y * m + 1.1676998740e-1f;
-    y = y * m - 1.2420140846e-1f;
-    y = y * m + 1.4249322787e-1f;
-    y = y * m - 1.6668057665e-1f;
-    y = y * m + 2.0000714765e-1f;
-    y = y * m - 2.4999993993e-1f;
-    y = y * m + 3.3333331174e-1f;
+    y = __builtin_fmaf(y, m, -1.1514610310e-1f);
+    y = __builtin_fmaf(y, m, 1.1676998740e-1f);
+    y = __builtin_fmaf(y, m, -1.2420140846e-1f);
+    y = __builtin_fmaf(y, m, 1.4249322787e-1f);
+    y = __builtin_fmaf(y, m, -1.6668057665e-1f);
+    y = __builtin_fmaf(y, m, 2.0000714765e-1f);
+    y = __builtin_fmaf(y, m, -2.4999993993e-1f);
+    y = __builtin_fmaf(y, m, 3.3333331174e-1f);
     y = y * m * z;
-    y = y + fe * -2.12194440e-4f;
-    y = y - 0.5f * z;
+    y = __builtin_fmaf(fe, -2.12194440e-4f, y);
+    y = __builtin_fmaf(-0.5f, z, y);
     float r = m + y;
-    r = r + fe * 0.693359375f;
+    r = __builtin_fmaf(fe, 0.693359375f, r);
     r = x == __builtin_inff() ? x : r;
     r = x == 0.0f ? -__builtin_inff() : r;
     r = x < 0.0f ? __builtin_nanf("") : r;
@@ -83,11 +88,11 @@ static inline float hd_tanh_f32(float x) {
     float a = x < 0.0f ? -x : x;
     float z = x * x;
     float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    float near0 = x + x * z * p;
+    p = __builtin_fmaf(p, z, 2.06390887954e-2f);
+    p = __builtin_fmaf(p, z, -5.37397155531e-2f);
+    p = __builtin_fmaf(p, z, 1.33314422036e-1f);
+    p = __builtin_fmaf(p, z, -3.33332819422e-1f);
+    float near0 = __builtin_fmaf(x * z, p, x);
     float big = 1.0f - 2.0f / (hd_exp_f32(a + a) + 1.0f);
     big = x < 0.0f ? -big : big;
     float t = a < 0.625f ? near0 : big;

@@ -63,9 +63,24 @@ private:
     std::unordered_map<const Node*, bool> leaf_; // visited, with the leaf status seen then
 };
 
-bool is_transcendental(ScalarOp op) {
-    return (op >= ScalarOp::Exp && op <= ScalarOp::Expm1 && op != ScalarOp::Sqrt) ||
-           op == ScalarOp::Pow;
+// Math computed through a scalar libm call: worth storing rather than recomputing. f32 exp,
+// log, tanh and sigmoid are vector code (core/f32_math.hpp), cheaper to recompute than a pass
+// over memory.
+bool is_expensive(const ScalarExpr& x) {
+    ScalarOp op = x->op;
+    bool vector_math = x->dtype == DType::F32 && (op == ScalarOp::Exp || op == ScalarOp::Log ||
+                                                  op == ScalarOp::Tanh || op == ScalarOp::Sigmoid);
+    return !vector_math &&
+           ((op >= ScalarOp::Exp && op <= ScalarOp::Expm1 && op != ScalarOp::Sqrt) ||
+            op == ScalarOp::Pow);
+}
+
+// Whether two operands are the same value: one node, or the same input or constant.
+bool same_value(const ScalarExpr& a, const ScalarExpr& b) {
+    if (a == b) return true;
+    if (a->op != b->op || a->dtype != b->dtype) return false;
+    if (a->op == ScalarOp::Input) return a->ivalue == b->ivalue;
+    return false;
 }
 
 ScalarExpr constant_of(const ScalarValue& v) {
@@ -143,6 +158,8 @@ ScalarExpr fold_constants(const ScalarExpr& e) {
             changed = changed || args[i] != x->args[i];
             all_const = all_const && args[i]->op == ScalarOp::Const;
         }
+        // select(c, v, v) is v (a detached value, ad's stop-gradient, reads as one).
+        if (x->op == ScalarOp::Select && same_value(args[1], args[2])) return args[1];
         if (!changed && !all_const) return x;
         ScalarExpr r = changed ? rebuild(x, args) : x;
         return all_const ? constant_of(evaluate(r, {})) : r;
@@ -152,7 +169,7 @@ ScalarExpr fold_constants(const ScalarExpr& e) {
 bool has_transcendental(const ScalarExpr& e) {
     std::vector<ScalarExpr> order = topological_order(e);
     return std::any_of(order.begin(), order.end(),
-                       [](const ScalarExpr& x) { return is_transcendental(x->op); });
+                       [](const ScalarExpr& x) { return is_expensive(x); });
 }
 
 std::int64_t expression_size(const ScalarExpr& e, const std::vector<std::int64_t>& input_sizes) {

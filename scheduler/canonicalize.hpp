@@ -49,8 +49,9 @@ CanonicalGraph canonicalize(const std::vector<NodePtr>& outputs);
 
 // Replace every operation whose arguments are all constants by its value.
 ScalarExpr fold_constants(const ScalarExpr& e);
-// exp, log, tanh, sigmoid, sin, cos, erf, log1p, expm1 or pow anywhere in the expression: worth
-// storing rather than recomputing.
+// Math through a scalar libm call anywhere in the expression (sin, cos, erf, log1p, expm1, pow;
+// exp, log, tanh, sigmoid of f64): worth storing rather than recomputing. f32 exp, log, tanh and
+// sigmoid are vector code and do not count. Also: select(c, v, v) folds to v.
 bool has_transcendental(const ScalarExpr& e);
 // The number of nodes of `e` once every Input(k) is replaced by an expression of input_sizes[k]
 // nodes: each distinct node counted once, as the printers emit it once (saturates far above any

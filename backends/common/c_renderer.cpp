@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 #include "scheduler/loop_coalesce.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -148,6 +149,10 @@ private:
                 return;
             }
         }
+        if (const AstNode* call = lane_reduction_call(n)) {
+            print_lane_reduction(n, *call, indent, out);
+            return;
+        }
         if (simd) out += pad + options_.style.simd + "\n";
         out += pad + loop_header(n) + " {\n";
         scope_.push_back(n.iterator);
@@ -157,6 +162,98 @@ private:
         regions_ = regions;
         scope_.pop_back();
         out += pad + "}\n";
+    }
+
+    // The statement call of an innermost loop that folds a float sum, max or min into one
+    // element (the write does not move with the loop: a row reduction along its axis), or null.
+    const AstNode* lane_reduction_call(const AstNode& n) const {
+        if (!options_.lane_reductions || sched::contains_for(n.body) || !canonical(n) ||
+            n.inc.value != 1)
+            return nullptr;
+        const AstNode* call = &n;
+        while (call->kind != AstNode::Kind::Call) {
+            if (call->body.size() != 1 || !call->else_body.empty() ||
+                (call != &n && call->kind != AstNode::Kind::Block))
+                return nullptr;
+            call = &call->body[0];
+        }
+        const poly::Statement& st = kernel_.statements.at(call->statement);
+        const poly::Buffer& wb = program_.buffers.at(st.write_buffer);
+        bool op = st.reduce_op == ReduceOp::Sum || st.reduce_op == ReduceOp::Max ||
+                  st.reduce_op == ReduceOp::Min;
+        if (st.kind != poly::StatementKind::Update || !st.tuple_writes.empty() || !op ||
+            !is_float(wb.dtype))
+            return nullptr;
+        auto moves = sched::element_coefficient(wb, st.write_access, *call, n.iterator);
+        return moves && *moves == 0 ? call : nullptr;
+    }
+
+    // A row reduction with independent accumulators per lane (vector registers), combined at
+    // the end of the row, then the rest of the row, then one update of the element: max and
+    // min are exact in any order; a sum is reassociated, as c_renderer.hpp allows.
+    void print_lane_reduction(const AstNode& n, const AstNode& call, int indent, std::string& out) {
+        std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
+        const poly::Statement& st = kernel_.statements.at(call.statement);
+        DType t = program_.buffers.at(st.write_buffer).dtype;
+        const std::string type = c_value_type(t);
+        const bool f32 = t == DType::F32;
+        const int lanes = 2 * sched::cpu_target().vector_bytes / static_cast<int>(dtype_size(t));
+        const std::string k = std::to_string(lanes);
+        std::string identity = st.reduce_op == ReduceOp::Sum ? "0"
+                               : st.reduce_op == ReduceOp::Max
+                                   ? (f32 ? "(-__builtin_inff())" : "(-__builtin_inf())")
+                                   : (f32 ? "__builtin_inff()" : "__builtin_inf()");
+        const AstExpr& c = n.cond;
+        std::string ub = c.op == AstExpr::Op::Le ? c_index_expr(c.args[1])
+                                                 : "(" + c_index_expr(c.args[1]) + " - 1L)";
+        std::string id = std::to_string(local_names_++);
+        std::string acc = "hd_ra" + id, rest = "hd_rv" + id, at = "hd_rc" + id;
+        std::string p1 = pad + "    ", p2 = p1 + "    ", p3 = p2 + "    ";
+        out += pad + "{ // lane reduction: " + k + " accumulators\n";
+        out += p1 + type + " " + acc + "[" + k + "];\n";
+        out += p1 + "for (int hd_l = 0; hd_l < " + k + "; ++hd_l)\n" + p2 + acc +
+               "[hd_l] = " + identity + ";\n";
+        out += p1 + "long " + at + " = " + c_index_expr(n.init) + ";\n";
+        out += p1 + "for (; " + at + " + " + std::to_string(lanes - 1) + "L <= " + ub + "; " + at +
+               " += " + k + ") {\n";
+        if (options_.simd && !options_.style.simd.empty()) out += p2 + options_.style.simd + "\n";
+        out += p2 + "for (long hd_l = 0; hd_l < " + k + "; ++hd_l) {\n";
+        out += p3 + "const long " + n.iterator + " = " + at + " + hd_l;\n";
+        std::string v = print_update_value(call, p3, out);
+        out += p3 + acc + "[hd_l] = " + c_combine(st.reduce_op, t, acc + "[hd_l]", v) + ";\n";
+        out += p2 + "}\n" + p1 + "}\n";
+        out += p1 + type + " " + rest + " = " + acc + "[0];\n";
+        out += p1 + "for (int hd_l = 1; hd_l < " + k + "; ++hd_l)\n" + p2 + rest + " = " +
+               c_combine(st.reduce_op, t, rest, acc + "[hd_l]") + ";\n";
+        out += p1 + "for (; " + at + " <= " + ub + "; ++" + at + ") {\n";
+        out += p2 + "const long " + n.iterator + " = " + at + ";\n";
+        v = print_update_value(call, p2, out);
+        out += p2 + rest + " = " + c_combine(st.reduce_op, t, rest, v) + ";\n";
+        out += p1 + "}\n";
+        std::string target = element(st.write_buffer, st.write_access);
+        out += p1 + "{\n";
+        out += p2 + "const long " + n.iterator + " = " + c_index_expr(n.init) + ";\n";
+        out += c_counter_lines(call, p2);
+        out += p2 + "(void)" + n.iterator + ";\n";
+        out += p2 + target + " = " +
+               c_combine(st.reduce_op, t, load(st.write_buffer, st.write_access), rest) + ";\n";
+        out += p1 + "}\n" + pad + "}\n";
+    }
+
+    // The counters and the value an update statement folds in, printed into `out`.
+    std::string print_update_value(const AstNode& call, const std::string& in, std::string& out) {
+        const poly::Statement& st = kernel_.statements.at(call.statement);
+        out += c_counter_lines(call, in);
+        auto input = [&](int k) {
+            const poly::Read& r = st.reads.at(k);
+            if (r.buffer >= 0) return load(r.buffer, r.access);
+            return index_value(r.access, input_dtype({st.value}, k));
+        };
+        std::string value = print_scalar(st.value, input, in, "t", out);
+        std::string name = "hd_v" + std::to_string(local_names_++);
+        out += in + "const " + c_value_type(program_.buffers.at(st.write_buffer).dtype) + " " +
+               name + " = " + value + ";\n";
+        return name;
     }
 
     // A perfect nest of contiguous loops as one loop (loop_coalesce.hpp): the outer iterators

@@ -38,6 +38,9 @@ struct PrintOptions {
     bool simd = true;           // emit the style's simd pragma on innermost parallel loops
     bool register_tiles = true; // contractions as register-tiled micro-kernels
     bool coalesce = true;       // contiguous loop nests as one loop (loop_coalesce.hpp)
+    // Row reductions (a float sum, max or min along an innermost loop into one element) with
+    // one accumulator per lane of two vector registers, combined at the end of the row.
+    bool lane_reductions = true;
     // Kernels with fewer statement instances run sequentially: a parallel region costs
     // microseconds, more than such a kernel.
     std::int64_t min_parallel_work = 32768;

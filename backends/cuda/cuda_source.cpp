@@ -290,6 +290,7 @@ const std::string& cuda_prelude() {
 #define __builtin_floor floor
 #define __builtin_floorf floorf
 #define __builtin_memcpy memcpy
+#define __builtin_fmaf fmaf
 #define __builtin_ceil ceil
 #define __builtin_ceilf ceilf
 #define __builtin_rint rint

@@ -116,7 +116,8 @@ TEST_CASE("passes over a shared expression visit each node a bounded number of t
     CHECK(linear(visits([&] { CHECK(scalar_num_inputs(e) == 1); })));
     CHECK(linear(visits([&] { substitute_inputs(e, {scalar_input(0, DType::F32)}); })));
     CHECK(linear(visits([&] { CHECK(sched::fold_constants(e) == e); })));
-    CHECK(linear(visits([&] { CHECK(sched::has_transcendental(e)); })));
+    // (f32 tanh is vector math: not expensive.)
+    CHECK(linear(visits([&] { CHECK_FALSE(sched::has_transcendental(e)); })));
     CHECK(linear(visits([&] { CHECK(sched::expression_size(e, {1}) == std::int64_t(nodes)); })));
     CHECK(linear(visits([&] { evaluate(e, {ScalarValue::of(0.3, DType::F32)}); })));
     std::string text;

@@ -68,8 +68,15 @@ TEST_CASE("fold_constants, has_transcendental and expression_size") {
     CHECK(f->args[1]->fvalue == 5.0);
     CHECK(sched::fold_constants(scalar_unary(ScalarOp::Neg, two))->fvalue == -2.0);
     CHECK_FALSE(sched::has_transcendental(e));
+    // Scalar libm calls are expensive; f32 exp, log, tanh, sigmoid are vector math.
     CHECK(sched::has_transcendental(
+        scalar_binary(ScalarOp::Add, scalar_unary(ScalarOp::Sin, in), two)));
+    CHECK(sched::has_transcendental(scalar_unary(ScalarOp::Exp, scalar_input(0, DType::F64))));
+    CHECK_FALSE(sched::has_transcendental(
         scalar_binary(ScalarOp::Add, scalar_unary(ScalarOp::Exp, in), two)));
+    // select(c, v, v) is v.
+    ScalarExpr flag = scalar_input(1, DType::Bool);
+    CHECK(sched::fold_constants(scalar_select(flag, in, in)) == in);
     CHECK(sched::expression_size(e, {}) == 5);
     CHECK(sched::expression_size(e, {10}) == 14);
 }

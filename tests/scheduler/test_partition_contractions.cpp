@@ -146,7 +146,7 @@ TEST_CASE("with max_epilogues, a map of an epilogue at the same element follows 
     // sum in node order joins when that map does not depend on the sum: its kernel is made
     // first (Adam's bias correction).
     Array u = array(small_values(4, 13), Shape::of({2, 2}));
-    Array e = exp(u * 0.125f);
+    Array e = sin(u * 0.125f);
     Array v2 = 0.5f * v + matmul(a, b);
     Array late_w = w - 0.25f * v2 + e;
     Partitioned q = run_partitioned({v2, late_w, e * 2.0f}, {}, {}, chains);
@@ -157,7 +157,7 @@ TEST_CASE("with max_epilogues, a map of an epilogue at the same element follows 
     check_close(q.results[1], run_reference({late_w})[0], 1e-6);
     // When that map depends on the sum (here through a transposed read, so it is no epilogue
     // itself), the weight cannot join: it runs after the sum's kernel.
-    Array e2 = exp(transpose(v2) * 0.125f);
+    Array e2 = sin(transpose(v2) * 0.125f);
     Array late_w2 = w - 0.25f * v2 + e2;
     Partitioned d = run_partitioned({v2, late_w2, e2 * 2.0f}, {}, {}, chains);
     INFO(poly::to_string(d.ir));
