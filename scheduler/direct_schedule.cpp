@@ -208,6 +208,100 @@ bool is_epilogue(const poly::Statement& e, const poly::Statement& update) {
     return false;
 }
 
+// The leading counters every statement writes at its buffer's leading axes with the same
+// extents (the rows of a row-fused kernel, row_fusion.hpp), or 0.
+int leading_rows(const poly::Scop& scop, const std::vector<int>& statements) {
+    const auto& all = scop.kernel->statements;
+    int r = static_cast<int>(all[statements[0]].extents.size());
+    for (int s : statements)
+        r = std::min<int>(r,
+                          std::min(all[s].write_access.out_rank(), all[s].write_access.in_rank()));
+    auto identity = [&](const Statement& st, int d) {
+        if (st.write_access.offset(d) != 0 || st.extents[d] != all[statements[0]].extents[d])
+            return false;
+        for (int k = 0; k < st.write_access.in_rank(); ++k)
+            if (st.write_access.coeff(d, k) != (k == d ? 1 : 0)) return false;
+        return true;
+    };
+    for (int d = 0; d < r; ++d)
+        for (int s : statements)
+            if (!identity(all[s], d)) return d;
+    return r;
+}
+
+// A row-fused kernel (row_fusion.hpp): one parallel band over the rows, and inside it the
+// statements in sequence, each over the rest of its counters in program order. Untiled: a
+// row's passes share the row in cache.
+IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>& statements) {
+    const auto& all = scop.kernel->statements;
+    bool update = false;
+    for (int s : statements)
+        update = update || all[s].kind == poly::StatementKind::Update;
+    if (statements.size() < 2 || !update) return {};
+    const int r = leading_rows(scop, statements);
+    if (r < 1) return {};
+    isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(statements[0]).get());
+    auto member = [&](int s, int d) {
+        const Statement& st = all[s];
+        return st.name + "[" + counters(static_cast<int>(st.extents.size())) + "] -> [(i" +
+               std::to_string(d) + ")]";
+    };
+    isl_union_set* domain = isl_union_set_empty(isl_space_params_alloc(ctx, 0));
+    isl_union_set_list* filters =
+        isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
+    for (int s : statements) {
+        isl_union_set* one = isl_union_set_from_set(scop.statement_domains[s].copy());
+        domain = isl_union_set_union(domain, isl_union_set_copy(one));
+        filters = isl_union_set_list_add(filters, one);
+    }
+    isl_schedule* schedule = isl_schedule_from_domain(domain);
+    isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(schedule), 0);
+    isl_schedule_free(schedule);
+    node = isl_schedule_node_insert_sequence(node, filters);
+    for (std::size_t k = 0; k < statements.size(); ++k) {
+        const Statement& st = all[statements[k]];
+        std::string text;
+        std::vector<bool> coincident;
+        for (int d = r; d < static_cast<int>(st.extents.size()); ++d) {
+            if (st.extents[d] <= 1) continue;
+            text += (text.empty() ? "{ " : ", { ") + member(statements[k], d) + " }";
+            bool written = false;
+            for (int o = 0; o < st.write_access.out_rank(); ++o)
+                written = written || st.write_access.coeff(o, d) != 0;
+            coincident.push_back(written);
+        }
+        node = isl_schedule_node_child(node, static_cast<int>(k)); // the filter
+        node = isl_schedule_node_child(node, 0);
+        if (!text.empty()) {
+            isl_multi_union_pw_aff* band =
+                isl_multi_union_pw_aff_read_from_str(ctx, ("[" + text + "]").c_str());
+            HEDRA_INTERNAL_CHECK(band, "direct_schedule: isl cannot parse " + text);
+            node = isl_schedule_node_insert_partial_schedule(node, band);
+            for (std::size_t m = 0; m < coincident.size(); ++m)
+                node = isl_schedule_node_band_member_set_coincident(node, static_cast<int>(m),
+                                                                    coincident[m]);
+        }
+        node = isl_schedule_node_parent(isl_schedule_node_parent(node)); // the sequence
+    }
+    std::string rows = "[";
+    for (int d = 0; d < r; ++d) {
+        rows += d ? ", { " : "{ ";
+        for (std::size_t k = 0; k < statements.size(); ++k)
+            rows += (k ? "; " : "") + member(statements[k], d);
+        rows += " }";
+    }
+    rows += "]";
+    isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_read_from_str(ctx, rows.c_str());
+    HEDRA_INTERNAL_CHECK(band, "direct_schedule: isl cannot parse " + rows);
+    node = isl_schedule_node_insert_partial_schedule(node, band);
+    for (int d = 0; d < r; ++d)
+        node = isl_schedule_node_band_member_set_coincident(node, d, 1);
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kDirectMark, nullptr));
+    schedule = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return take(schedule);
+}
+
 } // namespace
 
 IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
@@ -238,6 +332,7 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
         return take(
             isl_schedule_sequence(c.release(), poly::statement_program_order(scop, e).release()));
     }
+    if (IslPtr<isl_schedule> rows = row_schedule(scop, statements)) return rows;
     const std::vector<std::int64_t>& extents = all[statements[0]].extents;
     for (int s : statements)
         if (all[s].kind != poly::StatementKind::Assign || all[s].extents != extents) return {};

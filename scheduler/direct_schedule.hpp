@@ -10,6 +10,8 @@
 //   reduction counters inside them, and the counter along which the accesses are contiguous
 //   innermost (a sum over rows vectorizes over the row; a 2x2 window reduction runs its
 //   window counters outside the output row);
+// - a row-fused kernel (row_fusion.hpp): one parallel band over the rows, the statements in
+//   sequence inside it, each over the rest of its counters in program order;
 // - several assignments over one box with no dependences among them (the pieces of a fuse):
 //   one band over the shared counters with the statements in sequence inside, so they share
 //   one pass over their inputs.

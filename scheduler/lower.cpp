@@ -101,6 +101,8 @@ const std::vector<PassInfo>& pass_list() {
          "inputs, outputs and temporaries get buffers"},
         {"partition.kernels", "program", "partition.kernels",
          "one kernel per materialized node, definitions inlined"},
+        {"partition.fuse-rows", "program", "partition.fuse-rows",
+         "consecutive kernels over the same rows become one (softmax: one pass per row)"},
         {"narrow-domains", "program", "partition",
          "temporaries computed only where they are read (narrow_domains.hpp)"},
         {"scop", "kernel", "domains, accesses",

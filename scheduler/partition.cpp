@@ -14,6 +14,7 @@
 #include "core/scalar_dag.hpp"
 #include "scheduler/canonicalize.hpp"
 #include "scheduler/narrow_domains.hpp"
+#include "scheduler/row_fusion.hpp"
 
 namespace hedra::sched {
 
@@ -146,6 +147,7 @@ public:
             {"partition.epilogues", &Partitioner::find_epilogues},
             {"partition.buffers", &Partitioner::make_buffers},
             {"partition.kernels", &Partitioner::make_kernels},
+            {"partition.fuse-rows", &Partitioner::fuse_rows},
         };
         for (const Step& step : kSteps) {
             {
@@ -158,6 +160,10 @@ public:
     }
 
 private:
+    void fuse_rows() {
+        if (options_.fuse_rows) fuse_row_kernels(ir_);
+    }
+
     void make_kernels() {
         made_.assign(g_.nodes.size(), false);
         for (std::size_t i = 0; i < g_.nodes.size(); ++i)

@@ -46,6 +46,11 @@ struct PartitionOptions {
     // v, then the weight). The openmp register tile applies one (reading the sum once); the
     // cuda templates apply any number.
     int max_epilogues = 1;
+    // Consecutive kernels working row by row on the same rows become one (row_fusion.hpp).
+    // Off by default: measured on W5a softmax it is slower (6.8 vs 5.8 ms at 1 thread), since
+    // the row's exp is still computed twice and the kernel is compute-bound; it pays once a
+    // row-local temporary keeps the exp (see row_fusion.hpp).
+    bool fuse_rows = false;
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

@@ -1,6 +1,7 @@
 // partition on small programs: softmax, Jacobi sweeps with overwrite, interleaved fuses,
 // stack, multi-output maps, index components, non-zero-start and strided shapes.
 #include "partition_testing.hpp"
+#include "scheduler/lower.hpp"
 
 using namespace hedra;
 using namespace hedra::test;
@@ -157,4 +158,29 @@ TEST_CASE("non-zero-start and strided shapes") {
         reshape(array(small_values(49, 13), Shape::of({7, 7})), Shape{range(1, 6), range(1, 6, 2)});
     Array shifted = reshape(interior, Transform::shift({10, -1}));
     check_against_reference({shifted * shifted, max(shifted, {1}), transpose(shifted)});
+}
+
+TEST_CASE("row fusion: softmax as one kernel, the rows in parallel and the passes in sequence") {
+    const int rows = 6, cols = 37;
+    Array x = array(small_values(rows * cols, 5), Shape::of({rows, cols}));
+    Array m = max(x, {1}, true);
+    Array e = exp(x - m);
+    Array y = e / sum(e, {1}, true);
+    sched::PartitionOptions fused;
+    fused.fuse_rows = true;
+    Partitioned p = run_partitioned({y}, {}, {}, fused);
+    REQUIRE(p.ir.kernels.size() == 1);
+    CHECK(p.ir.kernels[0].statements.size() == 5); // two inits, max, sum, the map
+    check_close(p.results[0], run_reference({y})[0], 1e-6);
+    sched::LoopProgram loops = sched::lower_kernels(p.ir);
+    std::string ast = sched::to_string(loops.asts[0]);
+    CAPTURE(ast);
+    CHECK(ast.find("// mark: direct") != std::string::npos);
+    // A contraction keeps a kernel of its own: its operand w is shared across rows.
+    Array w = array(small_values(cols * 3, 6), Shape::of({cols, 3}));
+    Array z = matmul(x, w);
+    Array s = z / sum(z, {1}, true);
+    Partitioned q = run_partitioned({s}, {}, {}, fused);
+    CHECK(q.ir.kernels.size() >= 2);
+    check_close(q.results[0], run_reference({s})[0], 1e-5);
 }

@@ -45,7 +45,7 @@ TEST_CASE("HEDRA_DUMP: one numbered file per stage of each compile") {
     Array c = matmul(a, b);
     CompiledProgram program = compile({c}, {a, b}, ComputeOptions{});
     std::vector<std::string> names = files_in(dir);
-    REQUIRE(names.size() == 19);
+    REQUIRE(names.size() == 20);
     std::string prefix = names[0].substr(0, 5); // "0001-" unless an earlier test dumped
     std::vector<std::string> want{"001-graph.txt",
                                   "002-graph.dot",
@@ -57,15 +57,16 @@ TEST_CASE("HEDRA_DUMP: one numbered file per stage of each compile") {
                                   "008-partition.epilogues.txt",
                                   "009-partition.buffers.txt",
                                   "010-partition.kernels.txt",
-                                  "011-partition.txt",
-                                  "012-k0-domains.txt",
-                                  "013-k0-accesses.txt",
-                                  "014-k0-deps.txt",
-                                  "015-k0-constraints.yaml",
-                                  "016-k0-schedule.yaml",
-                                  "017-k0-final-schedule.yaml",
-                                  "018-k0-ast.txt",
-                                  "019-code.cpp"};
+                                  "011-partition.fuse-rows.txt",
+                                  "012-partition.txt",
+                                  "013-k0-domains.txt",
+                                  "014-k0-accesses.txt",
+                                  "015-k0-deps.txt",
+                                  "016-k0-constraints.yaml",
+                                  "017-k0-schedule.yaml",
+                                  "018-k0-final-schedule.yaml",
+                                  "019-k0-ast.txt",
+                                  "020-code.cpp"};
     for (std::size_t i = 0; i < want.size(); ++i)
         CHECK(names[i] == prefix + want[i]);
     // The partition's steps write their decisions: after "decide" the sum is materialized and
@@ -77,17 +78,17 @@ TEST_CASE("HEDRA_DUMP: one numbered file per stage of each compile") {
     CHECK(buffers.find("reduce (7,3): output materialized buffer=b2") != std::string::npos);
     CHECK(hedra::test::read_text(dir + "/" + prefix + "001-graph.txt") == to_string({c.node()}));
     CHECK(hedra::test::read_text(dir + "/" + prefix + "002-graph.dot").rfind("digraph", 0) == 0);
-    std::string domains = hedra::test::read_text(dir + "/" + prefix + "012-k0-domains.txt");
+    std::string domains = hedra::test::read_text(dir + "/" + prefix + "013-k0-domains.txt");
     CHECK(
         domains.find("S1 := { S1[i0, i1, i2] : 0 <= i0 <= 6 and 0 <= i1 <= 2 and 0 <= i2 <= 4 }") !=
         std::string::npos);
-    CHECK(hedra::test::read_text(dir + "/" + prefix + "019-code.cpp").find("hedra_program") !=
+    CHECK(hedra::test::read_text(dir + "/" + prefix + "020-code.cpp").find("hedra_program") !=
           std::string::npos);
 
     // The same graph again: a cache hit compiles nothing and writes nothing.
     Array c2 = matmul(a, b);
     CompiledProgram again = compile({c2}, {a, b}, ComputeOptions{});
-    CHECK(files_in(dir).size() == 19);
+    CHECK(files_in(dir).size() == 20);
 
     // Another graph: the next compile number.
     Array d = placeholder(Shape::of({9}), DType::F32, "d");
