@@ -3,7 +3,8 @@
 #   bench/run_all.sh [BUILD_DIR] [--quick] [other flags for every bench, e.g. --threads 1]
 # BUILD_DIR defaults to ./build; build it first with -DCMAKE_BUILD_TYPE=Release, e.g.
 #   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2 \
-#     --target hedra_bench_matmul hedra_bench_jacobi hedra_bench_compile hedra_bench_train_step
+#     --target hedra_bench_matmul hedra_bench_jacobi hedra_bench_compile hedra_bench_train_step \
+#     hedra_bench_fused
 # The machines are shared and noisy: each bench times hedra and its peer alternately in one
 # process and prints medians; the load average before each bench is printed to judge a run.
 # OpenBLAS's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE overrides are removed for the benches only.
@@ -15,7 +16,7 @@ case "${1:-}" in
 esac
 OUT="$BUILD/bench/results.txt"
 : > "$OUT"
-for b in matmul jacobi compile train_step; do
+for b in matmul jacobi compile train_step fused; do
   exe="$BUILD/bench/$b"
   if [ ! -x "$exe" ]; then
     echo "# $b: $exe not built (cmake --build $BUILD --target hedra_bench_$b)" | tee -a "$OUT"
