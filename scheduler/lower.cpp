@@ -103,6 +103,8 @@ const std::vector<PassInfo>& pass_list() {
          "one kernel per materialized node, definitions inlined"},
         {"partition.fuse-rows", "program", "partition.fuse-rows",
          "consecutive kernels over the same rows become one (softmax: one pass per row)"},
+        {"partition.split-reductions", "program", "partition.split-reductions",
+         "long reductions over the leading axis run in parallel blocks of rows, then combine"},
         {"narrow-domains", "program", "partition",
          "temporaries computed only where they are read (narrow_domains.hpp)"},
         {"scop", "kernel", "domains, accesses",

@@ -15,6 +15,7 @@
 #include "scheduler/canonicalize.hpp"
 #include "scheduler/narrow_domains.hpp"
 #include "scheduler/row_fusion.hpp"
+#include "scheduler/split_reduction.hpp"
 
 namespace hedra::sched {
 
@@ -148,6 +149,7 @@ public:
             {"partition.buffers", &Partitioner::make_buffers},
             {"partition.kernels", &Partitioner::make_kernels},
             {"partition.fuse-rows", &Partitioner::fuse_rows},
+            {"partition.split-reductions", &Partitioner::split_reductions},
         };
         for (const Step& step : kSteps) {
             {
@@ -160,6 +162,10 @@ public:
     }
 
 private:
+    void split_reductions() {
+        if (options_.split_reductions) split_outer_reductions(ir_);
+    }
+
     void fuse_rows() {
         if (options_.fuse_rows) fuse_row_kernels(ir_);
     }

@@ -51,6 +51,9 @@ struct PartitionOptions {
     // the row's exp is still computed twice and the kernel is compute-bound; it pays once a
     // row-local temporary keeps the exp (see row_fusion.hpp).
     bool fuse_rows = false;
+    // Long reductions over the leading axis into a few results run in blocks of rows, then
+    // the blocks' partials are reduced (split_reduction.hpp).
+    bool split_reductions = true;
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

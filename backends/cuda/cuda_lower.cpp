@@ -40,6 +40,9 @@ void lower_kernel(cuda::SourceBuilder& b, int k) {
 sched::PartitionOptions cuda_partition_options() {
     sched::PartitionOptions o;
     o.max_epilogues = 4;
+    // Column sums already give every column a thread of its own (serial_reduction): the CPU's
+    // split into blocks of rows would only add a launch.
+    o.split_reductions = false;
     return o;
 }
 

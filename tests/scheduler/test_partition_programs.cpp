@@ -184,3 +184,22 @@ TEST_CASE("row fusion: softmax as one kernel, the rows in parallel and the passe
     CHECK(q.ir.kernels.size() >= 2);
     check_close(q.results[0], run_reference({s})[0], 1e-5);
 }
+
+TEST_CASE("split reductions: long column sums, maxima and minima run in blocks of rows") {
+    const int rows = 4096, cols = 24;
+    std::vector<float> xv = small_values(rows * cols, 8);
+    Array x = array(xv, Shape::of({rows, cols}));
+    for (Array y : {sum(tanh(x * 0.5f), {0}), max(x, {0}), min(x * 2.0f, {0})}) {
+        Partitioned p = run_partitioned({y});
+        CAPTURE(poly::to_string(p.ir));
+        REQUIRE(p.ir.kernels.size() == 2); // the blocks' partials, then their reduction
+        CHECK(p.ir.kernels[0].statements[1].extents == std::vector<std::int64_t>{16, 256, cols});
+        CHECK(count_buffers(p.ir, BufferRole::Temporary) == 1);
+        check_close(p.results[0], run_reference({y})[0], 1e-5);
+    }
+    // Rows that no block count divides, or too few rows, keep one kernel.
+    Array odd = array(small_values(4099 * 3, 9), Shape::of({4099, 3}));
+    CHECK(run_partitioned({sum(odd, {0})}).ir.kernels.size() == 1);
+    Array few = array(small_values(1000 * 3, 10), Shape::of({1000, 3}));
+    CHECK(run_partitioned({sum(few, {0})}).ir.kernels.size() == 1);
+}
