@@ -55,6 +55,24 @@ std::string counters(int rank) {
     return s;
 }
 
+// The leaf below a schedule of `statements`' domains, and one filter per statement (owned by
+// the caller) for a sequence.
+isl_schedule_node* statements_leaf(const poly::Scop& scop, const std::vector<int>& statements,
+                                   isl_union_set_list*& filters) {
+    isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(statements[0]).get());
+    isl_union_set* domain = isl_union_set_empty(isl_space_params_alloc(ctx, 0));
+    filters = isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
+    for (int s : statements) {
+        isl_union_set* one = isl_union_set_from_set(scop.statement_domains[s].copy());
+        domain = isl_union_set_union(domain, isl_union_set_copy(one));
+        filters = isl_union_set_list_add(filters, one);
+    }
+    isl_schedule* schedule = isl_schedule_from_domain(domain);
+    isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(schedule), 0);
+    isl_schedule_free(schedule);
+    return node;
+}
+
 // One band member per entry of `order`, each the same counter of every statement.
 IslPtr<isl_schedule> band_schedule(const poly::Scop& scop, const std::vector<int>& statements,
                                    const std::vector<int>& order,
@@ -72,17 +90,8 @@ IslPtr<isl_schedule> band_schedule(const poly::Scop& scop, const std::vector<int
         text += " }";
     }
     text += "]";
-    isl_union_set* domain = isl_union_set_empty(isl_space_params_alloc(ctx, 0));
-    isl_union_set_list* filters =
-        isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
-    for (int s : statements) {
-        isl_union_set* one = isl_union_set_from_set(scop.statement_domains[s].copy());
-        domain = isl_union_set_union(domain, isl_union_set_copy(one));
-        filters = isl_union_set_list_add(filters, one);
-    }
-    isl_schedule* schedule = isl_schedule_from_domain(domain);
-    isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(schedule), 0);
-    isl_schedule_free(schedule);
+    isl_union_set_list* filters = nullptr;
+    isl_schedule_node* node = statements_leaf(scop, statements, filters);
     if (statements.size() > 1) {
         node = isl_schedule_node_insert_sequence(node, filters);
     } else {
@@ -98,7 +107,7 @@ IslPtr<isl_schedule> band_schedule(const poly::Scop& scop, const std::vector<int
                                                                 coincident[m]);
         node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kDirectMark, nullptr));
     }
-    schedule = isl_schedule_node_get_schedule(node);
+    isl_schedule* schedule = isl_schedule_node_get_schedule(node);
     isl_schedule_node_free(node);
     return take(schedule);
 }
@@ -246,17 +255,8 @@ IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>
         return st.name + "[" + counters(static_cast<int>(st.extents.size())) + "] -> [(i" +
                std::to_string(d) + ")]";
     };
-    isl_union_set* domain = isl_union_set_empty(isl_space_params_alloc(ctx, 0));
-    isl_union_set_list* filters =
-        isl_union_set_list_alloc(ctx, static_cast<int>(statements.size()));
-    for (int s : statements) {
-        isl_union_set* one = isl_union_set_from_set(scop.statement_domains[s].copy());
-        domain = isl_union_set_union(domain, isl_union_set_copy(one));
-        filters = isl_union_set_list_add(filters, one);
-    }
-    isl_schedule* schedule = isl_schedule_from_domain(domain);
-    isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(schedule), 0);
-    isl_schedule_free(schedule);
+    isl_union_set_list* filters = nullptr;
+    isl_schedule_node* node = statements_leaf(scop, statements, filters);
     node = isl_schedule_node_insert_sequence(node, filters);
     for (std::size_t k = 0; k < statements.size(); ++k) {
         const Statement& st = all[statements[k]];
@@ -297,7 +297,7 @@ IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>
     for (int d = 0; d < r; ++d)
         node = isl_schedule_node_band_member_set_coincident(node, d, 1);
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kDirectMark, nullptr));
-    schedule = isl_schedule_node_get_schedule(node);
+    isl_schedule* schedule = isl_schedule_node_get_schedule(node);
     isl_schedule_node_free(node);
     return take(schedule);
 }

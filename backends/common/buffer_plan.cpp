@@ -62,4 +62,18 @@ AlignedStorage::~AlignedStorage() {
     std::free(data);
 }
 
+BufferBinding binding_of(const poly::Buffer& buffer, const std::vector<NodePtr>& placeholders,
+                         const std::vector<NodePtr>& leaves, const std::string& backend) {
+    BufferBinding bind;
+    if (buffer.role != poly::BufferRole::Input) return bind;
+    bind.index = -1;
+    for (std::size_t p = 0; p < placeholders.size(); ++p)
+        if (placeholders[p] == buffer.node) bind = {BufferBinding::Kind::Placeholder, int(p)};
+    for (std::size_t l = 0; l < leaves.size() && bind.index < 0; ++l)
+        if (leaves[l] == buffer.node) bind = {BufferBinding::Kind::Leaf, int(l)};
+    HEDRA_INTERNAL_CHECK(bind.index >= 0, backend + ": input buffer " + buffer.name +
+                                              " is neither a placeholder nor a leaf");
+    return bind;
+}
+
 } // namespace hedra::backend

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
@@ -17,6 +19,17 @@ struct BufferPlan {
 };
 
 BufferPlan plan_temporaries(const poly::ProgramIR& program);
+
+// How one buffer of the program gets its memory at run time: allocated by the program, or an
+// input bound in place (a placeholder by position, a leaf by its position in GraphKey::leaves).
+struct BufferBinding {
+    enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
+    int index = 0;
+};
+// The binding of `buffer`; `backend` names the caller in the internal error raised when an
+// input buffer is neither a placeholder nor a leaf.
+BufferBinding binding_of(const poly::Buffer& buffer, const std::vector<NodePtr>& placeholders,
+                         const std::vector<NodePtr>& leaves, const std::string& backend);
 
 // 64-byte aligned, uninitialized storage (kernels write every element they later read).
 struct AlignedStorage {

@@ -49,17 +49,7 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
     for (const poly::Buffer& b : ir.buffers) {
         code->sizes.push_back(b.sizes);
         code->dtypes.push_back(b.dtype);
-        BufferBinding bind;
-        if (b.role == poly::BufferRole::Input) {
-            bind.index = -1;
-            for (std::size_t p = 0; p < placeholders.size(); ++p)
-                if (placeholders[p] == b.node) bind = {BufferBinding::Kind::Placeholder, int(p)};
-            for (std::size_t l = 0; l < leaves.size() && bind.index < 0; ++l)
-                if (leaves[l] == b.node) bind = {BufferBinding::Kind::Leaf, int(l)};
-            HEDRA_INTERNAL_CHECK(bind.index >= 0, backend + ": input buffer " + b.name +
-                                                      " is neither a placeholder nor a leaf");
-        }
-        code->bindings.push_back(bind);
+        code->bindings.push_back(binding_of(b, placeholders, leaves, backend));
     }
     code->outputs = ir.outputs;
     code->plan = plan_temporaries(ir);

@@ -18,12 +18,6 @@
 
 namespace hedra::backend {
 
-// How one buffer of the program gets its memory at run time.
-struct BufferBinding {
-    enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
-    int index = 0; // placeholder position, or leaf position in GraphKey::leaves
-};
-
 struct HostProgramCode {
     std::shared_ptr<CompiledModule> module;
     void (*entry)(void**, int) = nullptr;

@@ -42,11 +42,6 @@ DeviceState& device_state() {
 
 std::atomic<CudaImageHook> g_image_hook{nullptr};
 
-struct BufferBinding {
-    enum class Kind : std::uint8_t { Allocate, Placeholder, Leaf } kind = Kind::Allocate;
-    int index = 0;
-};
-
 } // namespace
 
 struct CudaCounters {
@@ -89,17 +84,7 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
         code->dtypes.push_back(b.dtype);
         code->roles.push_back(b.role);
         code->bytes.push_back(b.bytes());
-        BufferBinding bind;
-        if (b.role == poly::BufferRole::Input) {
-            bind.index = -1;
-            for (std::size_t p = 0; p < placeholders.size(); ++p)
-                if (placeholders[p] == b.node) bind = {BufferBinding::Kind::Placeholder, int(p)};
-            for (std::size_t l = 0; l < leaves.size() && bind.index < 0; ++l)
-                if (leaves[l] == b.node) bind = {BufferBinding::Kind::Leaf, int(l)};
-            HEDRA_INTERNAL_CHECK(bind.index >= 0, "cuda: input buffer " + b.name +
-                                                      " is neither a placeholder nor a leaf");
-        }
-        code->bindings.push_back(bind);
+        code->bindings.push_back(binding_of(b, placeholders, leaves, "cuda"));
     }
     code->outputs = ir.outputs;
     code->plan = plan_temporaries(ir);
