@@ -4,11 +4,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 
 #include "backends/common/c_renderer.hpp"
 #include "backends/common/external_compiler.hpp"
 #include "backends/common/graph_key.hpp"
+#include "backends/common/hash.hpp"
 #include "backends/common/host_program.hpp"
 #include "core/dump.hpp"
 #include "scheduler/lower.hpp"
@@ -20,14 +20,6 @@ namespace {
 std::string compiler() {
     const char* cc = std::getenv("HEDRA_CC");
     return cc && *cc ? cc : "c++";
-}
-
-std::string hex(std::size_t v) {
-    static const char digits[] = "0123456789abcdef";
-    std::string s(16, '0');
-    for (int i = 15; i >= 0; --i, v >>= 4)
-        s[static_cast<std::size_t>(i)] = digits[v & 15];
-    return s;
 }
 
 // The program's source: every kernel pass, then the serial renderer.
@@ -72,9 +64,9 @@ std::unique_ptr<Program> CBackend::compile(const std::vector<NodePtr>& outputs,
                                                 "-fno-math-errno", "-w"};
         std::string compiler_name = compiler();
         dump::PassTimer timer("jit");
-        made->module = compile_with_external_compiler(
-            compiler_name, source, flags, hex(std::hash<std::string>{}(compiler_name + source)),
-            std::filesystem::temp_directory_path());
+        made->module = compile_with_external_compiler(compiler_name, source, flags,
+                                                      sha256_hex(compiler_name + "\n" + source),
+                                                      std::filesystem::temp_directory_path());
         made->entry = made->module->function<void(void**, int)>(PrintOptions{}.entry);
         std::lock_guard<std::mutex> lock(mutex_);
         code = cache_.emplace(std::move(text), std::move(made)).first->second;
