@@ -64,9 +64,9 @@ std::unique_ptr<Program> CBackend::compile(const std::vector<NodePtr>& outputs,
                                                 "-fno-math-errno", "-w"};
         std::string compiler_name = compiler();
         dump::PassTimer timer("jit");
-        made->module = compile_with_external_compiler(compiler_name, source, flags,
-                                                      sha256_hex(compiler_name + "\n" + source),
-                                                      std::filesystem::temp_directory_path());
+        made->module = compile_with_external_compiler(
+            compiler_name, source, flags, sha256_hex(compiler_name + "\n" + source),
+            std::filesystem::temp_directory_path() / "hedra-c");
         made->entry = made->module->function<void(void**, int)>(PrintOptions{}.entry);
         std::lock_guard<std::mutex> lock(mutex_);
         code = cache_.emplace(std::move(text), std::move(made)).first->second;

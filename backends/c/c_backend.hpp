@@ -3,7 +3,8 @@
 // system C++ compiler into a shared object that is dlopen'ed, and run by the host program shell
 // (backends/common/host_program.hpp). It is the simplest portable fallback where LLVM's JIT is
 // absent, and the proof that a code-generating backend is a style plus a compiler.
-// Compiler: $HEDRA_CC, else `c++`. Programs are cached by graph structure within the process.
+// Compiler: $HEDRA_CC, else `c++`. Programs are cached by graph structure within the process;
+// each program's source stays in <temp>/hedra-c/external (named by its SHA-256) for debugging.
 #pragma once
 
 #include <memory>
