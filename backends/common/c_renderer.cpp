@@ -244,11 +244,7 @@ private:
     std::string print_update_value(const AstNode& call, const std::string& in, std::string& out) {
         const poly::Statement& st = kernel_.statements.at(call.statement);
         out += c_counter_lines(call, in);
-        auto input = [&](int k) {
-            const poly::Read& r = st.reads.at(k);
-            if (r.buffer >= 0) return load(r.buffer, r.access);
-            return index_value(r.access, input_dtype({st.value}, k));
-        };
+        auto input = [&](int k) { return operand(st, {st.value}, k); };
         std::string value = print_scalar(st.value, input, in, "t", out);
         std::string name = "hd_v" + std::to_string(local_names_++);
         out += in + "const " + c_value_type(program_.buffers.at(st.write_buffer).dtype) + " " +
@@ -326,6 +322,14 @@ private:
         return program_.buffers[buffer].dtype == DType::Bool ? "(" + e + " != 0)" : e;
     }
 
+    // Input(k) of a statement's expressions `roots`: a buffer element, or the index value.
+    std::string operand(const poly::Statement& st, const std::vector<ScalarExpr>& roots,
+                        int k) const {
+        const poly::Read& r = st.reads.at(k);
+        if (r.buffer >= 0) return load(r.buffer, r.access);
+        return index_value(r.access, input_dtype(roots, k));
+    }
+
     std::string index_value(const AffineMap& access, DType t) const {
         std::string s;
         for (int k = 0; k < access.in_rank(); ++k) {
@@ -344,11 +348,7 @@ private:
         bool update = st.kind == poly::StatementKind::Update;
         out += pad + "{\n";
         out += c_counter_lines(call, in);
-        auto input = [&](int k) {
-            const poly::Read& r = st.reads.at(k);
-            if (r.buffer >= 0) return load(r.buffer, r.access);
-            return index_value(r.access, input_dtype({st.value}, k));
-        };
+        auto input = [&](int k) { return operand(st, {st.value}, k); };
         if (!st.tuple_writes.empty()) {
             print_tuple_writes(st, in, out);
             out += pad + "}\n";
@@ -399,11 +399,7 @@ private:
             roots.push_back(w.value);
             buffers.push_back(w.buffer);
         }
-        auto input = [&](int k) {
-            const poly::Read& r = st.reads.at(k);
-            if (r.buffer >= 0) return load(r.buffer, r.access);
-            return index_value(r.access, input_dtype(roots, k));
-        };
+        auto input = [&](int k) { return operand(st, roots, k); };
         std::vector<std::string> values = print_scalars(roots, input, in, "t", out);
         for (std::size_t j = 0; j < roots.size(); ++j) {
             bool flag = program_.buffers.at(buffers[j]).dtype == DType::Bool;
