@@ -48,4 +48,13 @@ void tanh_colsum_peer(const float* x, float* y, std::int64_t rows, std::int64_t 
     }
 }
 
+void chain10_peer(const float* x, const float* y, float* out, std::int64_t n) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) {
+        float t = ((x[i] + y[i]) * x[i] - y[i]) * 0.5f + 1.0f;
+        t = std::tanh(t > 0.0f ? t : 0.0f);
+        out[i] = -(t * y[i] + x[i]);
+    }
+}
+
 } // namespace hedra::bench

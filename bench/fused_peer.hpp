@@ -12,4 +12,7 @@ void softmax_peer(const float* x, float* out, std::int64_t rows, std::int64_t co
 void tanh_colsum_peer(const float* x, float* y, std::int64_t rows, std::int64_t cols, float a,
                       float b, int threads);
 
+// W6: the 10-op chain of ../shared/bench/peer2_torch.py on n elements (one thread).
+void chain10_peer(const float* x, const float* y, float* out, std::int64_t n);
+
 } // namespace hedra::bench

@@ -160,7 +160,8 @@ Array log_softmax(const Array& x, int axis, SourceLocation loc) {
 
 Array softmax(const Array& x, int axis, SourceLocation loc) {
     Array e = exp(Operand(x, loc) - stop_gradient(max(x, {axis}, true, loc)), loc);
-    return Operand(e, loc) / sum(e, {axis}, true, loc);
+    // One reciprocal per row and a product per element (a division per element costs more).
+    return Operand(e, loc) * (1.0 / Operand(sum(e, {axis}, true, loc), loc));
 }
 
 namespace {

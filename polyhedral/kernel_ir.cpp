@@ -38,6 +38,7 @@ std::string buffer_line(const Buffer& b) {
         s += std::string(" ") + node_kind_name(b.node->kind);
         if (!b.node->name.empty()) s += " '" + b.node->name + "'";
     }
+    if (b.row_local > 0) s += " row-local " + std::to_string(b.row_local);
     return s;
 }
 

@@ -28,6 +28,11 @@ struct Buffer {
     std::vector<std::int64_t> sizes; // dense row-major, counter space of its node
     BufferRole role = BufferRole::Temporary;
     NodePtr node; // the lazy node whose value this buffer holds
+    // A temporary that one row-fused kernel writes and reads row by row over its leading
+    // row_local axes (scheduler/row_fusion.hpp): the printed kernel keeps one row of it per
+    // thread, in registers or on the stack, and the program gives it no memory. The polyhedral
+    // passes still see the whole buffer, so rows stay independent.
+    int row_local = 0;
     std::size_t bytes() const {
         std::size_t n = dtype_size(dtype);
         for (std::int64_t s : sizes)

@@ -66,11 +66,15 @@ private:
 // Math computed through a scalar libm call: worth storing rather than recomputing. f32 exp,
 // log, tanh and sigmoid are vector code (core/f32_math.hpp), cheaper to recompute than a pass
 // over memory.
+bool is_vector_math(const ScalarExpr& x) {
+    ScalarOp op = x->op;
+    return x->dtype == DType::F32 && (op == ScalarOp::Exp || op == ScalarOp::Log ||
+                                      op == ScalarOp::Tanh || op == ScalarOp::Sigmoid);
+}
+
 bool is_expensive(const ScalarExpr& x) {
     ScalarOp op = x->op;
-    bool vector_math = x->dtype == DType::F32 && (op == ScalarOp::Exp || op == ScalarOp::Log ||
-                                                  op == ScalarOp::Tanh || op == ScalarOp::Sigmoid);
-    return !vector_math &&
+    return !is_vector_math(x) &&
            ((op >= ScalarOp::Exp && op <= ScalarOp::Expm1 && op != ScalarOp::Sqrt) ||
             op == ScalarOp::Pow);
 }
@@ -170,6 +174,12 @@ bool has_transcendental(const ScalarExpr& e) {
     std::vector<ScalarExpr> order = topological_order(e);
     return std::any_of(order.begin(), order.end(),
                        [](const ScalarExpr& x) { return is_expensive(x); });
+}
+
+bool has_vector_math(const ScalarExpr& e) {
+    std::vector<ScalarExpr> order = topological_order(e);
+    return std::any_of(order.begin(), order.end(),
+                       [](const ScalarExpr& x) { return is_vector_math(x); });
 }
 
 std::int64_t expression_size(const ScalarExpr& e, const std::vector<std::int64_t>& input_sizes) {

@@ -53,6 +53,8 @@ ScalarExpr fold_constants(const ScalarExpr& e);
 // exp, log, tanh, sigmoid of f64): worth storing rather than recomputing. f32 exp, log, tanh and
 // sigmoid are vector code and do not count. Also: select(c, v, v) folds to v.
 bool has_transcendental(const ScalarExpr& e);
+// f32 exp, log, tanh or sigmoid anywhere in the expression (core/f32_math.hpp).
+bool has_vector_math(const ScalarExpr& e);
 // The number of nodes of `e` once every Input(k) is replaced by an expression of input_sizes[k]
 // nodes: each distinct node counted once, as the printers emit it once (saturates far above any
 // cap).

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "scheduler/direct_schedule.hpp"
 #include "scheduler/reduction_init.hpp"
 
@@ -68,7 +69,10 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
             rest.release(), isl_union_set_from_set(scop.statement_domains[i].copy())));
     int n_rest = static_cast<int>(statements.size() - inits.size());
     IslPtr<isl_schedule> main;
-    if (n_rest > 0 && options.direct) {
+    // Row-local buffers hold one row per thread: only the row schedule keeps each row's
+    // statements inside one iteration of the row loop.
+    const bool row_local = has_row_local_buffer(scop);
+    if (n_rest > 0 && (options.direct || row_local)) {
         std::vector<int> rest_statements;
         for (int i = 0; i < static_cast<int>(statements.size()); ++i)
             if (std::find(inits.begin(), inits.end(), i) == inits.end())
@@ -77,6 +81,8 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
         main = direct_schedule(scop, deps, rest_statements, inits, absorbed);
         if (main) out.constraints = constraints_of(deps, rest); // for dumps: what isl was spared
         if (main && absorbed >= 0) inits.erase(std::find(inits.begin(), inits.end(), absorbed));
+        HEDRA_INTERNAL_CHECK(main || !row_local, "compute_schedule: kernel " + scop.kernel->name +
+                                                     " has row-local buffers but no row schedule");
     }
     if (n_rest > 0 && !main) {
         main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);
@@ -95,6 +101,18 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
         result = result ? take(isl_schedule_sequence(result.release(), main.release())) : main;
     out.schedule = result ? result : scop.program_order;
     return out;
+}
+
+bool has_row_local_buffer(const poly::Scop& scop) {
+    for (const poly::Statement& st : scop.kernel->statements) {
+        if (scop.program->buffers.at(static_cast<std::size_t>(st.write_buffer)).row_local > 0)
+            return true;
+        for (const poly::Read& r : st.reads)
+            if (r.buffer >= 0 &&
+                scop.program->buffers.at(static_cast<std::size_t>(r.buffer)).row_local > 0)
+                return true;
+    }
+    return false;
 }
 
 } // namespace hedra::sched

@@ -30,7 +30,13 @@ struct KernelSchedule {
     poly::IslPtr<isl_schedule_constraints> constraints;
 };
 
+// A kernel with row-local buffers (kernel_ir.hpp) always gets the row schedule
+// (direct_schedule.hpp), whatever `options.direct` says: only it keeps each row's statements
+// in one iteration of the row loop.
 KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
                                 const poly::Dependences& deps, const ScheduleOptions& options = {});
+
+// Whether a statement of the kernel touches a row-local buffer.
+bool has_row_local_buffer(const poly::Scop& scop);
 
 } // namespace hedra::sched

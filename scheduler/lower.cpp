@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/dump.hpp"
+#include "core/error.hpp"
 #include "polyhedral/dead_writes.hpp"
 #include "polyhedral/dependences.hpp"
 #include "polyhedral/isl_context.hpp"
@@ -50,6 +51,10 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
     observer.analyzed(scop, deps);
     KernelSchedule ks;
     ks.schedule = observer.replacement_schedule(ctx, scop, deps);
+    if (ks.schedule && has_row_local_buffer(scop))
+        throw Error("schedule of kernel " + kernel.name +
+                    ": it keeps rows in row-local buffers, which only its own row schedule "
+                    "allows: its schedule cannot be replaced");
     if (!ks.schedule) {
         dump::PassTimer timer("schedule");
         ScheduleOptions so;
@@ -102,7 +107,7 @@ const std::vector<PassInfo>& pass_list() {
         {"partition.kernels", "program", "partition.kernels",
          "one kernel per materialized node, definitions inlined"},
         {"partition.fuse-rows", "program", "partition.fuse-rows",
-         "consecutive kernels over the same rows become one (softmax: one pass per row)"},
+         "consecutive kernels over the same rows become one; their temporaries row-local"},
         {"partition.split-reductions", "program", "partition.split-reductions",
          "long reductions over the leading axis run in parallel blocks of rows, then combine"},
         {"narrow-domains", "program", "partition",

@@ -220,7 +220,10 @@ private:
             NodeKind k = c.node->kind;
             mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse));
             if (!inlinable_map(static_cast<int>(i))) continue;
-            bool e = has_transcendental(c.node->expr);
+            // Rows fused into one kernel keep a shared map in a row-local buffer, which costs
+            // no pass over memory: then vector math is worth keeping too.
+            bool e = has_transcendental(c.node->expr) ||
+                     (options_.fuse_rows && has_vector_math(c.node->expr));
             for (int o : c.operands)
                 e = e || (inlinable_map(o) && expensive[o]);
             expensive[i] = e;

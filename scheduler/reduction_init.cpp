@@ -25,7 +25,10 @@ std::vector<int> hoistable_reduction_inits(const poly::Scop& scop, const poly::D
     poly::IslPtr<isl_union_map> all = deps.all();
     for (std::size_t i = 0; i < kernel.statements.size(); ++i) {
         const poly::Statement& st = kernel.statements[i];
-        if (!is_reduction_init(kernel, st)) continue;
+        // A row-local accumulator is one row per thread: its init stays in the row's loop.
+        if (!is_reduction_init(kernel, st) ||
+            scop.program->buffers.at(static_cast<std::size_t>(st.write_buffer)).row_local > 0)
+            continue;
         poly::IslPtr<isl_union_set> self =
             poly::take(isl_union_set_from_set(scop.statement_domains[i].copy()));
         poly::IslPtr<isl_union_set> others =

@@ -14,7 +14,7 @@ namespace hedra::sched {
 
 // Indices of the kernel's statements that are reduction inits (an Assign to a buffer that an
 // Update of the kernel also writes) and depend on no other statement of the kernel, in program
-// order.
+// order. Inits of row-local buffers (kernel_ir.hpp) are not hoisted.
 std::vector<int> hoistable_reduction_inits(const poly::Scop& scop, const poly::Dependences& deps);
 
 } // namespace hedra::sched

@@ -13,11 +13,14 @@
 // - B writes nothing A reads or writes; neither has a reduction of several values.
 // The dependences then allow the rows to run in parallel and the passes within a row in order;
 // direct_schedule.hpp gives such a kernel one parallel band over the rows with the statements
-// in sequence inside. Off by default (PartitionOptions::fuse_rows): softmax stays
-// compute-bound on its two exp passes until a row-local temporary (array contraction of the
-// shared map to one row per thread) keeps the exp between them.
+// in sequence inside.
+// Then array contraction: a temporary that one fused kernel alone writes and reads, always at
+// its row counters, is row-local (poly::Buffer::row_local): one row per thread, never in
+// memory. Softmax's exp(x - max) is computed once into such a row, summed from it and divided
+// from it; the row's max and sum become row-local scalars.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "polyhedral/kernel_ir.hpp"
@@ -25,6 +28,7 @@
 namespace hedra::sched {
 
 inline constexpr std::int64_t kMaxRowElements = 16384;
+inline constexpr std::size_t kMaxRowLocalBytes = 65536; // on a thread's stack
 
 void fuse_row_kernels(poly::ProgramIR& program);
 

@@ -31,7 +31,9 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
     std::vector<int> busy_until; // per slot: the last kernel of its current buffer
     for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k)
         for (std::size_t b = 0; b < nb; ++b) {
-            if (program.buffers[b].role != poly::BufferRole::Temporary || first[b] != k) continue;
+            if (program.buffers[b].role != poly::BufferRole::Temporary ||
+                program.buffers[b].row_local > 0 || first[b] != k)
+                continue;
             std::size_t bytes = program.buffers[b].bytes();
             int best = -1;
             for (int s = 0; s < static_cast<int>(busy_until.size()); ++s)
@@ -65,6 +67,7 @@ AlignedStorage::~AlignedStorage() {
 BufferBinding binding_of(const poly::Buffer& buffer, const std::vector<NodePtr>& placeholders,
                          const std::vector<NodePtr>& leaves, const std::string& backend) {
     BufferBinding bind;
+    if (buffer.row_local > 0) bind.kind = BufferBinding::Kind::Local;
     if (buffer.role != poly::BufferRole::Input) return bind;
     bind.index = -1;
     for (std::size_t p = 0; p < placeholders.size(); ++p)

@@ -38,8 +38,16 @@ public:
             for (const poly::Read& r : st.reads)
                 if (r.buffer >= 0) used.at(r.buffer) = true;
         }
-        for (std::size_t b = 0; b < used.size(); ++b)
-            if (used[b]) buffers_.push_back({static_cast<int>(b), written[b]});
+        for (std::size_t b = 0; b < used.size(); ++b) {
+            if (!used[b]) continue;
+            int r = program.buffers[b].row_local;
+            if (r > 0) {
+                locals_.push_back(static_cast<int>(b));
+                local_depth_ = local_depth_ == 0 ? r : std::min(local_depth_, r);
+            } else {
+                buffers_.push_back({static_cast<int>(b), written[b]});
+            }
+        }
         std::int64_t work = 0;
         for (const poly::Statement& st : kernel.statements) {
             std::int64_t n = 1;
@@ -57,6 +65,7 @@ public:
     std::string print(const AstNode& ast) {
         std::string body;
         print_nodes(ast.body, 1, body);
+        if (!locals_declared_) body = local_declarations() + body;
         return functions_ + "static void " + kernel_.name + "(int hd_nt" + params(true) +
                ") {\n    (void)hd_nt;\n" + body + "}\n\n";
     }
@@ -71,6 +80,21 @@ public:
     }
 
 private:
+    // The row-local buffers' storage: one row, where every row of the kernel gets its own (in
+    // the outlined body of the parallel row loop, else at the top of the kernel).
+    std::string local_declarations() const {
+        std::string s;
+        for (int b : locals_) {
+            const poly::Buffer& buf = program_.buffers[b];
+            std::int64_t n = 1;
+            for (std::size_t d = static_cast<std::size_t>(buf.row_local); d < buf.sizes.size(); ++d)
+                n *= buf.sizes[d];
+            s += "    " + std::string(c_storage_type(buf.dtype)) + " " + buf.name + "[" +
+                 std::to_string(n) + "] __attribute__((aligned(64)));\n";
+        }
+        return s;
+    }
+
     std::string params(bool leading_comma) const {
         std::string s;
         for (const auto& [b, w] : buffers_) {
@@ -135,7 +159,10 @@ private:
         bool innermost = !sched::contains_for(n.body);
         bool simd = options_.simd && !options_.style.simd.empty() && n.parallel && innermost &&
                     canonical(n);
-        if (parallel_ && n.parallel && !in_parallel_ && canonical(n) &&
+        // With row-local buffers, only a loop over the rows may run in parallel (each row's
+        // statements then share its thread's row).
+        bool rows = locals_.empty() || static_cast<int>(scope_.size()) < local_depth_;
+        if (parallel_ && n.parallel && !in_parallel_ && canonical(n) && rows &&
             regions_ <= kMaxParallelRegions) {
             print_outlined(n, indent, simd, out);
             return;
@@ -304,6 +331,10 @@ private:
         print_nodes(n.body, 1, body);
         in_parallel_ = false;
         scope_.pop_back();
+        if (!locals_.empty()) {
+            body = local_declarations() + body;
+            locals_declared_ = true;
+        }
         std::string fn = "static void " + name + "(" + iters + "long " + n.iterator + params(true) +
                          ") {\n" + body + "}\n\n";
         functions_ += fn;
@@ -412,6 +443,9 @@ private:
     const poly::Kernel& kernel_;
     const PrintOptions& options_;
     std::vector<std::pair<int, bool>> buffers_; // (buffer, written), by buffer index
+    std::vector<int> locals_;                   // row-local buffers
+    int local_depth_ = 0;                       // the fewest row axes of a row-local buffer
+    bool locals_declared_ = false;              // in an outlined row loop
     std::string functions_;
     std::set<std::string> segmented_; // the statements whose segments functions_ holds
     std::vector<std::string> scope_;

@@ -88,6 +88,8 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
         case BufferBinding::Kind::Leaf:
             pointers[b] = const_cast<void*>(leaf_data(leaves.at(bind.index)));
             break;
+        case BufferBinding::Kind::Local:
+            break;
         }
     }
     code.entry(pointers.data(), threads);

@@ -65,8 +65,9 @@ inline void check_close(const HostArray& got, const HostArray& want, double tole
 inline Partitioned check_against_reference(const std::vector<Array>& outputs,
                                            const std::vector<Array>& placeholders = {},
                                            const std::vector<HostArray>& inputs = {},
-                                           double tolerance = 0.0) {
-    Partitioned p = run_partitioned(outputs, placeholders, inputs);
+                                           double tolerance = 0.0,
+                                           const sched::PartitionOptions& options = {}) {
+    Partitioned p = run_partitioned(outputs, placeholders, inputs, options);
     std::vector<HostArray> want = run_reference(outputs, placeholders, inputs);
     REQUIRE(p.results.size() == want.size());
     for (std::size_t k = 0; k < want.size(); ++k) {

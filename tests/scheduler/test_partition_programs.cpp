@@ -15,11 +15,20 @@ TEST_CASE("softmax: max, the sum of exp, exp divided by the sum") {
     Array m = max(x, {1}, true);
     Array e = exp(x - m);
     Array y = e / sum(e, {1}, true);
+    // Rows not fused: max; sum of exp; exp / sum. f32 exp is vector math, recomputed rather
+    // than stored (one pass over memory less).
+    sched::PartitionOptions unfused;
+    unfused.fuse_rows = false;
+    Partitioned q = check_against_reference({y}, {}, {}, 1e-6, unfused);
+    CHECK(q.ir.kernels.size() == 3);
+    CHECK(count_buffers(q.ir, BufferRole::Temporary) == 2);
+    // Fused (the default): one kernel; exp(x - max) is computed once into a row-local buffer,
+    // and the max and the sum are row-local too: no temporary in memory.
     Partitioned p = check_against_reference({y}, {}, {}, 1e-6);
-    // max; sum of exp; exp / sum. f32 exp is vector math, recomputed rather than stored (one
-    // pass over memory less).
-    CHECK(p.ir.kernels.size() == 3);
-    CHECK(count_buffers(p.ir, BufferRole::Temporary) == 2);
+    CHECK(p.ir.kernels.size() == 1);
+    for (const poly::Buffer& b : p.ir.buffers)
+        CHECK((b.role != BufferRole::Temporary || b.row_local == 1));
+    CHECK(count_buffers(p.ir, BufferRole::Temporary) == 3);
     std::vector<double> want;
     for (int i = 0; i < rows; ++i) {
         double mx = -1e30, total = 0;
@@ -116,7 +125,9 @@ TEST_CASE("a multi-output map gives one kernel per output") {
     auto outs =
         lazy_multiple_value([](Sym x, Sym y) { return std::make_tuple(x + y, x * y); }, a, b);
     REQUIRE(outs.size() == 2);
-    Partitioned p = run_partitioned(outs);
+    sched::PartitionOptions unfused; // (fused rows put both statements in one kernel)
+    unfused.fuse_rows = false;
+    Partitioned p = run_partitioned(outs, {}, {}, unfused);
     CHECK(p.ir.kernels.size() == 2);
     CHECK(count_buffers(p.ir, BufferRole::Output) == 2);
     check_close(p.results[0], {5, 7, 9});
@@ -170,12 +181,19 @@ TEST_CASE("row fusion: softmax as one kernel, the rows in parallel and the passe
     fused.fuse_rows = true;
     Partitioned p = run_partitioned({y}, {}, {}, fused);
     REQUIRE(p.ir.kernels.size() == 1);
-    CHECK(p.ir.kernels[0].statements.size() == 5); // two inits, max, sum, the map
+    // two inits, max, exp into its row-local buffer, sum, the map
+    CHECK(p.ir.kernels[0].statements.size() == 6);
     check_close(p.results[0], run_reference({y})[0], 1e-6);
     sched::LoopProgram loops = sched::lower_kernels(p.ir);
     std::string ast = sched::to_string(loops.asts[0]);
     CAPTURE(ast);
     CHECK(ast.find("// mark: direct") != std::string::npos);
+    // The inits of row-local accumulators stay inside the row loop: one loop at the top.
+    int top_loops = ast.rfind("for (", 0) == 0 ? 1 : 0;
+    for (std::size_t at = ast.find("\nfor ("); at != std::string::npos;
+         at = ast.find("\nfor (", at + 1))
+        ++top_loops;
+    CHECK(top_loops == 1);
     // A contraction keeps a kernel of its own: its operand w is shared across rows.
     Array w = array(small_values(cols * 3, 6), Shape::of({cols, 3}));
     Array z = matmul(x, w);

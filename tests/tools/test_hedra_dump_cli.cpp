@@ -144,7 +144,7 @@ TEST_CASE("hedra-dump: formats") {
     REQUIRE(json_run.status == 0);
     json::Value doc = json::parse(json_run.out, "stdout").root;
     CHECK(doc["graph"]["format"] == "hedra-graph");
-    REQUIRE(doc["kernels"].size() >= 2);
+    REQUIRE(doc["kernels"].size() >= 1);
     CHECK(doc["kernels"][0]["statements"][0]["domain"].is_string());
     CHECK(contains(doc["code"].get<std::string>(), "hedra_program"));
 
