@@ -1,10 +1,11 @@
 // bench/fused: the memory-bound and transcendental workloads of ../shared/bench (W5a row softmax
 // and W5b the column sum of tanh(0.5 x + 0.1), 4096 x 1024 f32; W6 the per-call cost of a
-// compiled chain of 10 elementwise ops on 1000 elements), hedra against plain C loops
-// compiled into this benchmark with -O3 -march=native -ffast-math (fused_peer.cpp), timed
-// alternately at 1 and 2 threads; results checked against each other.
-//   bench/fused [--quick] [--threads 1,2] [--reps N] [--only softmax,tanh_colsum,chain10]
-//   [--cpu-clock]
+// compiled chain of 10 elementwise ops on 1000 elements) and the GPT workload's (W7) layer
+// norm (768 x 128), GELU (768 x 512) and attention softmax (3072 x 64), hedra against plain C
+// loops compiled into this benchmark with -O3 -march=native -ffast-math (fused_peer.cpp),
+// timed alternately at 1 and 2 threads; results checked against each other.
+//   bench/fused [--quick] [--threads 1,2] [--reps N] [--cpu-clock]
+//   [--only softmax,tanh_colsum,layer_norm,gelu,attention_softmax,chain10]
 #include <functional>
 #include <random>
 
@@ -19,10 +20,20 @@ namespace {
 
 struct Workload {
     std::string name;
-    Array output;
-    std::function<void(const float*, float*, int)> peer;
-    std::int64_t out_size;
+    std::int64_t rows, cols;
+    std::function<Array(const Array&)> program;
+    std::function<void(const float*, float*, std::int64_t, std::int64_t, int)> peer;
+    bool column_sums = false; // the output is one value per column
 };
+
+Array layer_norm_rows(const Array& x) {
+    Array centered = x - mean(x, {1}, true);
+    return centered * (1.0f / sqrt(mean(centered * centered, {1}, true) + 1e-5f));
+}
+
+Array gelu_tanh(const Array& x) {
+    return 0.5f * x * (1.0f + tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
 
 // W6: x + y, * x, - y, * 0.5, + 1, relu, tanh, * y, + x, neg on 1000 elements; the time of one
 // call of the compiled program (its output preallocated by the program's result pool).
@@ -69,40 +80,54 @@ void time_chain10(const bench::Args& args) {
 
 int main(int argc, char** argv) {
     bench::Args args = bench::parse_args(argc, argv);
-    const std::int64_t rows = args.quick ? 256 : 4096, cols = args.quick ? 128 : 1024;
-    const int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 15;
-    Array x = placeholder(Shape::of({rows, cols}), DType::F32, "x");
+    const bool q = args.quick;
+    const int reps = args.reps > 0 ? args.reps : q ? 3 : 15;
     std::vector<Workload> workloads = {
-        {"softmax", nn::softmax(x, 1),
-         [&](const float* in, float* out, int t) { bench::softmax_peer(in, out, rows, cols, t); },
-         rows * cols},
-        {"tanh_colsum", sum(tanh(x * 0.5f + 0.1f), {0}),
-         [&](const float* in, float* out, int t) {
-             bench::tanh_colsum_peer(in, out, rows, cols, 0.5f, 0.1f, t);
+        {"softmax", q ? 256 : 4096, q ? 128 : 1024,
+         [](const Array& x) { return nn::softmax(x, 1); }, bench::softmax_peer},
+        {"tanh_colsum", q ? 256 : 4096, q ? 128 : 1024,
+         [](const Array& x) { return sum(tanh(x * 0.5f + 0.1f), {0}); },
+         [](const float* in, float* out, std::int64_t r, std::int64_t c, int t) {
+             bench::tanh_colsum_peer(in, out, r, c, 0.5f, 0.1f, t);
          },
-         cols},
+         true},
+        {"layer_norm", 768, 128, layer_norm_rows, bench::layer_norm_peer},
+        {"gelu", 768, 512, gelu_tanh,
+         [](const float* in, float* out, std::int64_t r, std::int64_t c, int t) {
+             bench::gelu_peer(in, out, r * c, t);
+         }},
+        {"attention_softmax", 3072, 64, [](const Array& x) { return nn::softmax(x, 1); },
+         bench::softmax_peer},
     };
-    std::mt19937 gen(11);
-    std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-    std::vector<float> values(static_cast<std::size_t>(rows * cols));
-    for (float& v : values)
-        v = dist(gen);
-    HostArray input = HostArray::from(values, std::vector<std::int64_t>{rows, cols});
     for (const Workload& w : workloads) {
         if (!args.wants(w.name)) continue;
-        std::vector<float> peer_out(static_cast<std::size_t>(w.out_size));
+        Array x = placeholder(Shape::of({w.rows, w.cols}), DType::F32, "x");
+        Array y = w.program(x);
+        std::mt19937 gen(11);
+        std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+        std::vector<float> values(static_cast<std::size_t>(w.rows * w.cols));
+        for (float& v : values)
+            v = dist(gen);
+        HostArray input = HostArray::from(values, std::vector<std::int64_t>{w.rows, w.cols});
+        std::vector<float> peer_out(
+            static_cast<std::size_t>(w.column_sums ? w.cols : w.rows * w.cols));
+        // Small workloads repeat more, so that each line takes about as long.
+        const int n = static_cast<int>(
+            std::max<std::int64_t>(reps, reps * (4096 * 1024) / (4 * w.rows * w.cols)));
         for (int threads : args.threads) {
             ComputeOptions options;
             options.num_threads = threads;
             double c0 = bench::now_ms();
-            CompiledProgram program = compile({w.output}, {x}, options);
+            CompiledProgram program = compile({y}, {x}, options);
             double compile_ms = bench::now_ms() - c0;
             HostArray out;
             bench::select_clock(args, threads);
             bench::PairTimes t = bench::time_alternately(
                 [&] { out = program({input})[0]; },
-                [&] { w.peer(input.values<float>().data(), peer_out.data(), threads); }, true, 1,
-                reps);
+                [&] {
+                    w.peer(input.values<float>().data(), peer_out.data(), w.rows, w.cols, threads);
+                },
+                true, 1, n);
             double diff = bench::max_relative_difference(out.values<float>().data(),
                                                          peer_out.data(), peer_out.size());
             if (!(diff < 1e-3)) {
@@ -111,8 +136,8 @@ int main(int argc, char** argv) {
                 return 1;
             }
             char extra[96];
-            std::snprintf(extra, sizeof extra, "shape=%lldx%lld compile_ms=%.1f", (long long)rows,
-                          (long long)cols, compile_ms);
+            std::snprintf(extra, sizeof extra, "shape=%lldx%lld compile_ms=%.1f", (long long)w.rows,
+                          (long long)w.cols, compile_ms);
             bench::print_line(w.name, threads, t, "c_loop", extra);
         }
     }

@@ -12,6 +12,11 @@ void softmax_peer(const float* x, float* out, std::int64_t rows, std::int64_t co
 void tanh_colsum_peer(const float* x, float* y, std::int64_t rows, std::int64_t cols, float a,
                       float b, int threads);
 
+// Layer norm over each row, without scale and shift: (x - mean) / sqrt(var + 1e-5).
+void layer_norm_peer(const float* x, float* out, std::int64_t rows, std::int64_t cols,
+                     int threads);
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void gelu_peer(const float* x, float* out, std::int64_t n, int threads);
 // W6: the 10-op chain of ../shared/bench/peer2_torch.py on n elements (one thread).
 void chain10_peer(const float* x, const float* y, float* out, std::int64_t n);
 

@@ -22,15 +22,8 @@ static inline float hd_f32_from_bits(int i) {
 static inline float hd_f32_pow2(int k) {
     return hd_f32_from_bits((k + 127) << 23);
 }
-// e^x: x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so n ln2 is exact), e^r by a
-// degree-7 polynomial, times 2^n in two factors (so results down to the subnormals are reached).
-static inline float hd_exp_f32(float x) {
-    const float hi = 88.72283935546875f, lo = -103.97208404541015625f;
-    float xc = x > hi ? hi : (x < lo ? lo : x);
-    xc = x != x ? 0.0f : xc; // (a NaN converted to int below would be undefined)
-    float fn = __builtin_floorf(__builtin_fmaf(xc, 1.44269502162933349609f, 0.5f));
-    float r = __builtin_fmaf(fn, -0.693359375f, xc);
-    r = __builtin_fmaf(fn, 2.12194440e-4f, r);
+// e^r for |r| <= ln2 / 2 + a little: a degree-7 polynomial (Cephes' expf).
+static inline float hd_exp_f32_poly(float r) {
     float z = r * r;
     float p = 1.9875691500e-4f;
     p = __builtin_fmaf(p, r, 1.3981999507e-3f);
@@ -39,7 +32,24 @@ static inline float hd_exp_f32(float x) {
     p = __builtin_fmaf(p, r, 1.6666665459e-1f);
     p = __builtin_fmaf(p, r, 5.0000001201e-1f);
     p = __builtin_fmaf(p, z, r);
-    p = p + 1.0f;
+    return p + 1.0f;
+}
+// x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so n ln2 is exact); returns n.
+static inline float hd_exp_f32_reduce(float x, float* r) {
+    float fn = __builtin_floorf(__builtin_fmaf(x, 1.44269502162933349609f, 0.5f));
+    float t = __builtin_fmaf(fn, -0.693359375f, x);
+    *r = __builtin_fmaf(fn, 2.12194440e-4f, t);
+    return fn;
+}
+// e^x: e^r times 2^n, in two factors where the result is subnormal (so results down to the
+// subnormals are reached).
+static inline float hd_exp_f32(float x) {
+    const float hi = 88.72283935546875f, lo = -103.97208404541015625f;
+    float xc = x > hi ? hi : (x < lo ? lo : x);
+    xc = x != x ? 0.0f : xc; // (a NaN converted to int below would be undefined)
+    float r;
+    float fn = hd_exp_f32_reduce(xc, &r);
+    float p = hd_exp_f32_poly(r);
     int n = (int)fn;
     // p * 2^n: into the exponent bits where the result is normal, else in two factors
     // (subnormal results, and n = 128 where p >= 1 overflows to inf).
@@ -50,6 +60,13 @@ static inline float hd_exp_f32(float x) {
     e = x > hi ? __builtin_inff() : e;
     e = x < lo ? 0.0f : e;
     return x != x ? x : e;
+}
+// e^x for -80 <= x <= 80, where the result is normal: hd_exp_f32 without its special cases
+// (the same value there, at half the work).
+static inline float hd_exp_f32_normal(float x) {
+    float r;
+    float fn = hd_exp_f32_reduce(x, &r);
+    return hd_f32_from_bits(hd_f32_bits(hd_exp_f32_poly(r)) + ((int)fn << 23));
 }
 // log x: x = m 2^e with sqrt(1/2) <= m < sqrt(2), log(m) by Cephes' polynomial in m - 1, plus
 // e ln2 in two parts. Subnormal inputs are scaled by 2^23 first.
@@ -93,7 +110,10 @@ static inline float hd_tanh_f32(float x) {
     p = __builtin_fmaf(p, z, 1.33314422036e-1f);
     p = __builtin_fmaf(p, z, -3.33332819422e-1f);
     float near0 = __builtin_fmaf(x * z, p, x);
-    float big = 1.0f - 2.0f / (hd_exp_f32(a + a) + 1.0f);
+    // Past 10, tanh rounds to 1 (1 - tanh(10) = 4e-9 < half an ulp below 1): e^(2a) stays
+    // normal.
+    float ac = a < 10.0f ? a : 10.0f;
+    float big = 1.0f - 2.0f / (hd_exp_f32_normal(ac + ac) + 1.0f);
     big = x < 0.0f ? -big : big;
     float t = a < 0.625f ? near0 : big;
     return x != x || x == 0.0f ? x : t; // (x = -0 gives -0)

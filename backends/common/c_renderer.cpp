@@ -249,9 +249,15 @@ private:
         std::string v = print_update_value(call, p3, out);
         out += p3 + acc + "[hd_l] = " + c_combine(st.reduce_op, t, acc + "[hd_l]", v) + ";\n";
         out += p2 + "}\n" + p1 + "}\n";
+        // The lanes combined as a tree (halves added in vector registers), not one after
+        // another: on rows of a few hundred elements a serial chain of 16 adds costs as much
+        // as the row.
+        out += p1 + "for (int hd_w = " + std::to_string(lanes / 2) + "; hd_w > 0; hd_w /= 2)\n";
+        if (options_.simd && !options_.style.simd.empty()) out += p2 + options_.style.simd + "\n";
+        out += p2 + "for (int hd_l = 0; hd_l < hd_w; ++hd_l)\n" + p3 + acc +
+               "[hd_l] = " + c_combine(st.reduce_op, t, acc + "[hd_l]", acc + "[hd_l + hd_w]") +
+               ";\n";
         out += p1 + type + " " + rest + " = " + acc + "[0];\n";
-        out += p1 + "for (int hd_l = 1; hd_l < " + k + "; ++hd_l)\n" + p2 + rest + " = " +
-               c_combine(st.reduce_op, t, rest, acc + "[hd_l]") + ";\n";
         out += p1 + "for (; " + at + " <= " + ub + "; ++" + at + ") {\n";
         out += p2 + "const long " + n.iterator + " = " + at + ";\n";
         v = print_update_value(call, p2, out);
