@@ -65,7 +65,7 @@ public:
     std::string print(const AstNode& ast) {
         std::string body;
         print_nodes(ast.body, 1, body);
-        if (!locals_declared_) body = local_declarations() + body;
+        body = local_declarations() + body; // for rows run outside a parallel loop
         return functions_ + "static void " + kernel_.name + "(int hd_nt" + params(true) +
                ") {\n    (void)hd_nt;\n" + body + "}\n\n";
     }
@@ -81,7 +81,7 @@ public:
 
 private:
     // The row-local buffers' storage: one row, where every row of the kernel gets its own (in
-    // the outlined body of the parallel row loop, else at the top of the kernel).
+    // the outlined body of a parallel row loop; at the top of the kernel for rows run there).
     std::string local_declarations() const {
         std::string s;
         for (int b : locals_) {
@@ -93,6 +93,14 @@ private:
                  std::to_string(n) + "] __attribute__((aligned(64)));\n";
         }
         return s;
+    }
+
+    bool row_loop(const AstNode& n) const {
+        const std::string& it = n.iterator;
+        if (it.size() < 2 || it[0] != 'c' ||
+            it.find_first_not_of("0123456789", 1) != std::string::npos)
+            return false;
+        return std::stoi(it.substr(1)) < local_depth_;
     }
 
     std::string params(bool leading_comma) const {
@@ -160,8 +168,9 @@ private:
         bool simd = options_.simd && !options_.style.simd.empty() && n.parallel && innermost &&
                     canonical(n);
         // With row-local buffers, only a loop over the rows may run in parallel (each row's
-        // statements then share its thread's row).
-        bool rows = locals_.empty() || static_cast<int>(scope_.size()) < local_depth_;
+        // statements then share its thread's row): one of the first local_depth_ schedule
+        // dimensions, which isl names c0, c1, ... whether or not it drops degenerate loops.
+        bool rows = locals_.empty() || row_loop(n);
         if (parallel_ && n.parallel && !in_parallel_ && canonical(n) && rows &&
             regions_ <= kMaxParallelRegions) {
             print_outlined(n, indent, simd, out);
@@ -337,10 +346,7 @@ private:
         print_nodes(n.body, 1, body);
         in_parallel_ = false;
         scope_.pop_back();
-        if (!locals_.empty()) {
-            body = local_declarations() + body;
-            locals_declared_ = true;
-        }
+        if (!locals_.empty()) body = local_declarations() + body;
         std::string fn = "static void " + name + "(" + iters + "long " + n.iterator + params(true) +
                          ") {\n" + body + "}\n\n";
         functions_ += fn;
@@ -451,7 +457,6 @@ private:
     std::vector<std::pair<int, bool>> buffers_; // (buffer, written), by buffer index
     std::vector<int> locals_;                   // row-local buffers
     int local_depth_ = 0;                       // the fewest row axes of a row-local buffer
-    bool locals_declared_ = false;              // in an outlined row loop
     std::string functions_;
     std::set<std::string> segmented_; // the statements whose segments functions_ holds
     std::vector<std::string> scope_;

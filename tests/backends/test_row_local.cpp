@@ -86,3 +86,30 @@ TEST_CASE("row-local: results on openmp (2 threads) and c against the reference 
         }
     }
 }
+
+TEST_CASE("row-local: degenerate and tiny rows, every loop worth a parallel region") {
+    // isl drops a loop of one iteration: then no row loop heads the kernel, and no other loop
+    // may run in parallel (each iteration would get a row-local buffer of its own).
+    setenv("HEDRA_MIN_PARALLEL_WORK", "0", 1);
+    for (auto [rows, cols] :
+         {std::pair<std::int64_t, std::int64_t>{1, 173}, {2, 5}, {3, 1}, {1, 1}}) {
+        CAPTURE(rows);
+        CAPTURE(cols);
+        Array x = placeholder(Shape::of({rows, cols}), DType::F32, "x");
+        HostArray input = random_matrix(rows, cols);
+        std::vector<Array> outputs = {nn::softmax(x, 1), layer_norm_rows(x)};
+        ComputeOptions reference;
+        reference.backend = "reference";
+        std::vector<HostArray> want = compile(outputs, {x}, reference)({input});
+        ComputeOptions options;
+        options.backend = "openmp";
+        options.num_threads = 2;
+        std::vector<HostArray> got = compile(outputs, {x}, options)({input});
+        for (std::size_t k = 0; k < want.size(); ++k) {
+            std::vector<double> g = got[k].to_doubles(), w = want[k].to_doubles();
+            for (std::size_t i = 0; i < g.size(); ++i)
+                CHECK(std::abs(g[i] - w[i]) <= 1e-5 * (1.0 + std::abs(w[i])));
+        }
+    }
+    unsetenv("HEDRA_MIN_PARALLEL_WORK");
+}
