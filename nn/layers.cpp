@@ -1,10 +1,12 @@
 // The layers of layers.hpp. Each contraction is one index space holding the result axes
 // followed by the reduced axes; each operand is read through an AffineMap from that space
-// (built by IndexMap below, which honours the operand's own range starts and steps), the
-// products are one map and the reduced axes one sum. That is exactly matmul's form, so the
-// scheduler sees dense layers and convolutions the way it sees matmul.
+// (built by nn/index_space.hpp's IndexMap, which honours the operand's own range starts and
+// steps), the products are one map and the reduced axes one sum. That is exactly matmul's form,
+// so the scheduler sees dense layers and convolutions the way it sees matmul.
 #include "nn/layers.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,94 +14,85 @@
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
+#include "nn/index_space.hpp"
+#include "nn/random.hpp"
 
 namespace hedra::nn {
 
 namespace {
 
-// An affine map from a 0-based space of rank `space_rank` to the indices of an array of shape
-// `target`: target axis `row` reads counter Σ coeff·j, i.e. index start + step·(Σ coeff·j).
-class IndexMap {
-public:
-    IndexMap(int space_rank, const Shape& target)
-        : space_rank_(space_rank), target_(target),
-          matrix_(static_cast<std::size_t>(space_rank * target.rank()), 0),
-          offset_(static_cast<std::size_t>(target.rank()), 0) {
-        for (int r = 0; r < target.rank(); ++r)
-            offset_[r] = target[r].start;
-    }
-    IndexMap& read(int row, int space_axis, std::int64_t coeff = 1) {
-        matrix_[row * space_rank_ + space_axis] += coeff * target_[row].step;
-        return *this;
-    }
-    AffineMap map() const { return AffineMap(space_rank_, target_.rank(), matrix_, offset_); }
+using detail::at;
+using detail::IndexMap;
+using detail::zero_based;
 
-private:
-    int space_rank_;
-    Shape target_;
-    std::vector<std::int64_t> matrix_, offset_;
-};
-
-std::string at(SourceLocation loc) {
-    return " (called at " + location_string(loc) + ")";
-}
-
-// `a` itself when every axis is already [0, n) with step 1, else rebase(a).
-Array zero_based(const Array& a) {
-    for (const Range& r : a.shape().ranges())
-        if (r.start != 0 || r.step != 1) return rebase(a);
-    return a;
-}
-
-// A rank-1 array (n) as a column (n, 1), so that it broadcasts along axis 0 of a (n, k) array.
+// An array (n...) with a trailing axis of size 1, (n..., 1), so that it broadcasts along the
+// last axis of a (n..., k) array.
 Array as_column(const Array& v) {
-    return reshape(v, Transform(1, {TransformAxis{0, 1, 0}, TransformAxis{-1, 1, 0}}));
+    std::vector<TransformAxis> axes;
+    for (int d = 0; d < v.rank(); ++d)
+        axes.push_back(TransformAxis{d, 1, 0});
+    axes.push_back(TransformAxis{-1, 1, 0});
+    return reshape(v, Transform(v.rank(), axes));
 }
 
-// bias (C) added along axis 1 of y (N, C, ...): bias seen as (C, 1, ..., 1).
-Array add_channel_bias(const Array& y, const Array& bias, const char* op, SourceLocation loc) {
+// bias (C) added along `axis` of y: bias seen as (C, 1, ..., 1) with y's axes after `axis`.
+Array add_channel_bias(const Array& y, const Array& bias, int axis, const char* op,
+                       SourceLocation loc) {
     if (!bias.valid()) return y;
-    if (bias.rank() != 1 || bias.shape()[0].size != y.shape()[1].size)
+    if (bias.rank() != 1 || bias.shape()[0].size != y.shape()[axis].size)
         throw Error(std::string(op) + ": bias must have shape (" +
-                    std::to_string(y.shape()[1].size) + "), got " + bias.describe() + at(loc));
-    if (y.rank() == 2) return y + zero_based(bias);
+                    std::to_string(y.shape()[axis].size) + "), got " + bias.describe() + at(loc));
+    if (axis == y.rank() - 1) return y + zero_based(bias);
     std::vector<TransformAxis> axes{TransformAxis{0, 1, 0}};
-    for (int d = 2; d < y.rank(); ++d)
+    for (int d = axis + 1; d < y.rank(); ++d)
         axes.push_back(TransformAxis{-1, 1, 0});
     return y + reshape(zero_based(bias), Transform(1, axes));
+}
+
+// "(2, 3)": the sizes of a's axes before its last.
+std::string leading_sizes(const Array& a) {
+    std::string out = "(";
+    for (int d = 0; d + 1 < a.rank(); ++d)
+        out += (d ? ", " : "") + std::to_string(a.shape()[d].size);
+    return out + ")";
 }
 
 } // namespace
 
 Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocation loc) {
-    const int k = x.rank() - 1;
-    if (x.rank() < 2 || weight.rank() != x.rank())
-        throw Error("linear: x must be (N, features...) and weight (out, features...) with the "
+    const int k = weight.rank() - 1, lead = x.rank() - k;
+    if (weight.rank() < 2 || lead < 1)
+        throw Error("linear: x must be (N..., features...) and weight (out, features...) with the "
                     "same features; got x " +
                     x.describe() + " and weight " + weight.describe() + at(loc));
     for (int d = 1; d <= k; ++d)
-        if (x.shape()[d].size != weight.shape()[d].size)
-            throw Error("linear: feature axis " + std::to_string(d) + " has size " +
-                        std::to_string(x.shape()[d].size) + " in x and " +
-                        std::to_string(weight.shape()[d].size) + " in weight; x " + x.describe() +
-                        ", weight " + weight.describe() + at(loc));
-    // Space (n, o, f...): x reads (n, f...), weight reads (o, f...).
-    std::vector<std::int64_t> sizes{x.shape()[0].size, weight.shape()[0].size};
-    for (int d = 1; d <= k; ++d)
+        if (x.shape()[lead - 1 + d].size != weight.shape()[d].size)
+            throw Error("linear: feature axis " + std::to_string(lead - 1 + d) + " has size " +
+                        std::to_string(x.shape()[lead - 1 + d].size) + " in x and " +
+                        std::to_string(weight.shape()[d].size) + " in weight" +
+                        (lead == 1 ? "" : " (its axis " + std::to_string(d) + ")") + "; x " +
+                        x.describe() + ", weight " + weight.describe() + at(loc));
+    // Space (n..., o, f...): x reads (n..., f...), weight reads (o, f...).
+    std::vector<std::int64_t> sizes;
+    for (int d = 0; d < lead; ++d)
         sizes.push_back(x.shape()[d].size);
+    sizes.push_back(weight.shape()[0].size);
+    for (int d = 1; d <= k; ++d)
+        sizes.push_back(weight.shape()[d].size);
     const Shape space = Shape::of(sizes);
     const int rank = space.rank();
     IndexMap xm(rank, x.shape()), wm(rank, weight.shape());
-    xm.read(0, 0);
-    wm.read(0, 1);
+    for (int d = 0; d < lead; ++d)
+        xm.read(d, d);
+    wm.read(0, lead);
     std::vector<int> reduced;
     for (int d = 1; d <= k; ++d) {
-        xm.read(d, d + 1);
-        wm.read(d, d + 1);
-        reduced.push_back(d + 1);
+        xm.read(lead - 1 + d, lead + d);
+        wm.read(d, lead + d);
+        reduced.push_back(lead + d);
     }
     Array products = view(x, space, xm.map(), loc) * view(weight, space, wm.map(), loc);
-    return add_channel_bias(sum(products, reduced), bias, "linear", loc);
+    return add_channel_bias(sum(products, reduced), bias, lead, "linear", loc);
 }
 
 Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_t stride,
@@ -131,7 +124,7 @@ Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_
     xm.read(0, 0).read(1, 4).read(2, 2, stride).read(2, 5).read(3, 3, stride).read(3, 6);
     wm.read(0, 1).read(1, 4).read(2, 5).read(3, 6);
     Array products = view(xp, space, xm.map(), loc) * view(weight, space, wm.map(), loc);
-    return add_channel_bias(sum(products, {4, 5, 6}), bias, "conv2d", loc);
+    return add_channel_bias(sum(products, {4, 5, 6}), bias, 1, "conv2d", loc);
 }
 
 Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, SourceLocation loc) {
@@ -189,6 +182,24 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels, SourceLoca
            static_cast<double>(logits.shape()[0].size);
 }
 
+Array cross_entropy(const Array& logits, const Array& labels, SourceLocation loc) {
+    if (logits.rank() < 1 || !is_float(logits.dtype()))
+        throw Error("cross_entropy: logits must be a float array (..., classes), got " +
+                    logits.describe() + at(loc));
+    bool match = is_integer(labels.dtype()) && labels.rank() == logits.rank() - 1;
+    for (int d = 0; match && d < labels.rank(); ++d)
+        match = labels.shape()[d].size == logits.shape()[d].size;
+    if (!match)
+        throw Error("cross_entropy: labels must be integers of shape " + leading_sizes(logits) +
+                    " for logits " + logits.describe() + ", got " + labels.describe() + at(loc));
+    Array z = zero_based(logits);
+    const int last = z.rank() - 1;
+    Array onehot = index_components(z.shape(), last, loc) == as_column(zero_based(labels));
+    Array picked = where(Operand(onehot, loc), log_softmax(z, last, loc), 0.0);
+    const double positions = static_cast<double>(labels.size());
+    return Operand(-Operand(sum(picked, {}, false, loc), loc), loc) / positions;
+}
+
 Array count_correct(const Array& logits, const Array& labels, SourceLocation loc) {
     check_logits_and_labels("count_correct", logits, labels, loc);
     Array z = zero_based(logits);
@@ -196,6 +207,21 @@ Array count_correct(const Array& logits, const Array& labels, SourceLocation loc
     Array is_max = z == max(z, {1}, true);
     Array predicted = min(where(is_max, index_components(z.shape(), 1, loc), classes), {1});
     return sum(predicted == zero_based(labels));
+}
+
+Array dropout(const Array& x, double p, const Array& seed, bool training, SourceLocation loc) {
+    if (!(p >= 0.0 && p <= 1.0))
+        throw Error("dropout: p must lie in [0, 1], got " + std::to_string(p) + at(loc));
+    if (!is_float(x.dtype()))
+        throw Error("dropout: x must be a float array, got " + x.describe() + at(loc));
+    if (!training || p == 0.0) return x;
+    detail::check_seed("dropout", seed, loc);
+    Array z = zero_based(x);
+    if (p == 1.0) return zeros(z.shape(), z.dtype(), loc);
+    // Kept when the top 53 bits, uniform in [0, 2^53), are >= p·2^53: probability 1 − p.
+    const auto threshold = static_cast<std::int64_t>(std::llround(std::ldexp(p, 53)));
+    Array keep = detail::random_top_bits(z.shape(), seed, 53, loc) >= threshold;
+    return where(Operand(keep, loc), z * (1.0 / (1.0 - p)), 0.0);
 }
 
 } // namespace hedra::nn

@@ -14,9 +14,12 @@
 
 namespace hedra::nn {
 
-// y[n, o] = Σ_f x[n, f...] · weight[o, f...] (+ bias[o]). x is (N, F...) and weight (O, F...)
-// with the same feature sizes F (any number of feature axes: an image (C, H, W) is contracted
-// over all three axes, with no flatten). `bias` (O) may be an empty Array.
+// y[n..., o] = Σ_f x[n..., f...] · weight[o, f...] (+ bias[o]). weight is (O, F...) and x
+// (N..., F...): x's last weight.rank() − 1 axes are the features, contracted with weight's
+// (any number of feature axes: an image (C, H, W) against a weight (O, C, H, W) is contracted
+// over all three, with no flatten), and its axes before them are kept, so a (B, T, C)
+// activation against a (O, C) weight gives (B, T, O), as PyTorch's nn.Linear does.
+// `bias` (O) may be an empty Array.
 Array linear(const Array& x, const Array& weight, const Array& bias = Array(),
              SourceLocation loc = SourceLocation::current());
 
@@ -46,9 +49,27 @@ Array log_softmax(const Array& x, int axis = -1, SourceLocation loc = SourceLoca
 Array softmax_cross_entropy(const Array& logits, const Array& labels,
                             SourceLocation loc = SourceLocation::current());
 
+// Mean cross-entropy of logits (..., K) against integer labels (...) over every leading
+// position, as PyTorch's F.cross_entropy on logits flattened to (N, K): a (B, T, K) language
+// model output against (B, T) targets gives −Σ log_softmax(logits)[b, t, label[b, t]] / (B·T).
+// A label outside [0, K) picks no class and adds 0 to the sum (it still counts in the mean;
+// PyTorch raises instead). The result is a rank-0 array of the logits' dtype.
+Array cross_entropy(const Array& logits, const Array& labels,
+                    SourceLocation loc = SourceLocation::current());
+
 // The number of rows whose largest logit is at the label's class (ties go to the lowest
 // class, as argmax does): a rank-0 i64 array.
 Array count_correct(const Array& logits, const Array& labels,
                     SourceLocation loc = SourceLocation::current());
+
+// Inverted dropout: each element of x is kept with probability 1 − p and scaled by 1/(1 − p),
+// or set to 0. The keep decision is a counter-based generator evaluated in the graph
+// (nn/random.hpp: SplitMix64 of the element's row-major position, seeded by `seed`), so the
+// mask costs no memory, the backward pass recomputes it, and `seed` (a rank-0 integer array,
+// e.g. a placeholder) changes per call of a compiled step without recompiling. The same seed
+// gives the same mask. x itself when !training or p == 0 (`seed` may then be empty); zeros
+// when p == 1. p must lie in [0, 1].
+Array dropout(const Array& x, double p, const Array& seed, bool training = true,
+              SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra::nn

@@ -29,11 +29,13 @@ void check(const ArrayFunction& f, const std::vector<Array>& at, std::uint64_t s
 
 } // namespace
 
-TEST_CASE("nn gradients: linear over one and several feature axes") {
+TEST_CASE("nn gradients: linear over one and several feature axes, and with batch axes") {
     check([](const auto& in) { return linear(in[0], in[1], in[2]); },
           {input({3, 4}, 1), input({5, 4}, 2), input({5}, 3)});
     check([](const auto& in) { return linear(in[0], in[1], in[2]); },
           {input({2, 3, 2, 2}, 4), input({4, 3, 2, 2}, 5), input({4}, 6)});
+    check([](const auto& in) { return linear(in[0], in[1], in[2]); },
+          {input({2, 3, 4}, 26), input({5, 4}, 27), input({5}, 28)});
 }
 
 TEST_CASE("nn gradients: conv2d with stride and padding") {

@@ -40,6 +40,18 @@ TEST_CASE("nn linear: an input on a shifted index space") {
     check_close(evaluate(linear(x, f64(wv, {2, 4}))), naive_linear(xv, wv, {}, 3, 4, 2));
 }
 
+TEST_CASE("nn linear: leading batch axes, as PyTorch's nn.Linear on (B, T, C)") {
+    auto xv = random_values(2 * 3 * 4, 9), wv = random_values(5 * 4, 10), bv = random_values(5, 11);
+    Array y = linear(f64(xv, {2, 3, 4}), f64(wv, {5, 4}), f64(bv, {5}));
+    CHECK(y.shape() == Shape::of({2, 3, 5}));
+    check_close(evaluate(y), naive_linear(xv, wv, bv, 6, 4, 5));
+    // Two feature axes after two batch axes: contracted as their flattening.
+    auto w2 = random_values(5 * 3 * 4, 12);
+    Array y2 = linear(f64(xv, {2, 3, 4}), f64(w2, {5, 3, 4}));
+    CHECK(y2.shape() == Shape::of({2, 5}));
+    check_close(evaluate(y2), naive_linear(xv, w2, {}, 2, 12, 5));
+}
+
 TEST_CASE("nn conv2d: stride and padding against a loop nest") {
     for (ConvSizes s :
          {ConvSizes{2, 3, 6, 5, 4, 3, 3, 1, 0}, ConvSizes{2, 3, 6, 5, 4, 3, 3, 1, 1},
@@ -140,6 +152,10 @@ TEST_CASE("nn layers: mismatched operands throw hedra::Error naming the operatio
     CHECK(m.find("test_layers.cpp") != std::string::npos);
     m = message([&] { linear(x, zeros(Shape::of({3, 4})), zeros(Shape::of({4}))); });
     CHECK(m.find("linear: bias must have shape (3)") == 0);
+    m = message([&] { linear(zeros(Shape::of({2, 3, 4})), zeros(Shape::of({3, 5}))); });
+    CHECK(m.find("linear: feature axis 2 has size 4 in x and 5 in weight (its axis 1)") == 0);
+    m = message([&] { linear(x, zeros(Shape::of({3, 2, 4}))); });
+    CHECK(m.find("linear: x must be (N..., features...) and weight (out, features...)") == 0);
     m = message([&] { conv2d(img, zeros(Shape::of({4, 2, 3, 3}))); });
     CHECK(m.find("conv2d: x has 3 channels (axis 1) but weight expects 2") == 0);
     m = message([&] { conv2d(img, zeros(Shape::of({4, 3, 9, 9}))); });
