@@ -64,9 +64,14 @@ Array injective_scatter(const NodePtr& ybar, const Access& acc, const Shape& xsh
             pieces *= n[rows.back()[t].axis];
         }
     }
-    for (int a = 0; a < R; ++a)
-        if (n[a] > 1 && !used[a]) return Array(); // a broadcast axis: summed, not injective
     if (!extras || pieces > kMaxPieces) return Array();
+    // Broadcast axes (a matmul operand's: the other operand's free axis) add up before the
+    // move; kept as size-1 axes, so that the access's columns stay where they are.
+    std::vector<int> broadcast;
+    for (int a = 0; a < R; ++a)
+        if (n[a] > 1 && !used[a]) broadcast.push_back(a);
+    const NodePtr moved =
+        broadcast.empty() ? ybar : reduce(ReduceOp::Sum, Array(ybar), broadcast, true, loc).node();
 
     // Every combination of the extra axes' values is one piece: ȳ with those axes pinned,
     // placed along each row at a progression of stride |c_primary|.
@@ -109,7 +114,7 @@ Array injective_scatter(const NodePtr& ybar, const Access& acc, const Shape& xsh
             ranges.emplace_back(x.index(first), size > 1 ? x.step * std::llabs(o.coeff) : 1, size);
         }
         parts.emplace_back(
-            detail::make_view(ybar, Shape(ranges), AffineMap(m, R, matrix, offset), loc));
+            detail::make_view(moved, Shape(ranges), AffineMap(m, R, matrix, offset), loc));
     }
     if (covers) return fuse(parts, loc);
     parts.insert(parts.begin(), zeros(xshape, ybar->dtype, loc));

@@ -6,6 +6,9 @@
 // instead ȳ itself, moved: one piece per value of the window axes (kh, kw), each a strided view
 // of ȳ placed on the progression 2·oh + kh, fused (or overwritten onto zeros where the windows
 // leave input elements uncovered). The partitioner makes that one kernel of assignments.
+// Broadcast axes of the view are summed first: attention's head view of a matmul operand,
+// q[b, h, i, j, d] = qkv[b, i, h·D + d] (j from the other operand), moves Σ_j ȳ, the
+// (B, heads, T, D) product gradient, instead of gathering a zero-padded (B, T, C, heads, T) one.
 #pragma once
 
 #include "ad/gather_plan.hpp"
@@ -14,8 +17,9 @@
 
 namespace hedra::ad {
 
-// x̄ for a separable access `acc` (see gather_plan.hpp) when it is injective over ȳ's box with
-// window (extra) axes and at most 16 pieces; an invalid Array otherwise.
+// x̄ for a separable access `acc` (see gather_plan.hpp) when it is injective over ȳ's box (its
+// broadcast axes aside) with window (extra) axes and at most 16 pieces; an invalid Array
+// otherwise.
 Array injective_scatter(const NodePtr& ybar, const Access& acc, const Shape& xshape,
                         SourceLocation loc);
 

@@ -13,9 +13,10 @@
 //   x̄ = Σ_{k_E, k_Z} P[i − Σ c_e k_e, k_E, k_Z]           (one View, one Reduce)
 // so a strided convolution's input gradient is one gather through a View over the dilated,
 // zero-padded output gradient, with no shifted copies and no scatter. A view that reads each
-// input element at most once (pooling windows that do not overlap) skips the gather: ȳ is
-// moved into place piece by piece (injective_adjoint.hpp). When ȳ is a map (ȳ_out ·
-// w for a convolution), gather_through_map.cpp pads only the operands that need it.
+// input element at most once (pooling windows that do not overlap, attention's heads) skips
+// the gather: ȳ, summed over the broadcast axes, is moved into place piece by piece
+// (injective_adjoint.hpp). When ȳ is a map (ȳ_out · w for a convolution),
+// gather_through_map.cpp pads only the operands that need it.
 // A column with several nonzeros (a diagonal k -> (k, k), a shear (k0, k1) -> (k0 + k1, k0),
 // or the gather's own view (i, k) -> (i - k, k) when a gradient is differentiated again) is
 // first made separable by integer row operations with ±1 pivots: a unimodular U such that

@@ -34,6 +34,19 @@ std::int64_t largest_temporary(const Array& out) {
     return most;
 }
 
+// Elements of the largest buffer (of any role) of the gradient's partition.
+std::int64_t largest_buffer(const Array& out) {
+    poly::ProgramIR ir = sched::partition({out.node()}, {});
+    std::int64_t most = 0;
+    for (const poly::Buffer& b : ir.buffers) {
+        std::int64_t n = 1;
+        for (std::int64_t s : b.sizes)
+            n *= s;
+        most = std::max(most, n);
+    }
+    return most;
+}
+
 } // namespace
 
 TEST_CASE("injective adjoint: 2x2 pooling with stride 2 moves ȳ, no dilated temporary") {
@@ -88,4 +101,36 @@ TEST_CASE("injective adjoint: windows that skip input elements (stride 3, odd si
         rhs += xs[i] * d[i];
     CHECK(lhs == doctest::Approx(rhs));
     CHECK(d[2] == 0.0); // row 0, column 2: in no window
+}
+
+TEST_CASE("injective adjoint: attention's head views of a matmul operand sum the broadcast axis, "
+          "then move ȳ") {
+    // q[b, h, t, d] = qkv[b, t, h·D + d] and kᵀ[b, h, d, t] = qkv[b, t, C + h·D + d], C = 8,
+    // two heads of D = 4; scores = q·kᵀ, a matmul over views of views.
+    const std::int64_t b = 2, t = 5, c = 8, heads = 2, d = 4;
+    Array qkv = values({b, t, 2 * c}, 5);
+    auto head = [&](std::int64_t part, bool transposed) {
+        std::vector<std::int64_t> m(4 * 3, 0);
+        m[0 * 4 + 0] = 1;                    // b
+        m[1 * 4 + (transposed ? 3 : 2)] = 1; // t
+        m[2 * 4 + 1] = d;                    // h·D
+        m[2 * 4 + (transposed ? 2 : 3)] = 1; // + d
+        Shape s = transposed ? Shape::of({b, heads, d, t}) : Shape::of({b, heads, t, d});
+        return view(qkv, s, AffineMap(4, 3, m, {0, 0, part * c}));
+    };
+    Array scores = matmul(head(0, false), head(1, true));
+    Array g = values({b, heads, t, t}, 6);
+    Array dqkv = grad(sum(scores * g), qkv);
+    // The general gather pads ȳ to (B, T, 2C + D, heads, T); the move's largest array is
+    // qkv's gradient itself.
+    CHECK(largest_buffer(dqkv) <= b * t * 2 * c);
+    // ⟨scores, g⟩ is bilinear in qkv: ⟨dqkv, qkv⟩ = 2 ⟨scores, g⟩.
+    std::vector<double> s = compute(scores).to_doubles(), gs = compute(g).to_doubles();
+    std::vector<double> x = compute(qkv).to_doubles(), dx = compute(dqkv).to_doubles();
+    double lhs = 0, rhs = 0;
+    for (std::size_t i = 0; i < s.size(); ++i)
+        lhs += 2 * s[i] * gs[i];
+    for (std::size_t i = 0; i < x.size(); ++i)
+        rhs += x[i] * dx[i];
+    CHECK(lhs == doctest::Approx(rhs));
 }
