@@ -39,6 +39,7 @@ std::string buffer_line(const Buffer& b) {
         if (!b.node->name.empty()) s += " '" + b.node->name + "'";
     }
     if (b.row_local > 0) s += " row-local " + std::to_string(b.row_local);
+    if (b.row_window > 0) s += " row-window " + std::to_string(b.row_window);
     return s;
 }
 
@@ -80,6 +81,10 @@ std::string buffer_list(const ProgramIR& p, const std::vector<int>& v) {
 
 } // namespace
 
+bool is_stream(const Kernel& kernel) {
+    return !kernel.statements.empty() && kernel.statements[0].stream_stage >= 0;
+}
+
 std::string to_string(const ProgramIR& program) {
     std::string s;
     for (const Buffer& b : program.buffers)
@@ -87,7 +92,11 @@ std::string to_string(const ProgramIR& program) {
     s += "inputs:" + buffer_list(program, program.inputs) + "\n";
     s += "outputs:" + buffer_list(program, program.outputs) + "\n";
     for (const Kernel& k : program.kernels) {
-        s += k.name + "\n";
+        s += k.name;
+        if (is_stream(k))
+            s += " stream (shift " + std::to_string(k.statements[0].stream_shift) +
+                 " rows per stage)";
+        s += "\n";
         for (const Statement& st : k.statements)
             s += statement_lines(program, st);
     }

@@ -33,11 +33,21 @@ struct Buffer {
     // thread, in registers or on the stack, and the program gives it no memory. The polyhedral
     // passes still see the whole buffer, so rows stay independent.
     int row_local = 0;
+    // A temporary between two stages of a stencil stream (scheduler/stencil_stream.hpp): only
+    // row_window consecutive rows of it (a power of two) are live at any time, and row r is
+    // stored at r mod row_window.
+    int row_window = 0;
     std::size_t bytes() const {
         std::size_t n = dtype_size(dtype);
         for (std::int64_t s : sizes)
             n *= static_cast<std::size_t>(s);
         return n;
+    }
+    // The memory the program gives it: all of it, one window of rows, or none (row-local).
+    std::size_t storage_bytes() const {
+        if (row_local > 0) return 0;
+        if (row_window == 0 || sizes.empty()) return bytes();
+        return bytes() / static_cast<std::size_t>(sizes[0]) * static_cast<std::size_t>(row_window);
     }
 };
 
@@ -77,6 +87,11 @@ struct Statement {
     // accumulators and Input(k..2k-1) = another tuple, unlike `value` not specialized to an
     // element: the combiner is associative, so a backend may fold partial tuples with it.
     std::vector<ScalarExpr> tuple_combiners;
+    // In a stencil stream (scheduler/stencil_stream.hpp): the stage; the statement writes its
+    // buffer's row r at step r + stream_stage * stream_shift of the kernel's one loop over
+    // rows. -1 outside a stream.
+    int stream_stage = -1;
+    int stream_shift = 0;
 };
 
 // A kernel: statements scheduled together (one isl schedule, one generated function).
@@ -84,6 +99,9 @@ struct Kernel {
     std::string name;                  // "k0", ...
     std::vector<Statement> statements; // in program (DSL) order
 };
+
+// Whether the kernel is a stencil stream (Statement::stream_stage).
+bool is_stream(const Kernel& kernel);
 
 struct ProgramIR {
     std::vector<Buffer> buffers;

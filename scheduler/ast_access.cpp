@@ -7,7 +7,8 @@ LinearIndex linear_index(const poly::Buffer& buffer, const AffineMap& access) {
     LinearIndex li;
     li.coef.assign(static_cast<std::size_t>(access.in_rank()), 0);
     std::int64_t row = 1;
-    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= buffer.row_local; --r) {
+    const int leading = buffer.row_local + (buffer.row_window > 0 ? 1 : 0);
+    for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= leading; --r) {
         for (int k = 0; k < access.in_rank(); ++k)
             li.coef[k] += row * access.coeff(r, k);
         li.constant += row * access.offset(r);

@@ -14,7 +14,8 @@
 namespace hedra::sched {
 
 // Row-major linear index of `access` into `buffer`'s storage: sum_k coef[k] * i_k + constant.
-// A row-local buffer's storage is one row: its leading row_local axes are left out.
+// A row-local buffer's storage is one row: its leading row_local axes are left out; a windowed
+// buffer's row (row mod window) is left out too, and c_element prints it.
 struct LinearIndex {
     std::vector<std::int64_t> coef;
     std::int64_t constant = 0;

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "scheduler/direct_schedule.hpp"
 #include "scheduler/reduction_init.hpp"
+#include "scheduler/schedule_io.hpp"
 
 namespace hedra::sched {
 namespace {
@@ -69,9 +70,9 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
             rest.release(), isl_union_set_from_set(scop.statement_domains[i].copy())));
     int n_rest = static_cast<int>(statements.size() - inits.size());
     IslPtr<isl_schedule> main;
-    // Row-local buffers hold one row per thread: only the row schedule keeps each row's
-    // statements inside one iteration of the row loop.
-    const bool row_local = has_row_local_buffer(scop);
+    // Row-local buffers hold one row per thread, windows a few rows: only the direct schedule
+    // keeps them live while they are read.
+    const bool row_local = has_contracted_storage(scop);
     if (n_rest > 0 && (options.direct || row_local)) {
         std::vector<int> rest_statements;
         for (int i = 0; i < static_cast<int>(statements.size()); ++i)
@@ -83,6 +84,11 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
         if (main && absorbed >= 0) inits.erase(std::find(inits.begin(), inits.end(), absorbed));
         HEDRA_INTERNAL_CHECK(main || !row_local, "compute_schedule: kernel " + scop.kernel->name +
                                                      " has row-local buffers but no row schedule");
+        // The stream's legality is argued in stencil_stream.hpp; isl confirms it.
+        HEDRA_INTERNAL_CHECK(!poly::is_stream(*scop.kernel) ||
+                                 is_empty(violated_dependences(deps, main)),
+                             "compute_schedule: the stencil stream of kernel " + scop.kernel->name +
+                                 " violates a dependence");
     }
     if (n_rest > 0 && !main) {
         main = isl_schedule_of(ctx, deps, rest, n_rest, options, out.constraints);
@@ -103,7 +109,8 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
     return out;
 }
 
-bool has_row_local_buffer(const poly::Scop& scop) {
+bool has_contracted_storage(const poly::Scop& scop) {
+    if (poly::is_stream(*scop.kernel)) return true;
     for (const poly::Statement& st : scop.kernel->statements) {
         if (scop.program->buffers.at(static_cast<std::size_t>(st.write_buffer)).row_local > 0)
             return true;

@@ -30,13 +30,13 @@ struct KernelSchedule {
     poly::IslPtr<isl_schedule_constraints> constraints;
 };
 
-// A kernel with row-local buffers (kernel_ir.hpp) always gets the row schedule
-// (direct_schedule.hpp), whatever `options.direct` says: only it keeps each row's statements
-// in one iteration of the row loop.
+// A kernel with row-local buffers or a stencil stream (kernel_ir.hpp) always gets its direct
+// schedule (direct_schedule.hpp), whatever `options.direct` says: only it keeps each row's
+// statements in one iteration of the row loop, or a window's rows live while read.
 KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
                                 const poly::Dependences& deps, const ScheduleOptions& options = {});
 
-// Whether a statement of the kernel touches a row-local buffer.
-bool has_row_local_buffer(const poly::Scop& scop);
+// Whether the kernel is a stencil stream or a statement of it touches a row-local buffer.
+bool has_contracted_storage(const poly::Scop& scop);
 
 } // namespace hedra::sched

@@ -238,17 +238,12 @@ int leading_rows(const poly::Scop& scop, const std::vector<int>& statements) {
     return r;
 }
 
-// A row-fused kernel (row_fusion.hpp): one parallel band over the rows, and inside it the
-// statements in sequence, each over the rest of its counters in program order. Untiled: a
-// row's passes share the row in cache.
-IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>& statements) {
+// One outer band (`outer`, isl text of its members over every statement of `statements`,
+// `coincident` for each member) and inside it the statements in sequence, each over its
+// counters from `r` on (extents > 1) in program order; marked direct (untiled).
+IslPtr<isl_schedule> outer_band_sequence(const poly::Scop& scop, const std::vector<int>& statements,
+                                         int r, const std::string& outer, bool coincident) {
     const auto& all = scop.kernel->statements;
-    bool update = false;
-    for (int s : statements)
-        update = update || all[s].kind == poly::StatementKind::Update;
-    if (statements.size() < 2 || !update) return {};
-    const int r = leading_rows(scop, statements);
-    if (r < 1) return {};
     isl_ctx* ctx = isl_set_get_ctx(scop.statement_domains.at(statements[0]).get());
     auto member = [&](int s, int d) {
         const Statement& st = all[s];
@@ -261,14 +256,14 @@ IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>
     for (std::size_t k = 0; k < statements.size(); ++k) {
         const Statement& st = all[statements[k]];
         std::string text;
-        std::vector<bool> coincident;
+        std::vector<bool> written_by;
         for (int d = r; d < static_cast<int>(st.extents.size()); ++d) {
             if (st.extents[d] <= 1) continue;
             text += (text.empty() ? "{ " : ", { ") + member(statements[k], d) + " }";
             bool written = false;
             for (int o = 0; o < st.write_access.out_rank(); ++o)
                 written = written || st.write_access.coeff(o, d) != 0;
-            coincident.push_back(written);
+            written_by.push_back(written);
         }
         node = isl_schedule_node_child(node, static_cast<int>(k)); // the filter
         node = isl_schedule_node_child(node, 0);
@@ -277,29 +272,63 @@ IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>
                 isl_multi_union_pw_aff_read_from_str(ctx, ("[" + text + "]").c_str());
             HEDRA_INTERNAL_CHECK(band, "direct_schedule: isl cannot parse " + text);
             node = isl_schedule_node_insert_partial_schedule(node, band);
-            for (std::size_t m = 0; m < coincident.size(); ++m)
+            for (std::size_t m = 0; m < written_by.size(); ++m)
                 node = isl_schedule_node_band_member_set_coincident(node, static_cast<int>(m),
-                                                                    coincident[m]);
+                                                                    written_by[m]);
         }
         node = isl_schedule_node_parent(isl_schedule_node_parent(node)); // the sequence
     }
-    std::string rows = "[";
-    for (int d = 0; d < r; ++d) {
-        rows += d ? ", { " : "{ ";
-        for (std::size_t k = 0; k < statements.size(); ++k)
-            rows += (k ? "; " : "") + member(statements[k], d);
-        rows += " }";
-    }
-    rows += "]";
-    isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_read_from_str(ctx, rows.c_str());
-    HEDRA_INTERNAL_CHECK(band, "direct_schedule: isl cannot parse " + rows);
+    isl_multi_union_pw_aff* band = isl_multi_union_pw_aff_read_from_str(ctx, outer.c_str());
+    HEDRA_INTERNAL_CHECK(band, "direct_schedule: isl cannot parse " + outer);
     node = isl_schedule_node_insert_partial_schedule(node, band);
-    for (int d = 0; d < r; ++d)
-        node = isl_schedule_node_band_member_set_coincident(node, d, 1);
+    int members = isl_schedule_node_band_n_member(node);
+    for (int d = 0; d < members; ++d)
+        node = isl_schedule_node_band_member_set_coincident(node, d, coincident);
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, kDirectMark, nullptr));
     isl_schedule* schedule = isl_schedule_node_get_schedule(node);
     isl_schedule_node_free(node);
     return take(schedule);
+}
+
+// A row-fused kernel (row_fusion.hpp): one parallel band over the rows, and inside it the
+// statements in sequence, each over the rest of its counters in program order. Untiled: a
+// row's passes share the row in cache.
+IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>& statements) {
+    const auto& all = scop.kernel->statements;
+    bool update = false;
+    for (int s : statements)
+        update = update || all[s].kind == poly::StatementKind::Update;
+    if (statements.size() < 2 || !update) return {};
+    const int r = leading_rows(scop, statements);
+    if (r < 1) return {};
+    std::string rows = "[";
+    for (int d = 0; d < r; ++d) {
+        rows += d ? ", { " : "{ ";
+        for (std::size_t k = 0; k < statements.size(); ++k) {
+            const Statement& st = all[statements[k]];
+            rows += (k ? "; " : "") + st.name + "[" +
+                    counters(static_cast<int>(st.extents.size())) + "] -> [(i" + std::to_string(d) +
+                    ")]";
+        }
+        rows += " }";
+    }
+    return outer_band_sequence(scop, statements, r, rows + "]", true);
+}
+
+// A stencil stream (stencil_stream.hpp): one sequential loop over steps, statement s writing
+// row i0 + c at step i0 + c + stage(s) * shift; inside, the statements in program order.
+IslPtr<isl_schedule> stream_schedule(const poly::Scop& scop, const std::vector<int>& statements) {
+    const poly::Kernel& kernel = *scop.kernel;
+    std::string steps = "[{ ";
+    for (std::size_t k = 0; k < statements.size(); ++k) {
+        const Statement& st = kernel.statements[statements[k]];
+        std::int64_t shift =
+            st.write_access.offset(0) + std::int64_t{st.stream_stage} * st.stream_shift;
+        steps += (k ? "; " : "") + st.name + "[" + counters(static_cast<int>(st.extents.size())) +
+                 "] -> [(i0 " + (shift < 0 ? "- " : "+ ") +
+                 std::to_string(shift < 0 ? -shift : shift) + ")]";
+    }
+    return outer_band_sequence(scop, statements, 1, steps + " }]", false);
 }
 
 } // namespace
@@ -310,6 +339,7 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
     absorbed = -1;
     if (statements.empty()) return {};
     const auto& all = scop.kernel->statements;
+    if (poly::is_stream(*scop.kernel)) return stream_schedule(scop, statements);
     if (statements.size() == 1) {
         int s = statements[0];
         if (all[s].kind != poly::StatementKind::Update) return assignment_schedule(scop, deps, s);

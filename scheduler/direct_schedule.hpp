@@ -12,6 +12,9 @@
 //   window counters outside the output row);
 // - a row-fused kernel (row_fusion.hpp): one parallel band over the rows, the statements in
 //   sequence inside it, each over the rest of its counters in program order;
+// - a stencil stream (stencil_stream.hpp): one sequential loop over steps, each statement's
+//   rows shifted by its stage, the statements in sequence inside, each over the rest of its
+//   counters;
 // - several assignments over one box with no dependences among them (the pieces of a fuse):
 //   one band over the shared counters with the statements in sequence inside, so they share
 //   one pass over their inputs.

@@ -51,10 +51,10 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
     observer.analyzed(scop, deps);
     KernelSchedule ks;
     ks.schedule = observer.replacement_schedule(ctx, scop, deps);
-    if (ks.schedule && has_row_local_buffer(scop))
+    if (ks.schedule && has_contracted_storage(scop))
         throw Error("schedule of kernel " + kernel.name +
-                    ": it keeps rows in row-local buffers, which only its own row schedule "
-                    "allows: its schedule cannot be replaced");
+                    ": it keeps rows in row-local or windowed buffers, which only its own "
+                    "schedule allows: its schedule cannot be replaced");
     if (!ks.schedule) {
         dump::PassTimer timer("schedule");
         ScheduleOptions so;
@@ -110,6 +110,8 @@ const std::vector<PassInfo>& pass_list() {
          "consecutive kernels over the same rows become one; their temporaries row-local"},
         {"partition.split-reductions", "program", "partition.split-reductions",
          "long reductions over the leading axis run in parallel blocks of rows, then combine"},
+        {"partition.stream-stencils", "program", "partition.stream-stencils",
+         "chains of stencil sweeps stream over the rows once, intermediates in row windows"},
         {"narrow-domains", "program", "partition",
          "temporaries computed only where they are read (narrow_domains.hpp)"},
         {"scop", "kernel", "domains, accesses",

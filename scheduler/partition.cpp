@@ -16,6 +16,7 @@
 #include "scheduler/narrow_domains.hpp"
 #include "scheduler/row_fusion.hpp"
 #include "scheduler/split_reduction.hpp"
+#include "scheduler/stencil_stream.hpp"
 
 namespace hedra::sched {
 
@@ -150,6 +151,7 @@ public:
             {"partition.kernels", &Partitioner::make_kernels},
             {"partition.fuse-rows", &Partitioner::fuse_rows},
             {"partition.split-reductions", &Partitioner::split_reductions},
+            {"partition.stream-stencils", &Partitioner::stream},
         };
         for (const Step& step : kSteps) {
             {
@@ -164,6 +166,10 @@ public:
 private:
     void split_reductions() {
         if (options_.split_reductions) split_outer_reductions(ir_);
+    }
+
+    void stream() {
+        if (options_.stream_stencils) stream_stencils(ir_);
     }
 
     void fuse_rows() {

@@ -55,6 +55,9 @@ struct PartitionOptions {
     // Long reductions over the leading axis into a few results run in blocks of rows, then
     // the blocks' partials are reduced (split_reduction.hpp).
     bool split_reductions = true;
+    // Chains of stencil sweeps run as one stream over the rows, their intermediate grids kept
+    // as windows of rows (stencil_stream.hpp).
+    bool stream_stencils = true;
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

@@ -24,8 +24,11 @@ bool leading_identity(const AffineMap& access, int r) {
 
 // Whether a read of `program`'s buffer is fine inside a row-fused kernel: row-private, a scalar,
 // or, in an assignment, a broadcast small enough to stay in cache (a bias row).
-bool row_read(const poly::ProgramIR& program, const Statement& st, const poly::Read& rd, int r) {
+bool row_read(const poly::ProgramIR& program, const Statement& st, const poly::Read& rd, int r,
+              const std::set<int>& written) {
     if (rd.buffer < 0 || leading_identity(rd.access, r)) return true;
+    // Another row of a buffer the kernel writes: rows are no longer independent.
+    if (written.count(rd.buffer)) return false;
     const poly::Buffer& b = program.buffers.at(static_cast<std::size_t>(rd.buffer));
     std::int64_t elements = 1;
     for (std::int64_t s : b.sizes)
@@ -41,6 +44,9 @@ int shared_rows(const poly::ProgramIR& program, std::initializer_list<const Kern
         for (const Statement& st : k->statements)
             all.push_back(&st);
     if (all.empty()) return 0;
+    std::set<int> written;
+    for (const Statement* st : all)
+        written.insert(st->write_buffer);
     int r = static_cast<int>(all[0]->extents.size());
     for (const Statement* st : all) {
         if (!st->tuple_writes.empty()) return 0;
@@ -57,7 +63,7 @@ int shared_rows(const poly::ProgramIR& program, std::initializer_list<const Kern
                 rest *= st->extents[d];
             ok = ok && rest <= kMaxRowElements;
             for (const poly::Read& rd : st->reads)
-                ok = ok && row_read(program, *st, rd, r);
+                ok = ok && row_read(program, *st, rd, r, written);
             if (!ok) break;
         }
         if (ok) return r;

@@ -8,7 +8,8 @@
 //   extents (one row of results per row);
 // - each read of a buffer reads its leading r axes at those counters (row-private data: no
 //   operand shared across rows, so no contraction, whose reuse across rows wants tiles), or
-//   is a scalar, or (in an assignment) a broadcast of at most kMaxRowElements (a bias row);
+//   is a scalar, or (in an assignment) a broadcast of at most kMaxRowElements (a bias row)
+//   of a buffer neither kernel writes;
 // - the rest of a row is at most kMaxRowElements per statement (it stays in cache);
 // - B writes nothing A reads or writes; neither has a reduction of several values.
 // The dependences then allow the rows to run in parallel and the passes within a row in order;

@@ -34,7 +34,7 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
             if (program.buffers[b].role != poly::BufferRole::Temporary ||
                 program.buffers[b].row_local > 0 || first[b] != k)
                 continue;
-            std::size_t bytes = program.buffers[b].bytes();
+            std::size_t bytes = program.buffers[b].storage_bytes(); // a window: its rows
             int best = -1;
             for (int s = 0; s < static_cast<int>(busy_until.size()); ++s)
                 if (busy_until[s] < k && plan.slot_bytes[s] >= bytes &&

@@ -74,6 +74,20 @@ std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
         s += (li.coef[k] == 1 ? "" : c_int(li.coef[k]) + " * ") + "i" + std::to_string(k);
     }
     if (li.constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + c_int(li.constant);
+    if (buffer.row_window > 0) { // row r at r mod window (a power of two)
+        std::string row;
+        for (int k = 0; k < access.in_rank(); ++k)
+            if (std::int64_t c = access.coeff(0, k); c != 0)
+                row += (row.empty() ? "" : " + ") + (c == 1 ? "" : c_int(c) + " * ") + "i" +
+                       std::to_string(k);
+        if (access.offset(0) != 0 || row.empty())
+            row += (row.empty() ? "" : " + ") + c_int(access.offset(0));
+        std::int64_t row_size = 1;
+        for (std::size_t d = 1; d < buffer.sizes.size(); ++d)
+            row_size *= buffer.sizes[d];
+        s = "((" + row + ") & " + c_int(buffer.row_window - 1) + ") * " + c_int(row_size) + " + " +
+            s;
+    }
     return buffer.name + "[" + s + "]";
 }
 

@@ -84,8 +84,9 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
         code->dtypes.push_back(b.dtype);
         code->roles.push_back(b.role);
         code->bytes.push_back(b.bytes());
-        HEDRA_INTERNAL_CHECK(b.row_local == 0, "cuda: row-local buffer " + b.name +
-                                                   " (the cuda partition fuses no rows)");
+        HEDRA_INTERNAL_CHECK(b.row_local == 0 && b.row_window == 0,
+                             "cuda: row-local or windowed buffer " + b.name +
+                                 " (the cuda partition fuses no rows)");
         code->bindings.push_back(binding_of(b, placeholders, leaves, "cuda"));
     }
     code->outputs = ir.outputs;

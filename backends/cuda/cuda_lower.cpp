@@ -43,7 +43,8 @@ sched::PartitionOptions cuda_partition_options() {
     // Column sums already give every column a thread of its own (serial_reduction): the CPU's
     // split into blocks of rows would only add a launch.
     o.split_reductions = false;
-    o.fuse_rows = false; // row-local buffers are the C renderer's
+    o.fuse_rows = false;       // row-local buffers are the C renderer's
+    o.stream_stencils = false; // and so are row windows
     return o;
 }
 

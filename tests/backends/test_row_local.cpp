@@ -113,3 +113,27 @@ TEST_CASE("row-local: degenerate and tiny rows, every loop worth a parallel regi
     }
     unsetenv("HEDRA_MIN_PARALLEL_WORK");
 }
+
+TEST_CASE("row fusion: a kernel that reads another row of what the other writes is not joined") {
+    // A row sum, a map of it, and the sums in reverse order: the reversed read crosses rows,
+    // so the rows of a joined kernel would not be independent (fuzz seed 9680).
+    setenv("HEDRA_MIN_PARALLEL_WORK", "0", 1);
+    Array x = placeholder(Shape::of({13, 3}), DType::F32, "x");
+    Array s = sum(x, {1});
+    std::vector<Array> outputs = {tanh(s * 0.5f),
+                                  view(s, Shape::of({13}), AffineMap(1, 1, {-1}, {12}))};
+    HostArray input = random_matrix(13, 3);
+    ComputeOptions reference;
+    reference.backend = "reference";
+    std::vector<HostArray> want = compile(outputs, {x}, reference)({input});
+    ComputeOptions options;
+    options.backend = "openmp";
+    options.num_threads = 2;
+    std::vector<HostArray> got = compile(outputs, {x}, options)({input});
+    for (std::size_t k = 0; k < want.size(); ++k) {
+        std::vector<double> g = got[k].to_doubles(), w = want[k].to_doubles();
+        for (std::size_t i = 0; i < g.size(); ++i)
+            CHECK(std::abs(g[i] - w[i]) <= 1e-6 * (1.0 + std::abs(w[i])));
+    }
+    unsetenv("HEDRA_MIN_PARALLEL_WORK");
+}
