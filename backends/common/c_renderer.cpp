@@ -55,8 +55,13 @@ public:
                 n *= e;
             work += n;
         }
+        // A stencil stream's windows are shared by its steps, which must run in order (isl
+        // may find its step loop parallel: the dependences are computed on whole buffers).
+        bool windows = false;
+        for (const auto& [b, w] : buffers_)
+            windows = windows || program.buffers[b].row_window > 0;
         parallel_ = options.parallel && !options.style.parallel_for.empty() &&
-                    work >= options.min_parallel_work;
+                    work >= options.min_parallel_work && !windows && !poly::is_stream(kernel);
     }
     KernelPrinter(const KernelPrinter&) = delete;
     KernelPrinter& operator=(const KernelPrinter&) = delete;

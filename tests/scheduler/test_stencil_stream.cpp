@@ -2,6 +2,7 @@
 // streams over the rows, the intermediate grids kept as windows of rows. The results must equal
 // the reference backend's bit for bit (the same arithmetic in the same order), on both C
 // backends, at sizes where the windows wrap many times.
+#include "backends/openmp/lower.hpp"
 #include "partition_testing.hpp"
 
 using namespace hedra;
@@ -111,4 +112,25 @@ TEST_CASE("stencil stream: sweeps of a 3-D grid along its first axis") {
     REQUIRE(ir.kernels.size() == 1);
     std::vector<float> values = small_values(n0 * n1 * n2, 6);
     check_backends({v}, u, HostArray::from(values, std::vector<std::int64_t>{n0, n1, n2}));
+}
+
+TEST_CASE("stencil stream: a chain without a row shift still runs its steps in order") {
+    // Each row reads only its own row (h = 0, windows of one row): isl finds the step loop
+    // parallel, but the window is shared by the steps (fuzz seeds 12004, 12123).
+    setenv("HEDRA_MIN_PARALLEL_WORK", "0", 1);
+    const std::int64_t rows = 64, cols = 70;
+    Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
+    Array piece = full(Shape{range(2, 5), range(3, 9)}, 7.0, DType::F32);
+    Array v1 = overwrite({u * 0.5f, piece});
+    Array v2 =
+        overwrite({tanh(v1) + v1, full(Shape{range(40, 43), range(cols)}, -1.0, DType::F32)});
+    Array v3 = overwrite({v2 * v2, piece});
+    poly::ProgramIR ir = sched::partition({v3.node()}, {u.node()});
+    CAPTURE(poly::to_string(ir));
+    CHECK(poly::is_stream(ir.kernels.back()));
+    backend::LowerOptions lower;
+    lower.min_parallel_work = 0;
+    CHECK(backend::lower(ir, lower).source.find("omp parallel") == std::string::npos);
+    check_backends({v3}, u, grid(rows, cols, 8));
+    unsetenv("HEDRA_MIN_PARALLEL_WORK");
 }
