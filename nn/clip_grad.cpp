@@ -1,0 +1,33 @@
+// clip_grad_norm (clip_grad.hpp).
+#include "nn/clip_grad.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/library.hpp"
+
+namespace hedra::nn {
+
+ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm) {
+    if (!(max_norm > 0.0) || !std::isfinite(max_norm))
+        throw Error("clip_grad_norm: max_norm must be positive and finite, got " +
+                    std::to_string(max_norm));
+    if (grads.empty()) throw Error("clip_grad_norm: no gradients given");
+    Array squares;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        if (!is_float(grads[i].dtype()))
+            throw Error("clip_grad_norm: gradient " + std::to_string(i) + " " +
+                        grads[i].describe() + " is not a float array");
+        Array norm = sqrt(sum(grads[i] * grads[i]));
+        squares = i == 0 ? norm * norm : squares + norm * norm;
+    }
+    ClippedGradients out;
+    out.total_norm = sqrt(squares);
+    Array scale = minimum(max_norm / (out.total_norm + 1e-6), 1.0);
+    for (const Array& g : grads)
+        out.grads.push_back(g * (g.dtype() == scale.dtype() ? scale : cast(scale, g.dtype())));
+    return out;
+}
+
+} // namespace hedra::nn
