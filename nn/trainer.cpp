@@ -1,0 +1,380 @@
+// Trainer (trainer.hpp): builds the step graphs over placeholders, compiles each once per kind
+// and input shapes, and threads parameters, optimizer state and the step count from one call to
+// the next. Program inputs are ordered params, [state], [accumulated gradients], [lr or
+// micro-batch count], inputs; outputs are loss, [norm], new params or gradients, [new state],
+// extra outputs.
+#include "nn/trainer.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+#include "ad/grad.hpp"
+#include "core/error.hpp"
+#include "core/library.hpp"
+#include "nn/clip_grad.hpp"
+
+namespace hedra::nn {
+
+namespace {
+
+std::string sizes_string(const std::vector<std::int64_t>& sizes) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+        s += (i ? "," : "") +
+             (sizes[i] == kAnyExtent ? std::string("any") : std::to_string(sizes[i]));
+    return s + (sizes.size() == 1 ? ",)" : ")");
+}
+
+std::string array_string(DType dtype, const std::vector<std::int64_t>& sizes) {
+    return std::string(dtype_name(dtype)) + " " + sizes_string(sizes);
+}
+
+std::vector<Array> placeholders_like(const std::vector<HostArray>& values,
+                                     const std::string& prefix) {
+    std::vector<Array> out;
+    for (std::size_t i = 0; i < values.size(); ++i)
+        out.push_back(placeholder(Shape::of(values[i].sizes()), values[i].dtype(),
+                                  prefix + std::to_string(i)));
+    return out;
+}
+
+void append(std::vector<Array>& to, const std::vector<Array>& more) {
+    to.insert(to.end(), more.begin(), more.end());
+}
+
+LossOutputsFunction with_no_outputs(LossFunction loss) {
+    if (!loss) return nullptr;
+    return [loss = std::move(loss)](const std::vector<Array>& params,
+                                    const std::vector<Array>& inputs) {
+        return LossOutputs{loss(params, inputs), {}};
+    };
+}
+
+HostArray scalar(DType dtype, double value) {
+    HostArray a({}, dtype);
+    a.set_flat(0, value);
+    return a;
+}
+
+} // namespace
+
+Trainer::Trainer(LossFunction loss, std::vector<InputSpec> inputs, std::vector<HostArray> params,
+                 std::shared_ptr<const Optimizer> optimizer, TrainerOptions options)
+    : Trainer(with_no_outputs(std::move(loss)), std::move(inputs), std::move(params),
+              std::move(optimizer), std::move(options)) {}
+
+Trainer::Trainer(LossOutputsFunction loss, std::vector<InputSpec> inputs,
+                 std::vector<HostArray> params, std::shared_ptr<const Optimizer> optimizer,
+                 TrainerOptions options)
+    : loss_(std::move(loss)), inputs_(std::move(inputs)), names_(options.param_names),
+      params_(std::move(params)), optimizer_(std::move(optimizer)), options_(std::move(options)) {
+    if (!loss_) throw Error("Trainer: no loss function given");
+    if (!optimizer_) throw Error("Trainer: no optimizer given");
+    if (params_.empty())
+        throw Error("Trainer: no parameters given; the loss needs something to train");
+    if (!(options_.clip_norm >= 0.0))
+        throw Error("Trainer: clip_norm " + std::to_string(options_.clip_norm) +
+                    " must be 0 (no clipping) or positive");
+    if (names_.empty())
+        for (std::size_t i = 0; i < params_.size(); ++i)
+            names_.push_back("param" + std::to_string(i));
+    if (names_.size() != params_.size())
+        throw Error("Trainer: got " + std::to_string(names_.size()) + " parameter names for " +
+                    std::to_string(params_.size()) + " parameters");
+    for (std::size_t i = 0; i < params_.size(); ++i)
+        if (!is_float(params_[i].dtype()))
+            throw Error("Trainer: parameter '" + names_[i] + "' is " +
+                        array_string(params_[i].dtype(), params_[i].sizes()) +
+                        "; parameters must be f32 or f64");
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        if (inputs_[i].name.empty()) inputs_[i].name = "input" + std::to_string(i);
+        for (std::int64_t s : inputs_[i].sizes)
+            if (s < 0 && s != kAnyExtent)
+                throw Error("Trainer: input '" + inputs_[i].name + "' has extent " +
+                            std::to_string(s) + "; use a size >= 0 or kAnyExtent");
+    }
+    lr_dtype_ = params_[0].dtype();
+    state_ = optimizer_->initial_state(params_);
+}
+
+void Trainer::set_params(std::vector<HostArray> params) {
+    if (params.size() != params_.size())
+        throw Error("Trainer::set_params: got " + std::to_string(params.size()) + " arrays for " +
+                    std::to_string(params_.size()) + " parameters");
+    for (std::size_t i = 0; i < params.size(); ++i)
+        if (params[i].sizes() != params_[i].sizes() || params[i].dtype() != params_[i].dtype())
+            throw Error("Trainer::set_params: parameter '" + names_[i] + "' is " +
+                        array_string(params_[i].dtype(), params_[i].sizes()) + ", got " +
+                        array_string(params[i].dtype(), params[i].sizes()));
+    params_ = std::move(params);
+    state_ = optimizer_->initial_state(params_);
+    steps_ = 0;
+}
+
+void Trainer::check_inputs(const char* op, const std::vector<HostArray>& inputs) const {
+    if (inputs.size() != inputs_.size())
+        throw Error(std::string(op) + ": got " + std::to_string(inputs.size()) + " inputs, the " +
+                    "trainer's specs list " + std::to_string(inputs_.size()));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const InputSpec& spec = inputs_[i];
+        bool ok = inputs[i].dtype() == spec.dtype && inputs[i].rank() == int(spec.sizes.size());
+        for (std::size_t a = 0; ok && a < spec.sizes.size(); ++a)
+            ok = spec.sizes[a] == kAnyExtent || spec.sizes[a] == inputs[i].sizes()[a];
+        if (!ok)
+            throw Error(std::string(op) + ": input " + std::to_string(i) + " '" + spec.name +
+                        "' must be " + array_string(spec.dtype, spec.sizes) + ", got " +
+                        array_string(inputs[i].dtype(), inputs[i].sizes()));
+    }
+}
+
+HostArray Trainer::lr_array(double lr) const {
+    if (!(lr >= 0.0) || !std::isfinite(lr))
+        throw Error("Trainer::step: learning rate " + std::to_string(lr) +
+                    " must be finite and >= 0");
+    return scalar(lr_dtype_, lr);
+}
+
+LossOutputs Trainer::loss_of(const std::vector<Array>& params,
+                             const std::vector<Array>& inputs) const {
+    LossOutputs out = loss_(params, inputs);
+    if (!out.loss.valid() || out.loss.rank() != 0 || !is_float(out.loss.dtype()))
+        throw Error("Trainer: the loss function must return a rank-0 float array, got " +
+                    (out.loss.valid() ? out.loss.describe() : std::string("an empty array")));
+    return out;
+}
+
+Trainer::UpdateGraph Trainer::update_of(const std::vector<Array>& params,
+                                        std::vector<Array> grads) const {
+    UpdateGraph g;
+    std::vector<Array> state = placeholders_like(state_, "state");
+    Array lr = placeholder(Shape(), lr_dtype_, "lr");
+    if (options_.clip_norm > 0.0) {
+        ClippedGradients c = clip_grad_norm(grads, options_.clip_norm);
+        grads = std::move(c.grads);
+        g.grad_norm = c.total_norm;
+    }
+    OptimizerUpdate u = optimizer_->update(params, grads, state, lr);
+    if (u.params.size() != params.size() || u.state.size() != state.size())
+        throw Error("Trainer: optimizer '" + optimizer_->name() + "' returned " +
+                    std::to_string(u.params.size()) + " parameters and " +
+                    std::to_string(u.state.size()) + " state arrays for " +
+                    std::to_string(params.size()) + " and " + std::to_string(state.size()));
+    for (std::size_t i = 0; i < params.size(); ++i)
+        if (u.params[i].shape() != params[i].shape() || u.params[i].dtype() != params[i].dtype())
+            throw Error("Trainer: optimizer '" + optimizer_->name() + "' turned parameter '" +
+                        names_[i] + "' " + params[i].describe() + " into " +
+                        u.params[i].describe());
+    g.outputs = u.params;
+    append(g.outputs, u.state);
+    g.inputs = state;
+    g.inputs.push_back(lr);
+    return g;
+}
+
+CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs) const {
+    const std::size_t n = params_.size();
+    std::vector<Array> params = placeholders_like(params_, "param");
+    std::vector<Array> xs;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        xs.push_back(placeholder(Shape::of(inputs[i].sizes()), inputs_[i].dtype, inputs_[i].name));
+    std::vector<Array> ins = params, outs;
+    if (kind == Kind::Evaluate) {
+        LossOutputs lo = loss_of(params, xs);
+        outs.push_back(lo.loss);
+        append(outs, lo.outputs);
+        append(ins, xs);
+        return compile(outs, ins, options_.compute);
+    }
+    if (kind == Kind::Apply) {
+        std::vector<Array> grads = placeholders_like(params_, "grad");
+        UpdateGraph u = update_of(params, grads);
+        if (u.grad_norm.valid()) outs.push_back(u.grad_norm);
+        append(outs, u.outputs);
+        append(ins, u.inputs);
+        append(ins, grads);
+        return compile(outs, ins, options_.compute);
+    }
+    if (kind == Kind::Train) {
+        LossOutputs lo = loss_of(params, xs);
+        UpdateGraph u = update_of(params, grad(lo.loss, params));
+        outs.push_back(lo.loss);
+        if (u.grad_norm.valid()) outs.push_back(u.grad_norm);
+        append(outs, u.outputs);
+        append(outs, lo.outputs);
+        append(ins, u.inputs);
+        append(ins, xs);
+        return compile(outs, ins, options_.compute);
+    }
+    // Accumulation: loss, accumulated gradients of loss / count, extra outputs.
+    std::vector<Array> acc;
+    if (kind == Kind::AccumulateNext) acc = placeholders_like(params_, "grad");
+    Array count = placeholder(Shape(), lr_dtype_, "micro_batches");
+    LossOutputs lo = loss_of(params, xs);
+    Array scaled =
+        lo.loss / (count.dtype() == lo.loss.dtype() ? count : cast(count, lo.loss.dtype()));
+    std::vector<Array> g = grad(scaled, params);
+    outs.push_back(lo.loss);
+    for (std::size_t i = 0; i < n; ++i)
+        outs.push_back(acc.empty() ? g[i] : acc[i] + g[i]);
+    append(outs, lo.outputs);
+    append(ins, acc);
+    ins.push_back(count);
+    append(ins, xs);
+    return compile(outs, ins, options_.compute);
+}
+
+const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>& inputs) {
+    Key key{kind, {}};
+    for (const HostArray& x : inputs)
+        key.second.push_back(x.sizes());
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second;
+    const auto start = std::chrono::steady_clock::now();
+    CompiledProgram p = build(kind, inputs);
+    compile_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++programs_compiled_;
+    return programs_.emplace(std::move(key), std::move(p)).first->second;
+}
+
+void Trainer::take_update(const std::vector<HostArray>& out, std::size_t first) {
+    for (std::size_t i = 0; i < params_.size(); ++i)
+        params_[i] = out[first + i];
+    for (std::size_t i = 0; i < state_.size(); ++i)
+        state_[i] = out[first + params_.size() + i];
+    ++steps_;
+}
+
+double Trainer::step(const std::vector<HostArray>& inputs, double lr) {
+    return step_outputs(inputs, lr).loss.flat(0);
+}
+
+StepResult Trainer::step_outputs(const std::vector<HostArray>& inputs, double lr) {
+    check_inputs("Trainer::step", inputs);
+    HostArray lr_value = lr_array(lr);
+    const CompiledProgram& p = program(Kind::Train, inputs);
+    std::vector<HostArray> in = params_;
+    in.insert(in.end(), state_.begin(), state_.end());
+    in.push_back(lr_value);
+    in.insert(in.end(), inputs.begin(), inputs.end());
+    std::vector<HostArray> out = p(in);
+    StepResult r;
+    r.loss = out[0];
+    const std::size_t clipped = options_.clip_norm > 0.0 ? 1 : 0;
+    if (clipped) r.grad_norm = out[1];
+    take_update(out, 1 + clipped);
+    r.outputs.assign(out.begin() + long(1 + clipped + params_.size() + state_.size()), out.end());
+    return r;
+}
+
+double Trainer::step_accumulated(const std::vector<std::vector<HostArray>>& micro_batches,
+                                 double lr) {
+    if (micro_batches.empty())
+        throw Error("Trainer::step_accumulated: no micro-batches given; pass at least one");
+    for (const std::vector<HostArray>& batch : micro_batches)
+        check_inputs("Trainer::step_accumulated", batch);
+    HostArray lr_value = lr_array(lr);
+    const HostArray count = scalar(lr_dtype_, static_cast<double>(micro_batches.size()));
+    const std::size_t n = params_.size();
+    std::vector<HostArray> grads;
+    double loss_sum = 0.0;
+    for (std::size_t k = 0; k < micro_batches.size(); ++k) {
+        const CompiledProgram& p =
+            program(k == 0 ? Kind::AccumulateFirst : Kind::AccumulateNext, micro_batches[k]);
+        std::vector<HostArray> in = params_;
+        in.insert(in.end(), grads.begin(), grads.end());
+        in.push_back(count);
+        in.insert(in.end(), micro_batches[k].begin(), micro_batches[k].end());
+        std::vector<HostArray> out = p(in);
+        loss_sum += out[0].flat(0);
+        grads.assign(out.begin() + 1, out.begin() + long(1 + n));
+    }
+    const CompiledProgram& apply = program(Kind::Apply, {});
+    std::vector<HostArray> in = params_;
+    in.insert(in.end(), state_.begin(), state_.end());
+    in.push_back(lr_value);
+    in.insert(in.end(), grads.begin(), grads.end());
+    take_update(apply(in), options_.clip_norm > 0.0 ? 1 : 0);
+    return loss_sum / static_cast<double>(micro_batches.size());
+}
+
+StepResult Trainer::evaluate(const std::vector<HostArray>& inputs) {
+    check_inputs("Trainer::evaluate", inputs);
+    const CompiledProgram& p = program(Kind::Evaluate, inputs);
+    std::vector<HostArray> in = params_;
+    in.insert(in.end(), inputs.begin(), inputs.end());
+    std::vector<HostArray> out = p(in);
+    StepResult r;
+    r.loss = out[0];
+    r.outputs.assign(out.begin() + 1, out.end());
+    return r;
+}
+
+std::vector<std::string> Trainer::state_names() const {
+    std::vector<std::string> names = optimizer_->state_names(names_);
+    if (names.size() != state_.size()) {
+        names.clear();
+        for (std::size_t i = 0; i < state_.size(); ++i)
+            names.push_back(std::to_string(i));
+    }
+    for (std::string& name : names)
+        name = "optimizer." + name;
+    return names;
+}
+
+TrainerCheckpoint Trainer::checkpoint() const {
+    TrainerCheckpoint c;
+    c.names = names_;
+    std::vector<std::string> s = state_names();
+    c.names.insert(c.names.end(), s.begin(), s.end());
+    c.arrays = params_;
+    c.arrays.insert(c.arrays.end(), state_.begin(), state_.end());
+    c.metadata["step"] = std::to_string(steps_);
+    c.metadata["optimizer"] = optimizer_->name();
+    return c;
+}
+
+void Trainer::restore(const std::vector<std::string>& names, const std::vector<HostArray>& arrays,
+                      const std::map<std::string, std::string>& metadata) {
+    if (names.size() != arrays.size())
+        throw Error("Trainer::restore: got " + std::to_string(names.size()) + " names for " +
+                    std::to_string(arrays.size()) + " arrays");
+    auto it = metadata.find("step");
+    std::int64_t steps = -1;
+    if (it != metadata.end()) {
+        const std::string& v = it->second;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), steps);
+        if (ec != std::errc() || end != v.data() + v.size() || steps < 0) steps = -1;
+    }
+    if (steps < 0)
+        throw Error("Trainer::restore: the metadata has no valid \"step\" (the update count); "
+                    "restore from what Trainer::checkpoint() gave");
+    if (auto o = metadata.find("optimizer"); o != metadata.end() && o->second != optimizer_->name())
+        throw Error("Trainer::restore: the checkpoint holds the state of optimizer '" + o->second +
+                    "', this trainer's is '" + optimizer_->name() + "'");
+    TrainerCheckpoint mine = checkpoint();
+    std::map<std::string, const HostArray*> given;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        given[names[i]] = &arrays[i];
+    std::vector<HostArray> values;
+    for (std::size_t i = 0; i < mine.names.size(); ++i) {
+        auto g = given.find(mine.names[i]);
+        if (g == given.end())
+            throw Error("Trainer::restore: no array named '" + mine.names[i] + "' (" +
+                        array_string(mine.arrays[i].dtype(), mine.arrays[i].sizes()) +
+                        "); the checkpoint is not of this model and optimizer");
+        const HostArray& a = *g->second;
+        if (a.dtype() != mine.arrays[i].dtype() || a.sizes() != mine.arrays[i].sizes())
+            throw Error("Trainer::restore: '" + mine.names[i] + "' is " +
+                        array_string(a.dtype(), a.sizes()) + ", the trainer's is " +
+                        array_string(mine.arrays[i].dtype(), mine.arrays[i].sizes()));
+        values.push_back(a);
+    }
+    params_.assign(values.begin(), values.begin() + long(params_.size()));
+    state_.assign(values.begin() + long(params_.size()), values.end());
+    steps_ = steps;
+}
+
+} // namespace hedra::nn

@@ -1,0 +1,139 @@
+// A general training step, compiled once and run per batch: any loss function of the parameters
+// and any number of inputs (tokens and targets, images and labels, ...), optional global-norm
+// gradient clipping, any optimizer, and the learning rate as a run-time input, so that a schedule
+// changes it every step without recompiling. The step graph takes the parameters, the optimizer
+// state, the learning rate and the inputs as placeholders and returns the loss, the new
+// parameters, the new state and the loss function's extra outputs: forward, backward
+// (ad/grad.hpp), clipping and update in one program. A program is compiled per distinct shapes
+// of the inputs. Gradients may also be accumulated over micro-batches before one update.
+// checkpoint() and restore() give and take every array a run depends on (parameters, optimizer
+// state, step count), so a resumed run is bitwise equal to an uninterrupted one; nn/io's
+// safetensors files store them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/compute.hpp"
+#include "nn/optim.hpp"
+
+namespace hedra::nn {
+
+// An extent of an InputSpec that matches any size (a program is compiled per distinct one).
+inline constexpr std::int64_t kAnyExtent = -1;
+
+struct InputSpec {
+    std::vector<std::int64_t> sizes; // kAnyExtent where any extent is accepted
+    DType dtype = DType::F32;
+    std::string name; // in messages and placeholder names; "input<i>" when empty
+};
+
+struct LossOutputs {
+    Array loss;                 // rank 0, float
+    std::vector<Array> outputs; // anything else a step returns (accuracy, logits, ...)
+};
+
+// The loss from the parameters and the inputs (placeholders in the order of the input specs).
+using LossFunction =
+    std::function<Array(const std::vector<Array>& params, const std::vector<Array>& inputs)>;
+// The same, with extra outputs.
+using LossOutputsFunction =
+    std::function<LossOutputs(const std::vector<Array>& params, const std::vector<Array>& inputs)>;
+
+struct TrainerOptions {
+    std::vector<std::string> param_names; // one per parameter; empty: "param0", "param1", ...
+    double clip_norm = 0.0; // > 0: clip_grad_norm(grads, clip_norm) before every update
+    ComputeOptions compute; // the backend and compile options of every program
+};
+
+struct StepResult {
+    HostArray loss;      // rank 0: the loss before the update
+    HostArray grad_norm; // rank 0: the total gradient norm before clipping (clip_norm > 0)
+    std::vector<HostArray> outputs; // LossOutputs::outputs
+};
+
+// Everything a run depends on, for a checkpoint file: the parameters by their names, the
+// optimizer state by the optimizer's names prefixed "optimizer." (numbered when it names none),
+// and metadata: "step" (updates done) and "optimizer" (its name).
+struct TrainerCheckpoint {
+    std::vector<std::string> names;
+    std::vector<HostArray> arrays;
+    std::map<std::string, std::string> metadata;
+};
+
+class Trainer {
+public:
+    Trainer(LossFunction loss, std::vector<InputSpec> inputs, std::vector<HostArray> params,
+            std::shared_ptr<const Optimizer> optimizer, TrainerOptions options = {});
+    Trainer(LossOutputsFunction loss, std::vector<InputSpec> inputs, std::vector<HostArray> params,
+            std::shared_ptr<const Optimizer> optimizer, TrainerOptions options = {});
+
+    // One update with learning rate `lr` on `inputs` (matching the specs): returns the loss
+    // before the update and updates the parameters, the optimizer state and step_count().
+    double step(const std::vector<HostArray>& inputs, double lr);
+    // The same step, returning the loss, the gradient norm and the extra outputs as arrays
+    // without waiting for them (on a device backend they are copied to the host when read).
+    StepResult step_outputs(const std::vector<HostArray>& inputs, double lr);
+    // One update from the gradients of several micro-batches: each micro-batch's loss is
+    // scaled by 1/count before its gradient is taken and the gradients are summed (PyTorch's
+    // gradient accumulation), then clipped and applied once. Returns the mean of the losses.
+    double step_accumulated(const std::vector<std::vector<HostArray>>& micro_batches, double lr);
+    // The loss and extra outputs at the current parameters, without an update.
+    StepResult evaluate(const std::vector<HostArray>& inputs);
+
+    const std::vector<std::string>& param_names() const { return names_; }
+    const std::vector<HostArray>& params() const { return params_; }
+    const std::vector<HostArray>& optimizer_state() const { return state_; }
+    const Optimizer& optimizer() const { return *optimizer_; }
+    std::int64_t step_count() const { return steps_; } // updates done
+    // Replaces the parameters (same shapes and dtypes), resets the optimizer state and the step
+    // count.
+    void set_params(std::vector<HostArray> params);
+
+    TrainerCheckpoint checkpoint() const;
+    // Takes the parameters, optimizer state and step count from arrays named as checkpoint()
+    // names them (in any order; every name must be present, with its shape and dtype).
+    void restore(const std::vector<std::string>& names, const std::vector<HostArray>& arrays,
+                 const std::map<std::string, std::string>& metadata);
+
+    // Seconds spent building and compiling programs so far, and how many were compiled.
+    double compile_seconds() const { return compile_seconds_; }
+    int programs_compiled() const { return programs_compiled_; }
+
+private:
+    enum class Kind { Train, Evaluate, AccumulateFirst, AccumulateNext, Apply };
+    using Key = std::pair<Kind, std::vector<std::vector<std::int64_t>>>;
+    const CompiledProgram& program(Kind kind, const std::vector<HostArray>& inputs);
+    CompiledProgram build(Kind kind, const std::vector<HostArray>& inputs) const;
+    LossOutputs loss_of(const std::vector<Array>& params, const std::vector<Array>& inputs) const;
+    struct UpdateGraph {
+        std::vector<Array> outputs; // new parameters, new state
+        std::vector<Array> inputs;  // state and learning-rate placeholders
+        Array grad_norm;            // with clipping
+    };
+    // The update from the gradients, clipped first when clip_norm > 0.
+    UpdateGraph update_of(const std::vector<Array>& params, std::vector<Array> grads) const;
+    void check_inputs(const char* op, const std::vector<HostArray>& inputs) const;
+    HostArray lr_array(double lr) const;
+    std::vector<std::string> state_names() const;
+    void take_update(const std::vector<HostArray>& out, std::size_t first);
+
+    LossOutputsFunction loss_;
+    std::vector<InputSpec> inputs_;
+    std::vector<std::string> names_;
+    std::vector<HostArray> params_;
+    std::shared_ptr<const Optimizer> optimizer_;
+    TrainerOptions options_;
+    DType lr_dtype_ = DType::F32;
+    std::vector<HostArray> state_;
+    std::int64_t steps_ = 0;
+    std::map<Key, CompiledProgram> programs_;
+    double compile_seconds_ = 0.0;
+    int programs_compiled_ = 0;
+};
+
+} // namespace hedra::nn
