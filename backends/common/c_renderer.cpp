@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
 #include "backends/common/c_segments.hpp"
 #include "backends/common/register_tile.hpp"
+#include "backends/common/shared_kernels.hpp"
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 #include "scheduler/loop_coalesce.hpp"
@@ -75,9 +77,19 @@ public:
                ") {\n    (void)hd_nt;\n" + body + "}\n\n";
     }
 
-    // The call from the entry function.
-    std::string call() const {
-        std::string s = "    " + kernel_.name + "(hd_nt";
+    // The buffers it names: its parameters in order, then its row-local buffers.
+    std::vector<std::string> buffer_names() const {
+        std::vector<std::string> names;
+        for (const auto& [b, w] : buffers_)
+            names.push_back(program_.buffers[b].name);
+        for (int b : locals_)
+            names.push_back(program_.buffers[b].name);
+        return names;
+    }
+
+    // The call from the entry function, of `function` (this kernel's or an identical one's).
+    std::string call(const std::string& function) const {
+        std::string s = "    " + function + "(hd_nt";
         for (const auto& [b, w] : buffers_)
             s += ", (" + std::string(c_storage_type(program_.buffers[b].dtype)) + "*)hd_buf[" +
                  std::to_string(b) + "]";
@@ -404,7 +416,7 @@ private:
         }
         std::string value;
         if (worth_segmenting(st.value)) {
-            std::string name = "hd_" + kernel_.name + "_" + st.name;
+            std::string name = "hd_" + kernel_.name + "_s" + std::to_string(call.statement);
             SegmentedValue o = print_segmented(st.value, input, in, name, out);
             if (segmented_.insert(name).second) functions_ += o.functions;
             value = o.value;
@@ -510,18 +522,24 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
                 std::to_string(2 * std::max<std::size_t>(program.kernels.size(), 1)) +
                 "] = {};\n\n";
     std::string calls;
+    std::unordered_map<std::string, std::string> printed; // canonical text -> its function
+    const std::string token = "hd_kernel";
     for (std::size_t k = 0; k < program.kernels.size(); ++k) {
-        if (program.kernels[k].statements.empty()) continue;
-        KernelPrinter printer(program, program.kernels[k], options);
-        text += printer.print(asts[k]);
+        const poly::Kernel& kernel = program.kernels[k];
+        if (kernel.statements.empty()) continue;
+        KernelPrinter printer(program, kernel, options);
+        std::string canonical = canonical_kernel_text(printer.print(asts[k]), kernel.name,
+                                                      printer.buffer_names(), token);
+        auto [it, first] = printed.emplace(canonical, kernel.name);
+        if (first) text += canonical_kernel_text(canonical, token, {}, kernel.name);
+        std::string call = printer.call(it->second);
         if (!options.profile) {
-            calls += printer.call();
+            calls += call;
             continue;
         }
         std::string at = counters + "[" + std::to_string(2 * k);
-        calls += "    {\n        const long long hd_t0 = hd_now_ns();\n    " + printer.call() +
-                 "        " + at + "] += hd_now_ns() - hd_t0;\n        " + at +
-                 " + 1] += 1;\n    }\n";
+        calls += "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " +
+                 at + "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
     }
     text += "extern \"C\" void " + options.entry +
             "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + calls + "}\n";
