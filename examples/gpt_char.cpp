@@ -1,0 +1,506 @@
+// gpt_char: a character-level GPT (nanoGPT's Shakespeare recipe, the W7 workload of
+// ../shared/bench/w7_gpt.py: 4 layers, 4 heads, width 128, context 64, batch 12) trained with
+// nn::Trainer: AdamW (lr 1e-3, betas 0.9/0.99, weight decay 0.1 on the matrices and
+// embeddings), global-norm clipping at 1.0 and nanoGPT's warm-up + cosine schedule, the learning
+// rate a run-time input of the compiled step. It prints a progress line every 10 steps, the
+// validation and training loss every --eval-every steps, writes a loss-curve PNG and a
+// safetensors checkpoint, and can print a greedy sample of the trained model.
+//
+// With --replay DIR (a folder written by `w7_gpt.py --export DIR`) it starts from PyTorch's
+// initial weights, takes PyTorch's batch offsets, learning rates and evaluation offsets, and
+// prints each step's loss beside PyTorch's; the first 10 must agree to 1e-4 relative (the exit
+// status is 1 when they do not). Without it, offsets come from std::mt19937_64 (numpy's
+// generator is not reproduced) and the weights from nn::gpt_init.
+//
+//   bash ../shared/bench/get_text.sh
+//   gpt_char --steps 2000 --threads 1 --sample 300
+//   w7_gpt.py --threads 1 --impl eager --steps 20 --eval-every 0 --export /tmp/w7_export
+//   gpt_char --replay /tmp/w7_export --steps 20
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "hedra.hpp"
+#include "nn/gpt.hpp"
+#include "nn/io/npy_reader.hpp"
+#include "nn/io/safetensors.hpp"
+#include "nn/io/training_report.hpp"
+#include "nn/lr_schedule.hpp"
+#include "nn/optim.hpp"
+#include "nn/trainer.hpp"
+
+namespace {
+
+using namespace hedra;
+using clock_type = std::chrono::steady_clock;
+
+constexpr std::int64_t kBatch = 12;
+constexpr std::int64_t kReplayChecked = 10; // losses that must match PyTorch's
+constexpr double kReplayTolerance = 1e-4;   // relative
+constexpr std::int64_t kProgressEvery = 10;
+
+struct Flags {
+    std::string data;
+    std::int64_t steps = 0; // 0: 2000, 20 with --quick, the offsets' rows with --replay
+    bool quick = false;
+    std::int64_t eval_every = 250;
+    std::int64_t eval_iters = 20;
+    std::string replay;
+    std::string backend;
+    int threads = 0;
+    std::int64_t sample = 0;
+    std::string checkpoint = "gpt_char.safetensors";
+    std::string plot = "gpt_char_loss.png";
+    std::uint64_t seed = 0;
+};
+
+Flags parse_flags(int argc, char** argv) {
+    Flags f;
+    const char* env = std::getenv("HEDRA_DATA");
+    f.data = std::string(env && *env ? env : "/var/cache/hedra-data") + "/shakespeare.txt";
+    CLI::App app{"Trains a character-level GPT (nanoGPT's Shakespeare recipe) with hedra",
+                 "gpt_char"};
+    app.add_option("--data", f.data, "text file (../shared/bench/get_text.sh makes it)")
+        ->capture_default_str();
+    app.add_option("--steps", f.steps,
+                   "optimizer updates (0: 2000, 20 with --quick, all of --replay's offsets)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_flag("--quick", f.quick, "20 steps (a smoke test)");
+    app.add_option("--eval-every", f.eval_every,
+                   "evaluate every N updates (0: only before the first and after the last)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--eval-iters", f.eval_iters, "batches per evaluation (--replay: the files')")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--replay", f.replay, "a folder written by w7_gpt.py --export");
+    app.add_option("--backend", f.backend, "hedra backend (default: $HEDRA_BACKEND or built-in)");
+    app.add_option("--threads", f.threads, "threads (0: $HEDRA_NUM_THREADS or all cores)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--sample", f.sample, "characters to generate greedily after training")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--checkpoint", f.checkpoint,
+                   "safetensors file written at the end ('' for none)")
+        ->capture_default_str();
+    app.add_option("--plot", f.plot,
+                   "loss-curve PNG ('' for none; the CSV goes beside it; needs gnuplot)")
+        ->capture_default_str();
+    app.add_option("--seed", f.seed, "seed of the initial weights and the batch offsets")
+        ->capture_default_str();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        std::exit(app.exit(e));
+    }
+    return f;
+}
+
+// The text as character ids: vocabulary = sorted set of its bytes (id = rank), the first
+// (9 n) / 10 characters for training and the rest for validation, as w7_gpt.py splits it.
+struct Corpus {
+    std::vector<unsigned char> vocab;
+    std::vector<std::int64_t> train, val;
+};
+
+Corpus load_corpus(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw Error("cannot open the text " + path +
+                    " (run ../shared/bench/get_text.sh, or pass --data FILE)");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<bool> seen(256, false);
+    for (char c : text)
+        seen[static_cast<unsigned char>(c)] = true;
+    Corpus c;
+    std::vector<std::int64_t> id(256, -1);
+    for (int b = 0; b < 256; ++b)
+        if (seen[std::size_t(b)]) {
+            id[std::size_t(b)] = std::int64_t(c.vocab.size());
+            c.vocab.push_back(static_cast<unsigned char>(b));
+        }
+    const std::size_t n_train = (9 * text.size()) / 10;
+    for (std::size_t i = 0; i < text.size(); ++i)
+        (i < n_train ? c.train : c.val).push_back(id[static_cast<unsigned char>(text[i])]);
+    if (std::int64_t(c.val.size()) < 66)
+        throw Error("the text " + path + " is too short: " + std::to_string(text.size()) +
+                    " characters");
+    return c;
+}
+
+// Rows of batch offsets (each row: kBatch starting positions).
+using Offsets = std::vector<std::vector<std::int64_t>>;
+
+Offsets random_offsets(std::mt19937_64& engine, std::int64_t rows, std::int64_t high) {
+    std::uniform_int_distribution<std::int64_t> pick(0, high - 1); // [0, high), as numpy's
+    Offsets out(static_cast<std::size_t>(rows), std::vector<std::int64_t>(kBatch));
+    for (auto& row : out)
+        for (auto& o : row)
+            o = pick(engine);
+    return out;
+}
+
+Offsets offsets_from(const HostArray& a, const std::string& name) {
+    if (a.dtype() != DType::I64 || a.rank() != 2 || a.sizes()[1] != kBatch)
+        throw Error(name + " must be int64 (rows, " + std::to_string(kBatch) + ")");
+    auto v = a.values<std::int64_t>();
+    Offsets out(static_cast<std::size_t>(a.sizes()[0]));
+    for (std::size_t r = 0; r < out.size(); ++r)
+        out[r].assign(v.begin() + long(r * kBatch), v.begin() + long((r + 1) * kBatch));
+    return out;
+}
+
+// What a run takes from the outside: initial weights, offsets, learning rates and, in replay
+// mode, PyTorch's losses and evaluations.
+struct Plan {
+    std::vector<HostArray> init;
+    Offsets train, eval_val, eval_train;
+    std::vector<double> lrs;
+    std::vector<double> ref_losses;
+    nlohmann::json ref_evals; // [{"step", "train", "val"}, ...]
+};
+
+std::string dir_file(const std::string& dir, const std::string& name) {
+    return (std::filesystem::path(dir) / name).string();
+}
+
+void check_replay_vocabulary(const std::string& dir, const Corpus& c) {
+    std::ifstream in(dir_file(dir, "vocab.txt"));
+    if (!in) throw Error("--replay " + dir + ": no vocab.txt");
+    std::vector<unsigned char> vocab;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream s(line);
+        long id = 0, code = 0;
+        if (s >> id >> code) vocab.push_back(static_cast<unsigned char>(code));
+    }
+    if (vocab != c.vocab)
+        throw Error("--replay " + dir + ": its vocabulary (" + std::to_string(vocab.size()) +
+                    " characters) differs from the text's (" + std::to_string(c.vocab.size()) +
+                    "); pass the --data it was exported from");
+}
+
+Plan replay_plan(const std::string& dir, const nn::GptConfig& cfg, const Corpus& c) {
+    check_replay_vocabulary(dir, c);
+    Plan p;
+    for (const nn::GptParameter& spec : nn::gpt_parameters(cfg)) {
+        HostArray w = nn::read_npy(dir_file(dir, spec.name + ".npy"));
+        if (w.dtype() != DType::F32 || w.sizes() != spec.shape)
+            throw Error("--replay " + dir + ": " + spec.name + ".npy must be f32 " +
+                        Shape::of(spec.shape).to_string());
+        p.init.push_back(w);
+    }
+    p.train = offsets_from(nn::read_npy(dir_file(dir, "offsets.npy")), "offsets.npy");
+    p.eval_val =
+        offsets_from(nn::read_npy(dir_file(dir, "eval_val_offsets.npy")), "eval_val_offsets.npy");
+    p.eval_train = offsets_from(nn::read_npy(dir_file(dir, "eval_train_offsets.npy")),
+                                "eval_train_offsets.npy");
+    p.lrs = nn::read_npy(dir_file(dir, "lr.npy")).to_doubles();
+    if (std::filesystem::exists(dir_file(dir, "losses.npy")))
+        p.ref_losses = nn::read_npy(dir_file(dir, "losses.npy")).to_doubles();
+    if (std::ifstream e(dir_file(dir, "evals.json")); e) p.ref_evals = nlohmann::json::parse(e);
+    return p;
+}
+
+HostArray batch_array(const std::vector<std::int64_t>& split, const std::vector<std::int64_t>& row,
+                      std::int64_t T, std::int64_t shift) {
+    std::vector<std::int64_t> v;
+    v.reserve(std::size_t(kBatch * T));
+    for (std::int64_t o : row) {
+        if (o < 0 || o + T + 1 > std::int64_t(split.size()))
+            throw Error("batch offset " + std::to_string(o) + " is outside the split of " +
+                        std::to_string(split.size()) + " characters");
+        for (std::int64_t t = 0; t < T; ++t)
+            v.push_back(split[std::size_t(o + t + shift)]);
+    }
+    return HostArray::from(std::move(v), {kBatch, T});
+}
+
+std::vector<HostArray> batch(const std::vector<std::int64_t>& split,
+                             const std::vector<std::int64_t>& row, std::int64_t T) {
+    return {batch_array(split, row, T, 0), batch_array(split, row, T, 1)};
+}
+
+double seconds_since(clock_type::time_point t) {
+    return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+struct Evaluation {
+    double train = 0, val = 0;
+};
+
+// The mean loss (in double, as w7_gpt.py) of the batches at fixed offsets of each split.
+Evaluation evaluate(nn::Trainer& trainer, const Corpus& c, const Plan& p, std::int64_t T) {
+    auto mean = [&](const std::vector<std::int64_t>& split, const Offsets& rows) {
+        double sum = 0;
+        for (const auto& row : rows)
+            sum += trainer.evaluate(batch(split, row, T)).loss.flat(0);
+        return sum / double(rows.size());
+    };
+    return {mean(c.train, p.eval_train), mean(c.val, p.eval_val)};
+}
+
+void print_evaluation(std::int64_t step, const Evaluation& e, double seconds, const Plan& p) {
+    std::printf("eval step %lld: train loss %.6f, val loss %.6f (%zu batches each, %.2f s)",
+                (long long)step, e.train, e.val, p.eval_val.size(), seconds);
+    for (const auto& r : p.ref_evals)
+        if (r.value("step", -1) == step)
+            std::printf("; pytorch: train %.6f, val %.6f (val diff %+.2e)", r.value("train", 0.0),
+                        r.value("val", 0.0), e.val - r.value("val", 0.0));
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Greedy generation: a '\n' start token, then `count` times the argmax of the last position's
+// logits. The model always sees a full window of block tokens: the context left-aligned and
+// padded on the right, so that (attention being causal) the logits at the context's last
+// position are those of the context alone.
+std::string greedy_sample(const nn::GptConfig& cfg, const std::vector<HostArray>& params,
+                          const Corpus& c, std::int64_t count, const ComputeOptions& options) {
+    const std::int64_t T = cfg.block;
+    std::vector<Array> ps;
+    for (const nn::GptParameter& spec : nn::gpt_parameters(cfg))
+        ps.push_back(placeholder(Shape::of(spec.shape), DType::F32, spec.name));
+    Array tokens = placeholder(Shape::of({1, T}), DType::I64, "tokens");
+    std::vector<Array> inputs = ps;
+    inputs.push_back(tokens);
+    const auto start = clock_type::now();
+    CompiledProgram logits = compile({nn::gpt_logits(cfg, ps, tokens)}, inputs, options);
+    std::printf("sample: compiled the logits program (1 x %lld) in %.2f s\n", (long long)T,
+                seconds_since(start));
+    auto newline = std::find(c.vocab.begin(), c.vocab.end(), '\n');
+    std::vector<std::int64_t> ids{newline == c.vocab.end() ? 0 : newline - c.vocab.begin()};
+    std::vector<HostArray> feed = params;
+    feed.emplace_back();
+    for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t n = std::min<std::int64_t>(std::int64_t(ids.size()), T);
+        std::vector<std::int64_t> window(std::size_t(T), 0);
+        std::copy(ids.end() - n, ids.end(), window.begin());
+        feed.back() = HostArray::from(window, {1, T});
+        const HostArray out = logits(feed)[0];
+        const auto v = out.values<float>();
+        const auto row = v.begin() + long((n - 1) * cfg.vocab);
+        ids.push_back(std::max_element(row, row + long(cfg.vocab)) - row);
+    }
+    std::string text;
+    for (std::size_t i = 1; i < ids.size(); ++i)
+        text += static_cast<char>(c.vocab[std::size_t(ids[i])]);
+    return text;
+}
+
+std::string csv_path_for(const std::string& png) {
+    const std::string ext = ".png";
+    if (png.size() > ext.size() && png.compare(png.size() - ext.size(), ext.size(), ext) == 0)
+        return png.substr(0, png.size() - ext.size()) + ".csv";
+    return png + ".csv";
+}
+
+int train(const Flags& f) {
+    const auto run_start = clock_type::now();
+    const Corpus corpus = load_corpus(f.data);
+    nn::GptConfig cfg;
+    cfg.vocab = std::int64_t(corpus.vocab.size());
+    const std::int64_t T = cfg.block;
+    const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg);
+    const nn::WarmupCosine schedule{1e-3, 1e-4, 100, 2000};
+
+    Plan plan;
+    std::int64_t steps = f.steps > 0 ? f.steps : f.quick ? 20 : 2000;
+    if (!f.replay.empty()) {
+        plan = replay_plan(f.replay, cfg, corpus);
+        if (f.steps == 0 && !f.quick) steps = std::int64_t(plan.train.size());
+        if (steps > std::int64_t(plan.train.size()) || steps > std::int64_t(plan.lrs.size()))
+            throw Error("--replay " + f.replay + " has offsets for " +
+                        std::to_string(plan.train.size()) + " steps, asked for " +
+                        std::to_string(steps));
+        double lr_diff = 0;
+        for (std::int64_t i = 0; i < steps; ++i)
+            lr_diff = std::max(lr_diff, std::abs(plan.lrs[std::size_t(i)] - schedule.at(i)));
+        std::printf("replay from %s: %lld steps, %zu evaluation batches per split, PyTorch's "
+                    "losses %s; lr.npy vs WarmupCosine: max |diff| %.1e\n",
+                    f.replay.c_str(), (long long)steps, plan.eval_val.size(),
+                    plan.ref_losses.empty() ? "absent" : "present", lr_diff);
+    } else {
+        plan.init = nn::gpt_init(cfg, f.seed);
+        std::mt19937_64 engine(f.seed);
+        plan.train = random_offsets(engine, steps, std::int64_t(corpus.train.size()) - T);
+        std::mt19937_64 eval_engine(f.seed + 1);
+        plan.eval_val =
+            random_offsets(eval_engine, f.eval_iters, std::int64_t(corpus.val.size()) - T);
+        plan.eval_train =
+            random_offsets(eval_engine, f.eval_iters, std::int64_t(corpus.train.size()) - T);
+        for (std::int64_t i = 0; i < steps; ++i)
+            plan.lrs.push_back(schedule.at(i));
+    }
+
+    nn::TrainerOptions options;
+    for (const nn::GptParameter& p : specs)
+        options.param_names.push_back(p.name);
+    options.clip_norm = 1.0;
+    options.compute.backend = f.backend;
+    options.compute.num_threads = f.threads;
+    nn::AdamWOptions adamw{1e-3, 0.9, 0.99, 1e-8, 0.1};
+    for (const nn::GptParameter& p : specs)
+        adamw.decay_mask.push_back(p.decay);
+    nn::Trainer trainer(
+        [cfg](const std::vector<Array>& params, const std::vector<Array>& in) {
+            return nn::gpt_loss(cfg, params, in[0], in[1]);
+        },
+        {{{kBatch, T}, DType::I64, "tokens"}, {{kBatch, T}, DType::I64, "targets"}}, plan.init,
+        std::make_shared<nn::AdamW>(adamw), options);
+
+    std::int64_t n_params = 0;
+    for (const HostArray& p : plan.init)
+        n_params += p.size();
+    const std::string backend = f.backend.empty() ? default_backend_name() : f.backend;
+    std::printf("gpt_char: %s, %zu characters (train %zu, val %zu), vocabulary %lld; %lld layers, "
+                "%lld heads, width %lld, context %lld, batch %lld, %lld parameters; %lld steps, "
+                "backend %s, threads %d\n",
+                f.data.c_str(), corpus.train.size() + corpus.val.size(), corpus.train.size(),
+                corpus.val.size(), (long long)cfg.vocab, (long long)cfg.layers,
+                (long long)cfg.heads, (long long)cfg.embd, (long long)T, (long long)kBatch,
+                (long long)n_params, (long long)steps, backend.c_str(), f.threads);
+    std::fflush(stdout);
+
+    double eval_seconds = 0;
+    auto run_evaluation = [&](std::int64_t step) {
+        const double compiled = trainer.compile_seconds();
+        const auto start = clock_type::now();
+        Evaluation e = evaluate(trainer, corpus, plan, T);
+        const double compile = trainer.compile_seconds() - compiled;
+        if (compile > 0) std::printf("compiled the evaluation program in %.2f s\n", compile);
+        const double s = seconds_since(start) - compile;
+        eval_seconds += s;
+        print_evaluation(step, e, s, plan);
+        return e;
+    };
+    Evaluation last_eval = run_evaluation(0);
+
+    std::vector<double> losses, step_ms;
+    double window_ms = 0, step_compile = 0, max_rel = 0;
+    std::int64_t window_steps = 0;
+    for (std::int64_t i = 0; i < steps; ++i) {
+        const double lr = plan.lrs[std::size_t(i)];
+        const double compiled = trainer.compile_seconds();
+        const auto start = clock_type::now();
+        const double loss = trainer.step(batch(corpus.train, plan.train[std::size_t(i)], T), lr);
+        const double compile = trainer.compile_seconds() - compiled;
+        const double ms = 1e3 * (seconds_since(start) - compile);
+        if (compile > 0) {
+            step_compile += compile;
+            std::printf("compiled the training step (forward, backward, clipping, AdamW) in "
+                        "%.2f s\n",
+                        compile);
+        }
+        if (!std::isfinite(loss))
+            throw Error("training diverged: the loss is " + std::to_string(loss) + " at step " +
+                        std::to_string(i));
+        losses.push_back(loss);
+        step_ms.push_back(ms);
+        window_ms += ms;
+        ++window_steps;
+        if (i < std::int64_t(plan.ref_losses.size())) {
+            const double ref = plan.ref_losses[std::size_t(i)];
+            const double rel = std::abs(loss - ref) / std::abs(ref);
+            if (i < kReplayChecked) max_rel = std::max(max_rel, rel);
+            std::printf("replay step %lld: hedra %.7f pytorch %.7f rel_diff %.2e\n", (long long)i,
+                        loss, ref, rel);
+        }
+        const std::int64_t done = i + 1;
+        if (done % kProgressEvery == 0 || done == steps) {
+            const double mean_ms = window_ms / double(window_steps);
+            std::printf("step %lld/%lld: loss %.4f, lr %.3e, %.0f tokens/s, %.1f ms/step\n",
+                        (long long)done, (long long)steps, loss, lr,
+                        double(kBatch * T) / (mean_ms * 1e-3), mean_ms);
+            window_ms = 0;
+            window_steps = 0;
+        }
+        std::fflush(stdout);
+        if (done == steps || (f.eval_every > 0 && done % f.eval_every == 0))
+            last_eval = run_evaluation(done);
+    }
+
+    // As w7_gpt.py's step_ms: the median of the steps after the first three.
+    const std::vector<double> steady(step_ms.begin() + std::min<long>(3, long(step_ms.size())),
+                                     step_ms.end());
+    const double med = median(steady.empty() ? step_ms : steady);
+    double train_seconds = 0;
+    for (double ms : step_ms)
+        train_seconds += ms * 1e-3;
+    std::printf("gpt_char: steps=%lld val_loss=%.6f train_loss=%.6f loss_last=%.6f step_ms "
+                "median=%.2f tokens_per_s=%.0f compile_s=%.2f train_s=%.2f eval_s=%.2f "
+                "wall_s=%.2f\n",
+                (long long)steps, last_eval.val, last_eval.train, losses.back(), med,
+                double(kBatch * T) / (med * 1e-3), step_compile, train_seconds, eval_seconds,
+                seconds_since(run_start));
+
+    int status = 0;
+    if (!plan.ref_losses.empty()) {
+        const std::int64_t n =
+            std::min<std::int64_t>({kReplayChecked, steps, std::int64_t(plan.ref_losses.size())});
+        const bool ok = max_rel <= kReplayTolerance;
+        std::printf("replay: max relative difference of the first %lld losses %.3e (limit "
+                    "%.0e): %s\n",
+                    (long long)n, max_rel, kReplayTolerance, ok ? "ok" : "FAILED");
+        if (!ok) status = 1;
+    }
+    if (!f.plot.empty()) {
+        const std::string csv = csv_path_for(f.plot);
+        nn::write_loss_csv(csv, losses, steps);
+        const bool plotted = nn::plot_loss_png(csv, f.plot, "gpt_char training loss");
+        std::printf("wrote %s%s\n", csv.c_str(), plotted ? (" and " + f.plot).c_str() : "");
+    }
+    if (!f.checkpoint.empty()) {
+        const nn::TrainerCheckpoint c = trainer.checkpoint();
+        nn::save_safetensors(f.checkpoint, c.names, c.arrays, c.metadata);
+        std::printf("wrote the checkpoint %s (parameters, AdamW state, step %lld)\n",
+                    f.checkpoint.c_str(), (long long)trainer.step_count());
+    }
+    if (f.sample > 0) {
+        const std::string text =
+            greedy_sample(cfg, trainer.params(), corpus, f.sample, options.compute);
+        std::printf("sample (greedy, %lld characters after a '\\n' start token):\n%s\n",
+                    (long long)f.sample, text.c_str());
+    }
+    std::fflush(stdout);
+    return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const Flags f = parse_flags(argc, argv);
+    try {
+        return train(f);
+    } catch (const Error& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "gpt_char: error: %s\n", e.what());
+        return 1;
+    } catch (const std::exception& e) { // a malformed evals.json
+        std::fflush(stdout);
+        std::fprintf(stderr, "gpt_char: error: %s\n", e.what());
+        return 1;
+    }
+}
