@@ -522,7 +522,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
                 std::to_string(2 * std::max<std::size_t>(program.kernels.size(), 1)) +
                 "] = {};\n\n";
     std::string calls;
-    std::unordered_map<std::string, std::string> printed; // canonical text -> its function
+    std::unordered_map<std::string, std::string> printed;       // canonical text -> its function
+    std::vector<std::pair<std::string, std::string>> functions; // (name, text), printed once
     const std::string token = "hd_kernel";
     for (std::size_t k = 0; k < program.kernels.size(); ++k) {
         const poly::Kernel& kernel = program.kernels[k];
@@ -531,7 +532,9 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         std::string canonical = canonical_kernel_text(printer.print(asts[k]), kernel.name,
                                                       printer.buffer_names(), token);
         auto [it, first] = printed.emplace(canonical, kernel.name);
-        if (first) text += canonical_kernel_text(canonical, token, {}, kernel.name);
+        if (first)
+            functions.emplace_back(kernel.name,
+                                   canonical_kernel_text(canonical, token, {}, kernel.name));
         std::string call = printer.call(it->second);
         if (!options.profile) {
             calls += call;
@@ -541,9 +544,45 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         calls += "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " +
                  at + "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
     }
-    text += "extern \"C\" void " + options.entry +
-            "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + calls + "}\n";
-    return text;
+    std::string entry = "extern \"C\" void " + options.entry +
+                        "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + calls + "}\n";
+    const std::size_t units = std::min<std::size_t>(
+        static_cast<std::size_t>(std::max(options.units, 1)), functions.size() / 2);
+    if (units <= 1) {
+        for (const auto& [name, function] : functions)
+            text += function;
+        return text + entry;
+    }
+    // The kernels in `units` translation units of about equal text (largest first, each to the
+    // smallest unit), then the entry's unit with their declarations.
+    const std::string banner = text.substr(0, text.find('\n') + 1);
+    const std::string prelude = banner + c_prelude() + "\n";
+    std::vector<std::size_t> order(functions.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return functions[a].second.size() > functions[b].second.size();
+    });
+    std::vector<std::string> unit_text(units, prelude);
+    std::string declarations;
+    for (std::size_t i : order) {
+        auto& [name, function] = functions[i];
+        // The kernel function itself becomes extern "C"; its outlined helpers stay static.
+        const std::string head = "static void " + name + "(int hd_nt";
+        std::size_t at = function.find(head);
+        HEDRA_INTERNAL_CHECK(at != std::string::npos, "c_renderer: no function " + name);
+        function.replace(at, 6, "extern \"C\"");
+        std::size_t open = function.find(") {\n", at);
+        declarations += function.substr(at, open + 1 - at) + ";\n";
+        auto smallest = std::min_element(
+            unit_text.begin(), unit_text.end(),
+            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+        *smallest += function;
+    }
+    std::string out = text + declarations + "\n" + entry;
+    for (const std::string& unit : unit_text)
+        out += kTranslationUnitMarker + unit;
+    return out;
 }
 
 } // namespace hedra::backend

@@ -44,10 +44,17 @@ struct PrintOptions {
     // Kernels with fewer statement instances run sequentially: a parallel region costs
     // microseconds, more than such a kernel.
     std::int64_t min_parallel_work = 32768;
+    // Up to this many translation units for the kernels, plus one for the entry function,
+    // separated by kTranslationUnitMarker lines, so that a compiler can take them in parallel
+    // (the JIT compiles one per core). Each unit repeats the prelude; a kernel function is
+    // then extern "C" and declared in the entry's unit. Programs of few kernels stay one unit.
+    int units = 1;
     // Time every kernel call into `<entry>_profile` (kernel_profile.hpp, HEDRA_PROFILE).
     bool profile = false;
     int profile_clock = 1; // clock_gettime's clock id: 1 monotonic, 2 process CPU time
 };
+
+inline constexpr const char* kTranslationUnitMarker = "\n// hedra: next translation unit\n";
 
 // `asts[k]` is the loop nest of program.kernels[k].
 std::string print_program(const poly::ProgramIR& program, const std::vector<sched::AstNode>& asts,

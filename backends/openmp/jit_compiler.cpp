@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #ifndef HEDRA_CLANG_PATH
@@ -230,14 +231,20 @@ std::vector<std::string> defined_symbols(const llvm::MemoryBuffer& buffer) {
 
 // Links `object` into a fresh JITDylib and resolves all its symbols now, so that link errors
 // (undefined functions) surface here rather than at the first call.
-std::shared_ptr<CompiledModule> load_object(const std::shared_ptr<JitCompiler::Engine>& engine,
-                                            const std::string& key, const std::string& source,
-                                            std::string_view object, bool from_cache,
-                                            const KernelCache& cache) {
+std::shared_ptr<CompiledModule> load_objects(const std::shared_ptr<JitCompiler::Engine>& engine,
+                                             const std::string& key, const std::string& source,
+                                             const std::vector<std::string_view>& objects,
+                                             bool from_cache, const KernelCache& cache) {
     orc::ExecutionSession& session = engine->jit->getExecutionSession();
-    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-        llvm::StringRef(object.data(), object.size()), "hedra_kernel_" + key.substr(0, 16));
-    std::vector<std::string> names = defined_symbols(*buffer);
+    std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        buffers.push_back(llvm::MemoryBuffer::getMemBufferCopy(
+            llvm::StringRef(objects[i].data(), objects[i].size()),
+            "hedra_kernel_" + key.substr(0, 16) + "_" + std::to_string(i)));
+        for (std::string& name : defined_symbols(*buffers.back()))
+            names.push_back(std::move(name));
+    }
 
     auto dylib = session.createJITDylib("hedra_kernel_" + std::to_string(engine->next_dylib++));
     if (!dylib) throw Error("cannot link kernel: " + to_message(dylib.takeError()));
@@ -255,8 +262,9 @@ std::shared_ptr<CompiledModule> load_object(const std::shared_ptr<JitCompiler::E
         std::string path = dump_kernel_source(cache.scratch_directory().string(), key, source);
         return Error("cannot link kernel: " + text + "; source saved to " + path);
     };
-    if (auto error = engine->jit->addObjectFile(jd, std::move(buffer)))
-        throw fail(std::move(error));
+    for (auto& buffer : buffers)
+        if (auto error = engine->jit->addObjectFile(jd, std::move(buffer)))
+            throw fail(std::move(error));
     auto symbols = std::make_shared<std::unordered_map<std::string, void*>>();
     if (!names.empty()) {
         orc::SymbolLookupSet lookup_set;
@@ -335,20 +343,94 @@ std::shared_ptr<CompiledModule> JitCompiler::compile(const std::string& source,
     return compile_in_process(source, flags);
 }
 
+std::vector<std::string> split_translation_units(const std::string& source) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    const std::string_view marker = kTranslationUnitMarker;
+    for (std::size_t at = source.find(marker); at != std::string::npos;
+         at = source.find(marker, start)) {
+        parts.push_back(source.substr(start, at - start));
+        start = at + marker.size();
+    }
+    parts.push_back(source.substr(start));
+    return parts;
+}
+
 std::shared_ptr<CompiledModule>
 JitCompiler::compile_in_process(const std::string& source, const std::vector<std::string>& flags) {
+    std::vector<std::string> units = split_translation_units(source);
+    if (units.size() > 1) return compile_units(source, units, flags);
     std::string key = cache_key(source, flags);
     if (auto object = cache_.load(key)) {
         try {
-            return load_object(engine_, key, source, *object, true, cache_);
+            return load_objects(engine_, key, source, {*object}, true, cache_);
         } catch (const Error&) {
             // A cached object that does not link (e.g. written by a different build) is
             // recompiled below rather than trusted.
         }
     }
     std::string object = compile_to_object(*engine_, source, flags, key, cache_);
-    auto module = load_object(engine_, key, source, object, false, cache_);
+    auto module = load_objects(engine_, key, source, {object}, false, cache_);
     cache_.store(key, object); // only objects that link
+    return module;
+}
+
+std::shared_ptr<CompiledModule> JitCompiler::compile_units(const std::string& source,
+                                                           const std::vector<std::string>& units,
+                                                           const std::vector<std::string>& flags) {
+    const std::size_t n = units.size();
+    std::vector<std::string> keys(n), objects(n);
+    std::vector<std::size_t> missing;
+    for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = cache_key(units[i], flags);
+        if (auto object = cache_.load(keys[i]))
+            objects[i] = std::move(*object);
+        else
+            missing.push_back(i);
+    }
+    auto compile_missing = [&] {
+        // One clang per core: each unit is its own CompilerInstance and LLVMContext.
+        std::vector<std::exception_ptr> errors(n);
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (std::size_t m = next++; m < missing.size(); m = next++) {
+                std::size_t i = missing[m];
+                try {
+                    objects[i] = compile_to_object(*engine_, units[i], flags, keys[i], cache_);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            }
+        };
+        unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+        std::size_t workers = std::min<std::size_t>(missing.size(), hw);
+        std::vector<std::thread> threads;
+        for (std::size_t w = 1; w < workers; ++w)
+            threads.emplace_back(work);
+        work();
+        for (std::thread& t : threads)
+            t.join();
+        for (const std::exception_ptr& e : errors)
+            if (e) std::rethrow_exception(e);
+    };
+    compile_missing();
+    std::string key = cache_key(source, flags);
+    std::vector<std::string_view> views(objects.begin(), objects.end());
+    std::shared_ptr<CompiledModule> module;
+    try {
+        module = load_objects(engine_, key, source, views, missing.empty(), cache_);
+    } catch (const Error&) {
+        if (missing.size() == n) throw;
+        // A cached unit that does not link (written by a different build): compile them all.
+        missing.clear();
+        for (std::size_t i = 0; i < n; ++i)
+            missing.push_back(i);
+        compile_missing();
+        views.assign(objects.begin(), objects.end());
+        module = load_objects(engine_, key, source, views, false, cache_);
+    }
+    for (std::size_t i : missing)
+        cache_.store(keys[i], objects[i]); // only objects that link
     return module;
 }
 

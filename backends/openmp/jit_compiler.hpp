@@ -9,6 +9,7 @@
 // Clang and LLVM headers stay inside jit_compiler.cpp; they cost ~20 s per translation unit.
 #pragma once
 
+#include "backends/common/c_renderer.hpp"
 #include "backends/common/compiled_module.hpp"
 #include "backends/common/kernel_cache.hpp"
 
@@ -39,8 +40,11 @@ public:
     JitCompiler& operator=(const JitCompiler&) = delete;
 
     // Compiles `source` with default_flags() followed by `extra_flags` (later flags win) and
-    // links it. Throws hedra::Error with the compiler's diagnostics and the path of a saved
-    // copy of the source when compiling or linking fails. Thread-safe.
+    // links it. A source of several translation units (separated by kTranslationUnitMarker
+    // lines, c_renderer.hpp's PrintOptions::units) compiles them in parallel, one clang per
+    // core, each cached on its own, and links them into one module. Throws hedra::Error with the
+    // compiler's diagnostics and the path of a saved copy of the source when compiling or linking
+    // fails. Thread-safe.
     std::shared_ptr<CompiledModule> compile(const std::string& source,
                                             const std::vector<std::string>& extra_flags = {});
 
@@ -57,9 +61,16 @@ public:
 
     struct Engine; // LLVM/ORC state, defined in jit_compiler.cpp
 
+    // Whether compile() runs clang in this process (else $HEDRA_CXX as a subprocess, which
+    // takes one translation unit).
+    bool in_process() const { return options_.external_compiler.empty(); }
+
 private:
     std::shared_ptr<CompiledModule> compile_in_process(const std::string& source,
                                                        const std::vector<std::string>& flags);
+    std::shared_ptr<CompiledModule> compile_units(const std::string& source,
+                                                  const std::vector<std::string>& units,
+                                                  const std::vector<std::string>& flags);
 
     JitOptions options_;
     KernelCache cache_;

@@ -23,6 +23,7 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     print.entry = options.entry;
     print.min_parallel_work = options.min_parallel_work;
     print.profile = options.profile;
+    print.units = options.units;
     print.profile_clock = options.profile_clock;
     {
         dump::PassTimer timer("print");

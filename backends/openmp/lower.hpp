@@ -21,6 +21,7 @@ struct LowerOptions {
     std::string entry = "hedra_program";
     std::int64_t min_parallel_work = 32768; // see PrintOptions
     bool profile = false;                   // see PrintOptions (HEDRA_PROFILE)
+    int units = 1;                          // see PrintOptions
     int profile_clock = 1;
     // Sees every stage (and may replace schedules); null: the HEDRA_DUMP observer, if set.
     sched::CompileObserver* observer = nullptr;

@@ -1,6 +1,7 @@
 // The openmp backend: cache lookup, lowering, JIT compilation and running (see the header).
 #include "backends/openmp/openmp_backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -43,6 +44,17 @@ std::string program_source(const poly::ProgramIR& ir, const LowerOptions& lo,
     return source;
 }
 
+// Translation units of the kernels: one per core for the in-process compiler (it compiles
+// them in parallel), one for an external compiler.
+int compile_units() {
+    if (!JitCompiler::instance().in_process()) return 1;
+    static const int cores = [] {
+        unsigned hw = std::thread::hardware_concurrency();
+        return static_cast<int>(std::clamp(hw, 1u, 8u));
+    }();
+    return cores;
+}
+
 std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
                                             const std::vector<NodePtr>& placeholders,
                                             const std::vector<NodePtr>& leaves,
@@ -54,6 +66,7 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
     lo.min_parallel_work = min_parallel_work();
     lo.profile = profile_enabled();
     lo.profile_clock = profile_clock();
+    lo.units = compile_units();
     const std::vector<std::string> flags = {"-ffp-contract=off", "-fno-math-errno"};
     std::string source = program_source(ir, lo, plan_key, lowered);
     dump::PassTimer timer("jit");
@@ -74,7 +87,7 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
 }
 
 std::string options_key(const CompileOptions& options) {
-    std::string s = "tiles:";
+    std::string s = "units:" + std::to_string(compile_units()) + "|tiles:";
     for (std::int64_t t : options.tile_sizes)
         s += std::to_string(t) + ",";
     return s + "|parallel:" + std::to_string(min_parallel_work()) + "|" +

@@ -2,6 +2,7 @@
 // the canonical text, and whole programs whose identical layers share their functions.
 #include <doctest/doctest.h>
 
+#include "backends/common/c_renderer.hpp"
 #include "backends/common/shared_kernels.hpp"
 #include "backends/openmp/lower.hpp"
 #include "hedra.hpp"
@@ -16,6 +17,11 @@ int count(const std::string& text, const std::string& what) {
     for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
         ++n;
     return n;
+}
+
+Array nn_free_softmax(const Array& z) {
+    Array e = exp(z - max(z, {1}, true));
+    return e / sum(e, {1}, true);
 }
 
 } // namespace
@@ -73,4 +79,36 @@ TEST_CASE("shared kernels: identical layers print one function, called once per 
     HostArray got = compile({h}, inputs)(values)[0];
     for (std::int64_t i = 0; i < n * n; ++i)
         CHECK(got.flat(i) == doctest::Approx(want.flat(i)).epsilon(1e-5));
+}
+
+TEST_CASE("translation units: the kernels of a larger program compile as several units") {
+    const std::int64_t n = 40;
+    Array x = placeholder(Shape::of({n, n}), DType::F32, "x");
+    Array w = placeholder(Shape::of({n, n}), DType::F32, "w");
+    // Several different kernels: a contraction, a row softmax, column sums, a transpose.
+    std::vector<Array> outputs = {nn_free_softmax(matmul(x, w)), sum(tanh(x), {0}),
+                                  transpose(w) * 2.0f, max(x * w, {1})};
+    std::vector<NodePtr> outs, ins{x.node(), w.node()};
+    for (const Array& a : outputs)
+        outs.push_back(a.node());
+    poly::ProgramIR ir = sched::partition(outs, ins);
+    backend::LowerOptions lower;
+    lower.units = 2;
+    std::string code = backend::lower(ir, lower).source;
+    CHECK(count(code, backend::kTranslationUnitMarker) == 2);
+    // The JIT compiles the units in parallel and links them into one program.
+    std::vector<float> xv(n * n), wv(n * n);
+    for (std::int64_t i = 0; i < n * n; ++i) {
+        xv[i] = float(i % 11) * 0.1f - 0.5f;
+        wv[i] = float(i % 13) * 0.05f - 0.3f;
+    }
+    std::vector<HostArray> values = {HostArray::from(xv, std::vector<std::int64_t>{n, n}),
+                                     HostArray::from(wv, std::vector<std::int64_t>{n, n})};
+    ComputeOptions reference;
+    reference.backend = "reference";
+    std::vector<HostArray> want = compile(outputs, {x, w}, reference)(values);
+    std::vector<HostArray> got = compile(outputs, {x, w})(values);
+    for (std::size_t k = 0; k < want.size(); ++k)
+        for (std::int64_t i = 0; i < want[k].size(); ++i)
+            CHECK(got[k].flat(i) == doctest::Approx(want[k].flat(i)).epsilon(1e-5));
 }
