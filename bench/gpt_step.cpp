@@ -1,6 +1,7 @@
-// bench/gpt_step: the forward and backward of the W7 GPT (nanoGPT's char-level recipe: 4
-// layers, 4 heads, width 128, context 64, batch 12, vocabulary 84) as one compiled program:
-// its cold compile, its kernels and its step time at 1 and 2 threads. The PyTorch figures are
+// bench/gpt_step: the forward, and the forward and backward, of the W7 GPT (nanoGPT's char-level
+// recipe: 4 layers, 4 heads, width 128, context 64, batch 12, vocabulary 84) as one compiled
+// program: its cold compile, its kernels and its step time at 1 and 2 threads. The PyTorch figures
+// are
 // ../shared/bench/w7_gpt.py's, run beside it (bench/README.md).
 //   bench/gpt_step [--quick] [--threads 1,2] [--reps N]
 #include <random>
@@ -47,6 +48,22 @@ int main(int argc, char** argv) {
     std::vector<HostArray> feed = values;
     feed.push_back(HostArray::from(tv, std::vector<std::int64_t>{batch, T}));
     feed.push_back(HostArray::from(yv, std::vector<std::int64_t>{batch, T}));
+    // The forward alone (evaluation), then the forward and backward.
+    for (int threads : args.threads) {
+        ComputeOptions options;
+        options.num_threads = threads;
+        double c0 = bench::now_ms();
+        CompiledProgram forward = compile({loss}, inputs, options);
+        double compile_s = (bench::now_ms() - c0) / 1e3;
+        double value = 0;
+        bench::select_clock(args, threads);
+        bench::PairTimes t = bench::time_alternately([&] { value = forward(feed)[0].flat(0); },
+                                                     [] {}, false, 1, reps);
+        char extra[160];
+        std::snprintf(extra, sizeof extra, "batch=%lld block=%lld loss=%.5f compile_s=%.2f",
+                      (long long)batch, (long long)T, value, compile_s);
+        bench::print_line("gpt_forward", threads, t, "none", extra);
+    }
     for (int threads : args.threads) {
         ComputeOptions options;
         options.num_threads = threads;
@@ -55,8 +72,8 @@ int main(int argc, char** argv) {
         double compile_s = (bench::now_ms() - c0) / 1e3;
         double first = 0;
         bench::select_clock(args, threads);
-        bench::PairTimes t = bench::time_alternately(
-            [&] { first = program(feed)[0].flat(0); }, [] {}, false, 1, reps);
+        bench::PairTimes t = bench::time_alternately([&] { first = program(feed)[0].flat(0); },
+                                                     [] {}, false, 1, reps);
         char extra[160];
         std::snprintf(extra, sizeof extra,
                       "batch=%lld block=%lld layers=%lld loss=%.5f compile_s=%.2f",

@@ -294,6 +294,22 @@ private:
                 mat_[c.operands[largest]] = true;
             }
         }
+        materialize_costly_operands();
+    }
+
+    // An operand of a contraction is read once per column of the other operand; inlined, a map
+    // is recomputed that many times (a GELU or a layer norm feeding a projection: 128 to 512
+    // times per element), so past a few operations, or with any math function, it is stored
+    // once. (With several kernels reading it, decide() stores it already.)
+    static constexpr std::int64_t kMaxOperandNodes = 5;
+    void materialize_costly_operands() {
+        for (std::size_t j = 0; j < g_.nodes.size(); ++j) {
+            int i = static_cast<int>(j);
+            if (!inlinable_map(i) || mat_[j] || !feeds_contraction(i)) continue;
+            const ScalarExpr& e = cn(i).node->expr;
+            if (size_[j] > kMaxOperandNodes || has_vector_math(e) || has_transcendental(e))
+                mat_[j] = true;
+        }
     }
 
     // A fuse read only inside one materialized map's kernel, element for element, is not

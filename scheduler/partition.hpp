@@ -9,7 +9,9 @@
 //   f32 exp/log/tanh/sigmoid, which a row-local buffer then keeps) or
 //   used by several kernels one of which multiplies it into a sum (a contraction's operand):
 //   that one is a Temporary with one Assign statement; a cheap map read by several kernels is
-//   recomputed in each (a bias add and a ReLU cost no pass over memory of their own);
+//   recomputed in each (a bias add and a ReLU cost no pass over memory of their own); a map
+//   of more than a few operations or with a math function that is an operand of a contraction
+//   is stored too (inlined, it would be recomputed once per column of the other operand);
 // - reductions are materialized as an Assign of the identity over the result and an Update over
 //   the input's full counter box (so matmul is one kernel and its product is never stored),
 //   except a reduction of at most 4 terms per result read only inside one other kernel (a

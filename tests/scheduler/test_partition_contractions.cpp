@@ -238,3 +238,22 @@ TEST_CASE("a view of a map is inlined with the view pushed into the map's operan
             want.push_back((av[j * 3 + i] + bv[j * 3 + i]) * (j + 1));
     check_close(p.results[0], want);
 }
+
+TEST_CASE("a costly map read by a contraction is stored once, a cheap one is inlined") {
+    const int n = 6;
+    Array x = array(small_values(n * n, 21), Shape::of({n, n}));
+    Array w = array(small_values(n * n, 22), Shape::of({n, n}));
+    // tanh (a math function) feeding a product: stored, else recomputed per column of w.
+    Array g = tanh(x * 0.125f) * x;
+    Partitioned p = check_against_reference({matmul(g, w)}, {}, {}, 1e-5);
+    bool stored = false;
+    for (const poly::Buffer& b : p.ir.buffers)
+        stored = stored || b.node == g.node();
+    CHECK(stored);
+    // A ReLU is cheaper to recompute than to store.
+    Array r = relu(x);
+    Partitioned q = check_against_reference({matmul(r, w)});
+    for (const poly::Buffer& b : q.ir.buffers)
+        CHECK(b.node != r.node());
+    CHECK(q.ir.kernels.size() == 1);
+}
