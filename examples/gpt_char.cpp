@@ -12,7 +12,7 @@
 // status is 1 when they do not). Without it, offsets come from std::mt19937_64 (numpy's
 // generator is not reproduced) and the weights from nn::gpt_init.
 //
-//   bash ../shared/bench/get_text.sh
+//   bash scripts/get_shakespeare.sh
 //   gpt_char --steps 2000 --threads 1 --sample 300
 //   w7_gpt.py --threads 1 --impl eager --steps 20 --eval-every 0 --export /tmp/w7_export
 //   gpt_char --replay /tmp/w7_export --steps 20
@@ -73,7 +73,7 @@ Flags parse_flags(int argc, char** argv) {
     f.data = std::string(env && *env ? env : "/var/cache/hedra-data") + "/shakespeare.txt";
     CLI::App app{"Trains a character-level GPT (nanoGPT's Shakespeare recipe) with hedra",
                  "gpt_char"};
-    app.add_option("--data", f.data, "text file (../shared/bench/get_text.sh makes it)")
+    app.add_option("--data", f.data, "text file (scripts/get_shakespeare.sh makes it)")
         ->capture_default_str();
     app.add_option("--steps", f.steps,
                    "optimizer updates (0: 2000, 20 with --quick, all of --replay's offsets)")
@@ -122,7 +122,7 @@ Corpus load_corpus(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw Error("cannot open the text " + path +
-                    " (run ../shared/bench/get_text.sh, or pass --data FILE)");
+                    " (run scripts/get_shakespeare.sh, or pass --data FILE)");
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     std::vector<bool> seen(256, false);
     for (char c : text)

