@@ -146,12 +146,22 @@ OptimizerUpdate Sgd::apply(const std::vector<Array>& params, const std::vector<A
     return out;
 }
 
+namespace {
+
+// Adam's and AdamW's hyperparameters, checked alike.
+template <class Options>
+void check_adam_options(const char* op, const Options& o) {
+    check_hyper(op, "learning rate", o.lr, o.lr >= 0);
+    check_hyper(op, "beta1", o.beta1, o.beta1 >= 0 && o.beta1 < 1);
+    check_hyper(op, "beta2", o.beta2, o.beta2 >= 0 && o.beta2 < 1);
+    check_hyper(op, "eps", o.eps, o.eps >= 0);
+    check_hyper(op, "weight decay", o.weight_decay, o.weight_decay >= 0);
+}
+
+} // namespace
+
 Adam::Adam(AdamOptions options) : options_(options) {
-    check_hyper("adam", "learning rate", options.lr, options.lr >= 0);
-    check_hyper("adam", "beta1", options.beta1, options.beta1 >= 0 && options.beta1 < 1);
-    check_hyper("adam", "beta2", options.beta2, options.beta2 >= 0 && options.beta2 < 1);
-    check_hyper("adam", "eps", options.eps, options.eps >= 0);
-    check_hyper("adam", "weight decay", options.weight_decay, options.weight_decay >= 0);
+    check_adam_options("adam", options_);
 }
 
 std::vector<HostArray> Adam::initial_state(const std::vector<HostArray>& params) const {
@@ -195,12 +205,7 @@ OptimizerUpdate Adam::apply(const std::vector<Array>& params, const std::vector<
 }
 
 AdamW::AdamW(AdamWOptions options) : options_(std::move(options)) {
-    const AdamWOptions& o = options_;
-    check_hyper("adamw", "learning rate", o.lr, o.lr >= 0);
-    check_hyper("adamw", "beta1", o.beta1, o.beta1 >= 0 && o.beta1 < 1);
-    check_hyper("adamw", "beta2", o.beta2, o.beta2 >= 0 && o.beta2 < 1);
-    check_hyper("adamw", "eps", o.eps, o.eps >= 0);
-    check_hyper("adamw", "weight decay", o.weight_decay, o.weight_decay >= 0);
+    check_adam_options("adamw", options_);
 }
 
 std::vector<HostArray> AdamW::initial_state(const std::vector<HostArray>& params) const {
