@@ -355,7 +355,9 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
         is_epilogue(all[statements[1]], all[statements[0]])) {
         int s = statements[0], e = statements[1];
         auto plan = plan_contraction(*scop.program, *scop.kernel, s);
-        if (!plan) return {};
+        if (!plan) // a reduction of another form (an embedding's one-hot adjoint), then its map
+            return take(isl_schedule_sequence(reduction_schedule(scop, s).release(),
+                                              poly::statement_program_order(scop, e).release()));
         absorbed = absorbable_init(scop, *plan, inits);
         if (absorbed >= 0) return contraction_schedule(scop, *plan, absorbed, e);
         IslPtr<isl_schedule> c = contraction_schedule(scop, *plan, -1);

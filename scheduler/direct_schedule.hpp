@@ -6,7 +6,7 @@
 // - a lone assignment with independent instances: its counters in order, the contiguous one
 //   innermost, untiled (a memory-bound pass gains nothing from tiles, and contiguous loops
 //   then print as one flat loop);
-// - a lone reduction otherwise: one band of all counters, the output counters outside, the
+// - a lone reduction otherwise (followed by its epilogue, if it has one): one band of all counters, the output counters outside, the
 //   reduction counters inside them, and the counter along which the accesses are contiguous
 //   innermost (a sum over rows vectorizes over the row; a 2x2 window reduction runs its
 //   window counters outside the output row);

@@ -1,6 +1,7 @@
 // partition on elementwise maps, view chains and contractions (matmul, batched matmul, conv):
 // the structure of the kernels and their values, checked against naive loops written here.
 #include "partition_testing.hpp"
+#include "scheduler/lower.hpp"
 
 using namespace hedra;
 using namespace hedra::test;
@@ -256,4 +257,25 @@ TEST_CASE("a costly map read by a contraction is stored once, a cheap one is inl
     for (const poly::Buffer& b : q.ir.buffers)
         CHECK(b.node != r.node());
     CHECK(q.ir.kernels.size() == 1);
+}
+
+TEST_CASE("a reduction that is no contraction, with an epilogue: contiguous counter innermost") {
+    // An embedding's one-hot adjoint plus a second gradient of the same table (a tied head):
+    // dtable[v, c] = sum_b (idx[b] == v ? g[b, c] : 0) + h[v, c]. Scheduled by isl, the nest ran
+    // the batch counter innermost, every read of g strided by a row.
+    const int batch = 40, vocab = 7, dim = 33;
+    Array idx = array(std::vector<std::int64_t>(batch, 3), Shape::of({batch}));
+    Array g = array(small_values(batch * dim, 23), Shape::of({batch, dim}));
+    Array h = array(small_values(vocab * dim, 24), Shape::of({vocab, dim}));
+    Array onehot =
+        index_components(Shape::of({batch, vocab}), 1) == reshape(idx, Shape::of({batch, 1}));
+    Array picked = where(reshape(onehot, Shape::of({batch, vocab, 1})),
+                         reshape(g, Shape::of({batch, 1, dim})), 0.0f);
+    Array dtable = sum(picked, {0}) + h;
+    Partitioned p = check_against_reference({dtable}, {}, {}, 1e-6);
+    sched::LoopProgram loops = sched::lower_kernels(p.ir);
+    std::string ast = sched::to_string(loops.asts.back());
+    CAPTURE(ast);
+    CHECK(ast.find("// mark: direct") != std::string::npos);
+    CHECK(ast.find("// mark: permutable") == std::string::npos);
 }
