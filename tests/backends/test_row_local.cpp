@@ -30,6 +30,30 @@ HostArray random_matrix(std::int64_t rows, std::int64_t cols) {
     return HostArray::from(v, std::vector<std::int64_t>{rows, cols});
 }
 
+std::vector<HostArray> run_on(const std::string& backend, const std::vector<Array>& outputs,
+                              const Array& x, const HostArray& input) {
+    ComputeOptions options;
+    options.backend = backend;
+    options.num_threads = 2;
+    return compile(outputs, {x}, options)({input});
+}
+
+// The outputs on `backend` (2 threads) against the reference backend, within `tolerance`
+// relative to 1 + |value|.
+void check_backend(const std::string& backend, const std::vector<Array>& outputs, const Array& x,
+                   const HostArray& input, double tolerance) {
+    std::vector<HostArray> want = run_on("reference", outputs, x, input);
+    std::vector<HostArray> got = run_on(backend, outputs, x, input);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+        CAPTURE(k);
+        std::vector<double> g = got[k].to_doubles(), w = want[k].to_doubles();
+        REQUIRE(g.size() == w.size());
+        for (std::size_t i = 0; i < g.size(); ++i)
+            CHECK(std::abs(g[i] - w[i]) <= tolerance * (1.0 + std::abs(w[i])));
+    }
+}
+
 } // namespace
 
 TEST_CASE("row-local: softmax, log-softmax and layer norm keep no temporary in memory") {
@@ -59,31 +83,11 @@ TEST_CASE("row-local: softmax, log-softmax and layer norm keep no temporary in m
 TEST_CASE("row-local: results on openmp (2 threads) and c against the reference backend") {
     const std::int64_t rows = 300, cols = 173;
     Array x = placeholder(Shape::of({rows, cols}), DType::F32, "x");
-    HostArray input = random_matrix(rows, cols);
     std::vector<Array> outputs = {nn::softmax(x, 1), nn::log_softmax(x, 1), layer_norm_rows(x),
                                   sum(exp(x - max(x, {1}, true)), {1})};
-    ComputeOptions reference;
-    reference.backend = "reference";
-    std::vector<HostArray> want = compile(outputs, {x}, reference)({input});
-    for (const char* name : {"openmp", "c"}) {
-        CAPTURE(name);
-        ComputeOptions options;
-        options.backend = name;
-        options.num_threads = 2;
-        CompiledProgram program = compile(outputs, {x}, options);
-        for (int run = 0; run < 2; ++run) { // the second run reuses the program's memory
-            std::vector<HostArray> got = program({input});
-            REQUIRE(got.size() == want.size());
-            for (std::size_t k = 0; k < want.size(); ++k) {
-                CAPTURE(k);
-                std::vector<double> g = got[k].to_doubles(), w = want[k].to_doubles();
-                REQUIRE(g.size() == w.size());
-                double worst = 0;
-                for (std::size_t i = 0; i < g.size(); ++i)
-                    worst = std::max(worst, std::abs(g[i] - w[i]) / (1.0 + std::abs(w[i])));
-                CHECK(worst < 1e-5);
-            }
-        }
+    for (const char* backend : {"openmp", "c"}) {
+        CAPTURE(backend);
+        check_backend(backend, outputs, x, random_matrix(rows, cols), 1e-5);
     }
 }
 
@@ -96,20 +100,8 @@ TEST_CASE("row-local: degenerate and tiny rows, every loop worth a parallel regi
         CAPTURE(rows);
         CAPTURE(cols);
         Array x = placeholder(Shape::of({rows, cols}), DType::F32, "x");
-        HostArray input = random_matrix(rows, cols);
-        std::vector<Array> outputs = {nn::softmax(x, 1), layer_norm_rows(x)};
-        ComputeOptions reference;
-        reference.backend = "reference";
-        std::vector<HostArray> want = compile(outputs, {x}, reference)({input});
-        ComputeOptions options;
-        options.backend = "openmp";
-        options.num_threads = 2;
-        std::vector<HostArray> got = compile(outputs, {x}, options)({input});
-        for (std::size_t k = 0; k < want.size(); ++k) {
-            std::vector<double> g = got[k].to_doubles(), w = want[k].to_doubles();
-            for (std::size_t i = 0; i < g.size(); ++i)
-                CHECK(std::abs(g[i] - w[i]) <= 1e-5 * (1.0 + std::abs(w[i])));
-        }
+        check_backend("openmp", {nn::softmax(x, 1), layer_norm_rows(x)}, x,
+                      random_matrix(rows, cols), 1e-5);
     }
     unsetenv("HEDRA_MIN_PARALLEL_WORK");
 }
@@ -120,20 +112,7 @@ TEST_CASE("row fusion: a kernel that reads another row of what the other writes 
     setenv("HEDRA_MIN_PARALLEL_WORK", "0", 1);
     Array x = placeholder(Shape::of({13, 3}), DType::F32, "x");
     Array s = sum(x, {1});
-    std::vector<Array> outputs = {tanh(s * 0.5f),
-                                  view(s, Shape::of({13}), AffineMap(1, 1, {-1}, {12}))};
-    HostArray input = random_matrix(13, 3);
-    ComputeOptions reference;
-    reference.backend = "reference";
-    std::vector<HostArray> want = compile(outputs, {x}, reference)({input});
-    ComputeOptions options;
-    options.backend = "openmp";
-    options.num_threads = 2;
-    std::vector<HostArray> got = compile(outputs, {x}, options)({input});
-    for (std::size_t k = 0; k < want.size(); ++k) {
-        std::vector<double> g = got[k].to_doubles(), w = want[k].to_doubles();
-        for (std::size_t i = 0; i < g.size(); ++i)
-            CHECK(std::abs(g[i] - w[i]) <= 1e-6 * (1.0 + std::abs(w[i])));
-    }
+    check_backend("openmp", {tanh(s * 0.5f), view(s, Shape::of({13}), AffineMap(1, 1, {-1}, {12}))},
+                  x, random_matrix(13, 3), 1e-6);
     unsetenv("HEDRA_MIN_PARALLEL_WORK");
 }
