@@ -207,6 +207,8 @@ private:
             return;
         }
         if (simd) out += pad + options_.style.simd + "\n";
+        if (!innermost && !options_.style.outer_loop.empty())
+            out += pad + options_.style.outer_loop + "\n";
         out += pad + loop_header(n) + " {\n";
         scope_.push_back(n.iterator);
         const std::int64_t regions = regions_;
@@ -500,7 +502,7 @@ CStyle openmp_style() {
 }
 
 CStyle serial_style() {
-    return {"c", "", ""};
+    return {"c", "", "", ""};
 }
 
 std::string print_program(const poly::ProgramIR& program, const std::vector<sched::AstNode>& asts,
