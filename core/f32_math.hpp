@@ -54,8 +54,12 @@ static inline float hd_exp_f32(float x) {
     // p * 2^n: into the exponent bits where the result is normal, else in two factors
     // (subnormal results, and n = 128 where p >= 1 overflows to inf).
     float normal = hd_f32_from_bits(hd_f32_bits(p) + (n << 23));
-    int n1 = n >> 1;
-    float small = p * hd_f32_pow2(n1) * hd_f32_pow2(n - n1);
+    // The two factors only where they are selected: evaluated for every lane (branch-free),
+    // they would make subnormal intermediates, a microcode assist per lane, for every input
+    // below lo (a causal mask's -inf: softmax 0.7 -> 0.3 ms).
+    int ns = (n < -125 || n > 127) && !(x < lo) ? n : 0;
+    int n1 = ns >> 1;
+    float small = p * hd_f32_pow2(n1) * hd_f32_pow2(ns - n1);
     float e = n < -125 || n > 127 ? small : normal;
     e = x > hi ? __builtin_inff() : e;
     e = x < lo ? 0.0f : e;
