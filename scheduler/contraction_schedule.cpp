@@ -339,6 +339,7 @@ bool vector_expression(const ScalarExpr& e, DType t) {
         case ScalarOp::Add:
         case ScalarOp::Sub:
         case ScalarOp::Mul:
+        case ScalarOp::Div:
         case ScalarOp::Neg:
             continue;
         default:

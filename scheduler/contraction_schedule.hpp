@@ -43,7 +43,7 @@ struct ContractionPlan {
     bool v_tiles_inside = false;
 };
 
-// Whether `e` (of dtype t) prints as an expression of the vector types (+, -, * of inputs and
+// Whether `e` (of dtype t) prints as an expression of the vector types (+, -, *, / of inputs and
 // constants, at most 64 nodes as one term): what the register tile can fold (plan_contraction)
 // and apply as an epilogue.
 bool vector_expression(const ScalarExpr& e, DType t);

@@ -44,6 +44,7 @@ std::string vector_value(const ScalarExpr& e, const std::vector<std::string>& in
             t = "(" + arg(0) +
                 (x->op == ScalarOp::Add   ? " + "
                  : x->op == ScalarOp::Sub ? " - "
+                 : x->op == ScalarOp::Div ? " / "
                                           : " * ") +
                 arg(1) + ")";
         text.emplace(x.get(), std::move(t));

@@ -79,3 +79,12 @@ TEST_CASE("differential: a convolution weight gradient with its update (columns 
     Array dw = sum(gx, {0, 3, 4});
     check_differential({w - 0.05f * dw}, Compare::Tolerance);
 }
+
+TEST_CASE("differential: divisions in a register-tiled product and in its epilogue") {
+    // Softmax probabilities times V (attention), the normalization folded into the product.
+    Array e = exp(test::random_array(Shape::of({45, 70}), 42));
+    Array p = e / sum(e, {1}, true);
+    Array v = test::random_array(Shape::of({70, 37}), 43);
+    Array c = test::random_array(Shape::of({45, 37}), 44);
+    check_differential({matmul(p, v), matmul(e, v) / (c * c + 1.0f)}, Compare::Tolerance);
+}

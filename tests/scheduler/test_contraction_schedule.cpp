@@ -76,6 +76,15 @@ TEST_CASE("contraction plan: a long reduction is tiled so a packed panel fits th
     CHECK(plan->tile[2] * plan->tile[plan->v] * 4 <= 128 * 1024);
 }
 
+TEST_CASE("contraction plan: a per-row division folds into the product (softmax · V)") {
+    // Attention's probabilities times V: exp(s) / sum(exp(s)) stays inlined in the
+    // contraction, and division prints on the vector types.
+    Array e = zeros_of({64, 48});
+    Array s = zeros_of({64, 1});
+    Contraction c = contraction_of(matmul(e / s, zeros_of({48, 40})));
+    CHECK(sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement));
+}
+
 TEST_CASE("contraction plan: not for other reductions, tiny ones, or reads of the result") {
     Contraction m = contraction_of(max(zeros_of({64, 64, 8}), {2}));
     CHECK(!sched::plan_contraction(m.ir, m.ir.kernels[m.kernel], m.statement));
