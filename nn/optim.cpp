@@ -90,6 +90,11 @@ OptimizerUpdate Optimizer::update(const std::vector<Array>&, const std::vector<A
                          "update(params, grads, state, lr) or use its constant learning rate");
 }
 
+double Optimizer::learning_rate() const {
+    throw Error(name() + ": this optimizer has no constant learning rate; pass one per step "
+                         "(nn::Trainer::step(inputs, lr))");
+}
+
 std::vector<std::string> Optimizer::state_names(const std::vector<std::string>&) const {
     return {};
 }

@@ -38,6 +38,9 @@ public:
     virtual OptimizerUpdate update(const std::vector<Array>& params,
                                    const std::vector<Array>& grads, const std::vector<Array>& state,
                                    const Array& lr) const;
+    // The options' constant learning rate (what update() without `lr` applies). The default
+    // throws hedra::Error: an optimizer without one is run with a schedule's rate.
+    virtual double learning_rate() const;
     // A name per state array, for checkpoints ("exp_avg" and so on after PyTorch's state keys),
     // given a name per parameter. The default is empty: the caller numbers the arrays.
     virtual std::vector<std::string> state_names(const std::vector<std::string>& param_names) const;
@@ -57,6 +60,7 @@ class Sgd : public Optimizer {
 public:
     explicit Sgd(SgdOptions options);
     std::string name() const override { return "sgd"; }
+    double learning_rate() const override { return options_.lr; }
     std::vector<HostArray> initial_state(const std::vector<HostArray>& params) const override;
     OptimizerUpdate update(const std::vector<Array>& params, const std::vector<Array>& grads,
                            const std::vector<Array>& state) const override;
@@ -87,6 +91,7 @@ class Adam : public Optimizer {
 public:
     explicit Adam(AdamOptions options);
     std::string name() const override { return "adam"; }
+    double learning_rate() const override { return options_.lr; }
     std::vector<HostArray> initial_state(const std::vector<HostArray>& params) const override;
     OptimizerUpdate update(const std::vector<Array>& params, const std::vector<Array>& grads,
                            const std::vector<Array>& state) const override;
@@ -124,6 +129,7 @@ class AdamW : public Optimizer {
 public:
     explicit AdamW(AdamWOptions options);
     std::string name() const override { return "adamw"; }
+    double learning_rate() const override { return options_.lr; }
     std::vector<HostArray> initial_state(const std::vector<HostArray>& params) const override;
     OptimizerUpdate update(const std::vector<Array>& params, const std::vector<Array>& grads,
                            const std::vector<Array>& state) const override;

@@ -1,20 +1,19 @@
-// A training step compiled once and run per batch. The graph takes the parameters, the
-// optimizer state, a batch of inputs and its labels as placeholders, and returns the loss (softmax
-// cross-entropy, mean over the batch), the new parameters and the new state: forward, backward
-// (ad/grad.hpp) and update in one program. Each call feeds the previous call's outputs back in.
-// A program is compiled per batch size (a final partial batch gets its own), and likewise an
-// evaluation program that counts correct predictions.
+// A classifier's training step: nn::Trainer (trainer.hpp) specialized to a Model, images
+// (batch, example_shape...) f32 and integer class labels (batch), softmax cross-entropy (mean
+// over the batch) as the loss and the optimizer's own constant learning rate. Each step's
+// program also counts the correct predictions, which evaluation returns. A program is compiled
+// per batch size and label dtype (a final partial batch gets its own), for training and for
+// evaluation; trainer() gives checkpoints, schedules and everything else Trainer has.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include "core/compute.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
+#include "nn/trainer.hpp"
 
 namespace hedra::nn {
 
@@ -33,30 +32,26 @@ public:
     // The number of examples of the batch the current parameters classify correctly.
     std::int64_t count_correct(const HostArray& images, const HostArray& labels);
 
-    const Model& model() const { return model_; }
-    const std::vector<HostArray>& params() const { return model_.params; }
-    const std::vector<HostArray>& optimizer_state() const { return state_; }
+    // The model with its current parameters.
+    Model model() const;
+    const std::vector<HostArray>& params() const { return trainer_.params(); }
+    const std::vector<HostArray>& optimizer_state() const { return trainer_.optimizer_state(); }
     // Replaces the parameters (same shapes and dtypes) and resets the optimizer state.
     void set_params(std::vector<HostArray> params);
 
+    Trainer& trainer() { return trainer_; }
+    const Trainer& trainer() const { return trainer_; }
+
     // Seconds spent building and compiling programs so far, and how many were compiled.
-    double compile_seconds() const { return compile_seconds_; }
-    int programs_compiled() const { return programs_compiled_; }
+    double compile_seconds() const { return trainer_.compile_seconds(); }
+    int programs_compiled() const { return trainer_.programs_compiled(); }
 
 private:
-    using Key = std::pair<std::int64_t, DType>; // batch size, label dtype
-    const CompiledProgram& program(std::map<Key, CompiledProgram>& cache, const HostArray& images,
-                                   const HostArray& labels, bool training);
-    CompiledProgram build(std::int64_t batch, DType label_dtype, bool training) const;
     void check_batch(const HostArray& images, const HostArray& labels) const;
 
-    Model model_;
-    std::shared_ptr<const Optimizer> optimizer_;
-    ComputeOptions options_;
-    std::vector<HostArray> state_;
-    std::map<Key, CompiledProgram> train_programs_, eval_programs_;
-    double compile_seconds_ = 0.0;
-    int programs_compiled_ = 0;
+    Model model_; // its params are the initial ones: the trainer holds the current
+    Trainer trainer_;
+    double lr_;
 };
 
 } // namespace hedra::nn

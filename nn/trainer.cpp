@@ -119,13 +119,17 @@ void Trainer::check_inputs(const char* op, const std::vector<HostArray>& inputs)
                     "trainer's specs list " + std::to_string(inputs_.size()));
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const InputSpec& spec = inputs_[i];
-        bool ok = inputs[i].dtype() == spec.dtype && inputs[i].rank() == int(spec.sizes.size());
+        bool ok =
+            (spec.any_integer ? is_integer(inputs[i].dtype()) : inputs[i].dtype() == spec.dtype) &&
+            inputs[i].rank() == int(spec.sizes.size());
         for (std::size_t a = 0; ok && a < spec.sizes.size(); ++a)
             ok = spec.sizes[a] == kAnyExtent || spec.sizes[a] == inputs[i].sizes()[a];
         if (!ok)
             throw Error(std::string(op) + ": input " + std::to_string(i) + " '" + spec.name +
-                        "' must be " + array_string(spec.dtype, spec.sizes) + ", got " +
-                        array_string(inputs[i].dtype(), inputs[i].sizes()));
+                        "' must be " +
+                        (spec.any_integer ? "an integer array " + sizes_string(spec.sizes)
+                                          : array_string(spec.dtype, spec.sizes)) +
+                        ", got " + array_string(inputs[i].dtype(), inputs[i].sizes()));
     }
 }
 
@@ -178,7 +182,7 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs) 
     std::vector<Array> params = placeholders_like(params_, "param");
     std::vector<Array> xs;
     for (std::size_t i = 0; i < inputs.size(); ++i)
-        xs.push_back(placeholder(Shape::of(inputs[i].sizes()), inputs_[i].dtype, inputs_[i].name));
+        xs.push_back(placeholder(Shape::of(inputs[i].sizes()), inputs[i].dtype(), inputs_[i].name));
     std::vector<Array> ins = params, outs;
     if (kind == Kind::Evaluate) {
         LossOutputs lo = loss_of(params, xs);
@@ -226,9 +230,11 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs) 
 }
 
 const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>& inputs) {
-    Key key{kind, {}};
-    for (const HostArray& x : inputs)
-        key.second.push_back(x.sizes());
+    Key key{kind, {}, {}};
+    for (const HostArray& x : inputs) {
+        key.sizes.push_back(x.sizes());
+        key.dtypes.push_back(x.dtype());
+    }
     auto it = programs_.find(key);
     if (it != programs_.end()) return it->second;
     const auto start = std::chrono::steady_clock::now();

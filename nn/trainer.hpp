@@ -30,6 +30,8 @@ struct InputSpec {
     std::vector<std::int64_t> sizes; // kAnyExtent where any extent is accepted
     DType dtype = DType::F32;
     std::string name; // in messages and placeholder names; "input<i>" when empty
+    // Any integer dtype is accepted (a program per dtype): class labels read as i32 or i64.
+    bool any_integer = false;
 };
 
 struct LossOutputs {
@@ -106,7 +108,12 @@ public:
 
 private:
     enum class Kind { Train, Evaluate, AccumulateFirst, AccumulateNext, Apply };
-    using Key = std::pair<Kind, std::vector<std::vector<std::int64_t>>>;
+    struct Key {
+        Kind kind;
+        std::vector<std::vector<std::int64_t>> sizes; // per input
+        std::vector<DType> dtypes;                    // per input
+        auto operator<=>(const Key&) const = default;
+    };
     const CompiledProgram& program(Kind kind, const std::vector<HostArray>& inputs);
     CompiledProgram build(Kind kind, const std::vector<HostArray>& inputs) const;
     LossOutputs loss_of(const std::vector<Array>& params, const std::vector<Array>& inputs) const;

@@ -143,3 +143,23 @@ TEST_CASE("nn train step: malformed batches throw hedra::Error") {
                          doctest::Contains("labels must be integers"), Error);
     CHECK_THROWS_AS(TrainStep(Model{}, std::make_shared<Sgd>(SgdOptions{0.1})), Error);
 }
+
+TEST_CASE("nn train step: i32 and i64 labels give the same step, a program each") {
+    const double lr = 0.5;
+    auto sgd = std::make_shared<Sgd>(SgdOptions{lr});
+    TrainStep narrow(softmax_regression(), sgd, reference_backend());
+    TrainStep wide(softmax_regression(), sgd, reference_backend());
+    Batch batch = make_batch(6, 3);
+    HostArray y64({6}, DType::I64);
+    for (std::int64_t i = 0; i < 6; ++i)
+        y64.set_flat(i, batch.y.flat(i));
+    std::vector<double> w = narrow.params()[0].to_doubles(), b = narrow.params()[1].to_doubles();
+    const double expect = naive_step(w, b, batch, lr);
+    CHECK(narrow.step(batch.x, batch.y) == doctest::Approx(expect).epsilon(1e-5));
+    CHECK(wide.step(batch.x, y64) == doctest::Approx(expect).epsilon(1e-5));
+    check_close(wide.params()[0].to_doubles(), w, 1e-5, 1e-6);
+    CHECK(wide.step(batch.x, batch.y) > 0.0); // the same trainer, now i32: its own program
+    CHECK(wide.programs_compiled() == 2);
+    // The step applies the optimizer's constant learning rate.
+    CHECK(sgd->learning_rate() == lr);
+}
