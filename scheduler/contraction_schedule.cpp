@@ -219,16 +219,20 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
         }
     }
     if (instances < kMinInstances || reduction.empty() || outputs.size() < 2) return std::nullopt;
-    const std::int64_t width = 2 * std::int64_t{cpu_target().vector_bytes} /
-                               static_cast<std::int64_t>(dtype_size(out.dtype));
+    const auto dsize_out = static_cast<std::int64_t>(dtype_size(out.dtype));
+    auto width_along = [&](int v) {
+        return 2 * std::int64_t{tile_vector_bytes(st.extents[v], dtype_size(out.dtype))} /
+               dsize_out;
+    };
     std::optional<Candidate> best;
     for (int v : outputs)
         for (int a : outputs) {
             if (a == v || st.extents[v] < 2 || st.extents[a] < 2) continue;
-            std::optional<Candidate> c = evaluate(program, st, a, v, width, k_total);
+            std::optional<Candidate> c = evaluate(program, st, a, v, width_along(v), k_total);
             if (c && (!best || c->cost < best->cost)) best = c;
         }
     if (!best) return std::nullopt;
+    const std::int64_t width = width_along(best->v);
 
     ContractionPlan plan;
     plan.statement = statement;

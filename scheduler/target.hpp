@@ -1,19 +1,24 @@
 // target: the machine facts that scheduling and rendering decisions read, in one place. The CPU
-// description is the one generated code is written for (AVX2: the renderer's 32-byte vector
-// types, 16 vector registers); the GPU description is filled from the device by the cuda
-// backend (cuda_driver.hpp) and defaults to an H100/H200.
+// description is the one generated code is written for, read from the machine once (the vector
+// width of the renderer's vector types and the register count of the register tile): AVX-512
+// where the CPU has it, else AVX2; HEDRA_CPU_TARGET=avx2|avx512 chooses instead. The GPU
+// description is filled from the device by the cuda backend (cuda_driver.hpp) and defaults to
+// an H100/H200.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace hedra::sched {
 
 struct CpuTarget {
-    int vector_bytes = 32;     // one vector register (AVX2 ymm)
-    int vector_registers = 16; // ymm0-15: the register tile's accumulators and operands
+    std::string name = "avx2";
+    int vector_bytes = 32;     // one vector register (AVX2 ymm, AVX-512 zmm: 64)
+    int vector_registers = 16; // ymm0-15 (zmm0-31): the register tile's accumulators and operands
     // The register tile's rows R at most: 6 rows x 2 vectors = 12 accumulators, leaving 4
-    // registers for operands (register_tile.hpp).
+    // registers for operands (register_tile.hpp). (8 rows on AVX-512 measured slower on the
+    // GPT step: 53 against 49 ms.)
     int register_tile_rows = 6;
     // Packed K x V panels of one contraction tile, all together: half of a 256 KiB L2 slice
     // leaves room for the result rows and the broadcast operand (contraction_schedule.hpp).
@@ -29,10 +34,13 @@ struct GpuTarget {
     int max_threads_per_block = 1024;
 };
 
-// The CPU description every CPU decision reads.
-inline const CpuTarget& cpu_target() {
-    static const CpuTarget target{};
-    return target;
-}
+// The described targets: "avx2" and "avx512".
+CpuTarget cpu_target_named(const std::string& name);
+// The CPU description every CPU decision reads: HEDRA_CPU_TARGET's, else this machine's.
+const CpuTarget& cpu_target();
+// The vector width in bytes of a register tile over `v_extent` columns of `element_bytes`
+// each: the target's, halved (not below 32) while one vector is wider than the columns, so
+// that a matmul with 8 columns keeps 8-wide vectors, and their blocked sums, on AVX-512.
+int tile_vector_bytes(std::int64_t v_extent, std::size_t element_bytes);
 
 } // namespace hedra::sched

@@ -391,6 +391,8 @@ static inline long long hd_to_i64(double v) {
 }
 typedef float hd_vf __attribute__((vector_size(HD_VECTOR_BYTES), aligned(4)));
 typedef double hd_vd __attribute__((vector_size(HD_VECTOR_BYTES), aligned(8)));
+typedef float hd_vf32 __attribute__((vector_size(32), aligned(4)));
+typedef double hd_vd32 __attribute__((vector_size(32), aligned(8)));
 static inline long hd_floord(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static inline long hd_lmin(long a, long b) { return a < b ? a : b; }
 static inline long hd_lmax(long a, long b) { return a < b ? b : a; }

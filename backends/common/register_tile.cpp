@@ -65,9 +65,11 @@ public:
         : cx_(cx), n_(n), st_(cx.kernel.statements.at(n.call->statement)),
           out_buf_(cx.program.buffers.at(st_.write_buffer)) {
         DType t = out_buf_.dtype;
-        lanes_ = sched::cpu_target().vector_bytes / static_cast<int>(dtype_size(t));
+        const int bytes = sched::tile_vector_bytes(n.trip_v, dtype_size(t));
+        lanes_ = bytes / static_cast<int>(dtype_size(t));
         width_ = 2 * lanes_;
-        vtype_ = t == DType::F32 ? "hd_vf" : "hd_vd";
+        vtype_ = std::string(t == DType::F32 ? "hd_vf" : "hd_vd") +
+                 (bytes == sched::cpu_target().vector_bytes ? "" : "32");
         scalar_ = c_value_type(t);
         plan_reads();
         plan_epilogue();

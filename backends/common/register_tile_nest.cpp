@@ -159,8 +159,9 @@ std::optional<Nest> match(const RegisterTileContext& cx, const AstNode& mark) {
         auto cv = element_coefficient(b, r.access, *n.call, n.v->iterator);
         if (!cv) return std::nullopt;
         if (*cv != 0 && *cv != 1) { // strided along V: only as a packed panel
-            std::int64_t width = 2 * std::int64_t{sched::cpu_target().vector_bytes} /
-                                 static_cast<std::int64_t>(dtype_size(b.dtype));
+            std::int64_t width =
+                2 * std::int64_t{sched::tile_vector_bytes(n.trip_v, dtype_size(b.dtype))} /
+                static_cast<std::int64_t>(dtype_size(b.dtype));
             auto elements = pack_elements(n, width);
             if (element_coefficient(b, r.access, *n.call, n.a->iterator) != 0 || !elements ||
                 std::size_t(*elements) * dtype_size(b.dtype) > kMaxPackBytes)

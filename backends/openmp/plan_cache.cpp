@@ -3,6 +3,7 @@
 
 #include "backends/openmp/jit_compiler.hpp"
 #include "core/dump.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::backend {
 
@@ -20,9 +21,11 @@ bool PlanCache::enabled() const {
 
 std::string PlanCache::key(const std::string& structure) const {
     if (!enabled()) return {};
-    // JitCompiler::cache_key adds the host CPU, the LLVM and hedra versions.
-    return JitCompiler::instance().cache_key(
-        std::string("plan|") + codegen_stamp() + "|" + structure, {});
+    // JitCompiler::cache_key adds the host CPU, the LLVM and hedra versions; the source also
+    // depends on the CPU target the code is written for (HEDRA_CPU_TARGET may choose another).
+    return JitCompiler::instance().cache_key(std::string("plan|") + codegen_stamp() + "|" +
+                                                 sched::cpu_target().name + "|" + structure,
+                                             {});
 }
 
 std::optional<std::string> PlanCache::load(const std::string& key) {

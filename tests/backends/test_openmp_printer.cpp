@@ -12,6 +12,7 @@
 
 #include "backends/openmp/jit_compiler.hpp"
 #include "backends/openmp/lower.hpp"
+#include "scheduler/target.hpp"
 #include "support/kernel_ir_samples.hpp"
 
 using namespace hedra;
@@ -145,8 +146,9 @@ TEST_CASE("openmp printer: deterministic output; matmul becomes a register-tiled
     poly::ProgramIR p = test::matmul_ir(200, 300, 100);
     std::string first = backend::lower(p).source;
     CHECK(first == backend::lower(p).source);
-    CHECK(first.find("register tile: 6 x 16") != std::string::npos); // 12 accumulators
-    CHECK(first.find("hd_pk0") != std::string::npos);                // the B panel is packed
+    const int width = 2 * sched::cpu_target().vector_bytes / 4; // 2 vectors of f32
+    CHECK(first.find("register tile: 6 x " + std::to_string(width)) != std::string::npos);
+    CHECK(first.find("hd_pk0") != std::string::npos); // the B panel is packed
     CHECK(first.find("#pragma omp parallel for") != std::string::npos);
     // A transpose has no contraction: no micro-kernel.
     CHECK(backend::lower(test::transpose_ir(300, 300)).source.find("register tile") ==

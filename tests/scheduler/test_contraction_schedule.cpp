@@ -7,6 +7,7 @@
 #include "nn/layers.hpp"
 #include "scheduler/contraction_schedule.hpp"
 #include "scheduler/partition.hpp"
+#include "scheduler/target.hpp"
 
 using namespace hedra;
 
@@ -99,6 +100,8 @@ TEST_CASE("contraction: the printed register tile gathers a strided result and p
     poly::ProgramIR ir = sched::partition({nn::conv2d(x, w, Array(), 1, 0).node()}, {});
     std::string code = backend::lower(ir).source;
     CHECK(code.find("register tile") != std::string::npos);
-    CHECK(code.find("(hd_vf){") != std::string::npos);           // C gathered along V
-    CHECK(code.find("hd_pk0[hd_pi * 16L") != std::string::npos); // the weight panel, one block wide
+    CHECK(code.find("(hd_vf){") != std::string::npos); // C gathered along V
+    // The weight panel, one block of 2 vectors wide.
+    const int width = 2 * sched::tile_vector_bytes(32, 4) / 4;
+    CHECK(code.find("hd_pk0[hd_pi * " + std::to_string(width) + "L") != std::string::npos);
 }

@@ -1,0 +1,52 @@
+// cpu_target (target.hpp): the machine's vector width, read once.
+#include "scheduler/target.hpp"
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace hedra::sched {
+
+namespace {
+
+bool has_avx512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+CpuTarget detect() {
+    const char* env = std::getenv("HEDRA_CPU_TARGET");
+    if (env && *env) return cpu_target_named(env);
+    return cpu_target_named(has_avx512() ? "avx512" : "avx2");
+}
+
+} // namespace
+
+CpuTarget cpu_target_named(const std::string& name) {
+    CpuTarget t;
+    t.name = name;
+    if (name == "avx2") return t;
+    if (name == "avx512") {
+        t.vector_bytes = 64;
+        t.vector_registers = 32;
+        return t;
+    }
+    throw Error("HEDRA_CPU_TARGET: unknown CPU target '" + name + "'; use avx2 or avx512");
+}
+
+int tile_vector_bytes(std::int64_t v_extent, std::size_t element_bytes) {
+    int bytes = cpu_target().vector_bytes;
+    while (bytes > 32 && v_extent * static_cast<std::int64_t>(element_bytes) < bytes)
+        bytes /= 2;
+    return bytes;
+}
+
+const CpuTarget& cpu_target() {
+    static const CpuTarget target = detect();
+    return target;
+}
+
+} // namespace hedra::sched
