@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The W7 GPT training step side by side with PyTorch: examples/gpt_char and
+# ../shared/bench/w7_gpt.py (eager and torch.compile) alternate, round after round, at 1 and 2
+# threads, each a short run of the same recipe; every line is the median step time of one run
+# after its first three steps, in the bench format (speedup > 1: hedra is faster).
+#   bench/gpt_side_by_side.sh [BUILD] [--rounds N] [--steps N] [--threads 1,2]
+# Needs the peers' venv ($PEERS_VENV, default /opt/hedra-peers: ../shared/bench/install_peers.sh)
+# and the text (scripts/get_shakespeare.sh). torch.compile's first run in a fresh cache takes
+# about a minute; the later rounds reuse one cache folder, so they time the step alone.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=$here/build
+rounds=2
+steps=60
+threads=1,2
+while (($#)); do
+    case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) build=$1; shift ;;
+    esac
+done
+python=${PEERS_VENV:-/opt/hedra-peers}/bin/python
+w7=${W7_SCRIPT:-$here/../shared/bench/w7_gpt.py}
+gpt=$build/examples/gpt_char
+for need in "$python" "$w7" "$gpt"; do
+    [ -e "$need" ] || { echo "gpt_side_by_side: $need is missing" >&2; exit 1; }
+done
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+
+hedra_ms() { # threads
+    "$gpt" --threads "$1" --steps "$steps" --eval-every 0 --eval-iters 1 --checkpoint '' \
+        --plot '' | sed -n 's/^gpt_char: .*step_ms median=\([0-9.]*\).*/\1/p'
+}
+torch_ms() { # impl threads
+    "$python" "$w7" --impl "$1" --threads "$2" --steps "$steps" --eval-every 0 --eval-iters 1 \
+        --cache-dir "$cache/$1" | sed -n 's/.* step_ms median=\([0-9.]*\).*/\1/p'
+}
+
+for t in ${threads//,/ }; do
+    for ((r = 1; r <= rounds; ++r)); do
+        h=$(hedra_ms "$t")
+        for impl in eager compile; do
+            p=$(torch_ms "$impl" "$t")
+            awk -v t="$t" -v h="$h" -v p="$p" -v impl="$impl" -v r="$r" 'BEGIN {
+                printf "gpt_step threads=%s hedra_ms=%.2f peer=torch_%s peer_ms=%.2f speedup=%.3f round=%s\n",
+                       t, h, impl, p, p / h, r }'
+        done
+    done
+done
