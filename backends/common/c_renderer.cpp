@@ -252,7 +252,12 @@ private:
         DType t = program_.buffers.at(st.write_buffer).dtype;
         const std::string type = c_value_type(t);
         const bool f32 = t == DType::F32;
-        const int lanes = 2 * sched::cpu_target().vector_bytes / static_cast<int>(dtype_size(t));
+        // Two vectors of lanes, fewer on a short row (84 logits: 5 x 16 + 4 rather than
+        // 2 x 32 + 20 left to the scalar loop).
+        int lanes = 2 * sched::cpu_target().vector_bytes / static_cast<int>(dtype_size(t));
+        const std::int64_t trip = sched::constant_trip(n);
+        while (trip > 0 && trip < 4 * lanes && lanes * int(dtype_size(t)) > 32)
+            lanes /= 2;
         const std::string k = std::to_string(lanes);
         std::string identity = st.reduce_op == ReduceOp::Sum ? "0"
                                : st.reduce_op == ReduceOp::Max
