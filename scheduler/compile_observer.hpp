@@ -55,6 +55,8 @@ public:
     ChosenObserver& operator=(const ChosenObserver&) = delete;
     CompileObserver& operator*() const { return *chosen_; }
     CompileObserver* operator->() const { return chosen_; }
+    // Whether nobody watches: neither the caller nor HEDRA_DUMP.
+    bool quiet() const { return chosen_ == &quiet_; }
 
 private:
     std::unique_ptr<CompileObserver> dumper_;

@@ -84,6 +84,45 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
     return ast;
 }
 
+// Everything the kernel passes read of a kernel, with its buffers numbered in order of first
+// use: two kernels with the same text (the layers of a transformer, a forward and a backward of
+// one shape) get the same loop AST, whose calls name statements by their index.
+std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel& kernel) {
+    std::map<int, int> ids;
+    std::string buffers, s;
+    auto buf = [&](int b) {
+        if (b < 0) return std::string("index");
+        auto [it, added] = ids.emplace(b, static_cast<int>(ids.size()));
+        if (added) {
+            const poly::Buffer& x = program.buffers.at(static_cast<std::size_t>(b));
+            buffers += std::string(dtype_name(x.dtype)) + "[";
+            for (std::int64_t n : x.sizes)
+                buffers += std::to_string(n) + ",";
+            buffers += "]" + std::to_string(static_cast<int>(x.role)) + "/" +
+                       std::to_string(x.row_local) + "/" + std::to_string(x.row_window) + ";";
+        }
+        return "B" + std::to_string(it->second);
+    };
+    auto expr = [](const ScalarExpr& e) { return e ? to_string(e) : std::string("-"); };
+    for (const poly::Statement& st : kernel.statements) {
+        s += std::to_string(static_cast<int>(st.kind)) + "|";
+        for (std::int64_t n : st.extents)
+            s += std::to_string(n) + ",";
+        s += "|" + buf(st.write_buffer) + st.write_access.to_string() + "=" + expr(st.value) + "|";
+        for (const poly::Read& r : st.reads)
+            s += buf(r.buffer) + r.access.to_string() + ";";
+        s += std::string("|") + reduce_op_name(st.reduce_op) + expr(st.combiner) + "|";
+        for (int d : st.reduction_dims)
+            s += std::to_string(d) + ",";
+        for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+            s += "|" + buf(w.buffer) + expr(w.value);
+        for (const ScalarExpr& c : st.tuple_combiners)
+            s += "|" + expr(c);
+        s += "|" + std::to_string(st.stream_stage) + "," + std::to_string(st.stream_shift) + "\n";
+    }
+    return buffers + "\n" + s;
+}
+
 } // namespace
 
 const std::vector<PassInfo>& pass_list() {
@@ -139,10 +178,24 @@ LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOption
     LoopProgram out;
     auto start = std::chrono::steady_clock::now();
     poly::IslContext ctx;
+    // A kernel with the structure of an earlier one takes its AST: isl runs once per structure.
+    // (Not while an observer or HEDRA_DUMP wants to see every kernel's stages.)
+    const bool reuse = !options.observer && !dump::enabled();
+    std::map<std::string, std::size_t> seen;
     for (const poly::Kernel& kernel : program.kernels) {
+        std::string key;
+        if (reuse) {
+            key = kernel_structure(program, kernel);
+            if (auto it = seen.find(key); it != seen.end()) {
+                out.asts.push_back(out.asts[it->second]);
+                ++out.reused;
+                continue;
+            }
+        }
         bool fell_back = false;
         out.asts.push_back(kernel_passes(ctx, program, kernel, options, *observer, fell_back));
         out.fallbacks += fell_back;
+        if (reuse) seen.emplace(std::move(key), out.asts.size() - 1);
     }
     out.isl_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -43,6 +43,7 @@ struct KernelPassOptions {
 struct LoopProgram {
     std::vector<AstNode> asts; // per kernel of the program
     int fallbacks = 0;         // kernels scheduled in program order (isl's quota ran out)
+    int reused = 0;            // kernels that took an earlier kernel's AST (same structure)
     double isl_ms = 0;         // time in the kernel passes
 };
 

@@ -13,11 +13,13 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     sched::KernelPassOptions passes;
     passes.tile_sizes = options.tile_sizes;
     passes.tile = options.tile;
-    passes.observer = &*observer;
+    // A quiet lowering lets lower_kernels give identical kernels one AST.
+    passes.observer = observer.quiet() ? nullptr : &*observer;
     sched::LoopProgram loops = sched::lower_kernels(program, passes);
     LoweredProgram out;
     out.asts = std::move(loops.asts);
     out.fallbacks = loops.fallbacks;
+    out.reused = loops.reused;
     out.isl_ms = loops.isl_ms;
     PrintOptions print;
     print.entry = options.entry;

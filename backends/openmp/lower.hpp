@@ -31,6 +31,7 @@ struct LoweredProgram {
     std::string source;
     std::vector<sched::AstNode> asts; // per kernel
     int fallbacks = 0;                // kernels scheduled in program order (isl quota)
+    int reused = 0;                   // kernels that took an identical earlier kernel's AST
     double isl_ms = 0;                // time in the polyhedral passes
 };
 

@@ -112,3 +112,28 @@ TEST_CASE("translation units: the kernels of a larger program compile as several
         for (std::int64_t i = 0; i < want[k].size(); ++i)
             CHECK(got[k].flat(i) == doctest::Approx(want[k].flat(i)).epsilon(1e-5));
 }
+
+TEST_CASE("shared kernels: isl runs once per kernel structure, not once per layer") {
+    // A stack of L identical layers: the kernels that go through isl do not grow with L (each
+    // further layer's kernels take an earlier one's AST). (Every compiled program in the other
+    // tests runs with this reuse, against the reference.)
+    auto stack = [](int layers) {
+        const std::int64_t n = 40;
+        Array x = placeholder(Shape::of({n, n}), DType::F32, "x");
+        std::vector<NodePtr> inputs{x.node()};
+        Array h = x;
+        for (int l = 0; l < layers; ++l) {
+            Array w = placeholder(Shape::of({n, n}), DType::F32, "w" + std::to_string(l));
+            inputs.push_back(w.node());
+            h = tanh(matmul(h, w));
+        }
+        poly::ProgramIR ir = sched::partition({sum(h * h).node()}, inputs);
+        backend::LoweredProgram lowered = backend::lower(ir, {});
+        return std::pair{static_cast<int>(ir.kernels.size()), lowered.reused};
+    };
+    auto [k3, reused3] = stack(3);
+    auto [k7, reused7] = stack(7);
+    CHECK(k7 > k3);
+    CHECK(reused7 > reused3);
+    CHECK(k7 - reused7 == k3 - reused3); // the kernels scheduled by isl
+}
