@@ -11,6 +11,7 @@
 #include "backends/common/c_expr.hpp"
 #include "backends/common/register_tile_nest.hpp"
 #include "core/scalar_dag.hpp"
+#include "scheduler/loop_coalesce.hpp"
 
 namespace hedra::backend {
 namespace {
@@ -84,9 +85,20 @@ public:
                "\n";
         if (!prologue_done_) print_prologue(indent + 1, {}, out);
         out += p + "    long hd_r = " + c_index_expr(n_.a->init) + ";\n";
-        std::vector<int> row_counts{rows_};
+        // With constant bounds only the blocks that run are printed (less for clang to compile).
+        const std::int64_t trip_a = sched::constant_trip(*n_.a);
+        const std::int64_t trip_v = sched::constant_trip(*n_.v);
+        std::vector<int> row_counts;
+        if (trip_a <= 0 || trip_a >= rows_) row_counts.push_back(rows_);
+        std::int64_t left = trip_a > 0 ? trip_a % rows_ : -1;
         for (int r = 4; r >= 1; r /= 2)
-            if (r < rows_) row_counts.push_back(r);
+            if (r < rows_ && (left < 0 || left >= r)) {
+                row_counts.push_back(r);
+                if (left >= r) left -= r;
+            }
+        const bool two = trip_v <= 0 || trip_v >= width_;
+        const bool one = trip_v <= 0 || trip_v % width_ >= lanes_;
+        const bool rest = trip_v <= 0 || trip_v % lanes_ != 0;
         for (int rows : row_counts) {
             std::string last = "hd_r + " + std::to_string(rows - 1);
             if (rows == rows_)
@@ -95,15 +107,20 @@ public:
             else
                 out += p + "    if (" + last + " <= " + n_.ua + ") {\n";
             out += p + "        long hd_c = hd_lv;\n";
-            out += p + "        for (; hd_c + " + std::to_string(width_ - 1) +
-                   " <= hd_uv; hd_c += " + std::to_string(width_) + ") {\n";
-            print_block(indent + 3, rows, 2, out);
-            out += p + "        }\n";
-            out += p + "        if (hd_c + " + std::to_string(lanes_ - 1) + " <= hd_uv) {\n";
-            print_block(indent + 3, rows, 1, out);
-            out += p + "            hd_c += " + std::to_string(lanes_) + ";\n";
-            out += p + "        }\n";
-            print_rest(indent + 2, rows, out);
+            if (two) {
+                out += p + "        for (; hd_c + " + std::to_string(width_ - 1) +
+                       " <= hd_uv; hd_c += " + std::to_string(width_) + ") {\n";
+                print_block(indent + 3, rows, 2, out);
+                out += p + "        }\n";
+            }
+            if (one) {
+                out += p + "        if (hd_c + " + std::to_string(lanes_ - 1) + " <= hd_uv) {\n";
+                print_block(indent + 3, rows, 1, out);
+                out += p + "            hd_c += " + std::to_string(lanes_) + ";\n";
+                out += p + "        }\n";
+            }
+            if (rest) print_rest(indent + 2, rows, out);
+            out += p + "        (void)hd_c;\n";
             if (rows != rows_) out += p + "        hd_r += " + std::to_string(rows) + ";\n";
             out += p + "    }\n";
         }
