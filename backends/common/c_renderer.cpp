@@ -2,6 +2,7 @@
 #include "backends/common/c_renderer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <unordered_map>
 
@@ -120,19 +121,33 @@ private:
         return std::stoi(it.substr(1)) < local_depth_;
     }
 
-    std::string params(bool leading_comma) const {
+    // Whether `text` names buffer `b` (as a whole word).
+    bool names(const std::string& text, int b) const {
+        const std::string& name = program_.buffers[b].name;
+        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        for (std::size_t at = text.find(name); at != std::string::npos;
+             at = text.find(name, at + 1))
+            if ((at == 0 || !word(text[at - 1])) &&
+                (at + name.size() == text.size() || !word(text[at + name.size()])))
+                return true;
+        return false;
+    }
+    // The kernel's buffers as parameters and as arguments; `used_in` given: only those it names
+    // (an outlined part of a kernel of many buffers takes its own, so the text stays linear).
+    std::string params(bool leading_comma, const std::string* used_in = nullptr) const {
         std::string s;
         for (const auto& [b, w] : buffers_) {
+            if (used_in && !names(*used_in, b)) continue;
             if (leading_comma || !s.empty()) s += ", ";
             s += std::string(w ? "" : "const ") + c_storage_type(program_.buffers[b].dtype) +
                  "* __restrict " + program_.buffers[b].name;
         }
         return s;
     }
-    std::string args() const {
+    std::string args(const std::string* used_in = nullptr) const {
         std::string s;
         for (const auto& [b, w] : buffers_)
-            s += ", " + program_.buffers[b].name;
+            if (!used_in || names(*used_in, b)) s += ", " + program_.buffers[b].name;
         return s;
     }
 
@@ -371,13 +386,13 @@ private:
         in_parallel_ = false;
         scope_.pop_back();
         if (!locals_.empty()) body = local_declarations() + body;
-        std::string fn = "static void " + name + "(" + iters + "long " + n.iterator + params(true) +
-                         ") {\n" + body + "}\n\n";
+        std::string fn = "static void " + name + "(" + iters + "long " + n.iterator +
+                         params(true, &body) + ") {\n" + body + "}\n\n";
         functions_ += fn;
         out += pad + options_.style.parallel_for + (simd ? " simd" : "") +
                " num_threads(hd_nt) if(hd_nt > 1) schedule(static)\n";
         out += pad + loop_header(n) + "\n" + pad + "    " + name + "(" + iter_args + n.iterator +
-               args() + ");\n";
+               args(&body) + ");\n";
     }
 
     std::string element(int buffer, const AffineMap& access) const {
