@@ -5,7 +5,9 @@
 #include <array>
 
 #include "core/error.hpp"
+#include "nn/model.hpp"
 #include "nn/optim.hpp"
+#include "nn/train_step.hpp"
 #include "nn/trainer.hpp"
 #include "nn_layer_testing.hpp"
 
@@ -185,4 +187,16 @@ TEST_CASE("nn trainer: an optimizer without a run-time learning rate says so") {
     CHECK_THROWS_WITH_AS(
         trainer.step({}, 0.1),
         doctest::Contains("constant_sgd: this optimizer takes no run-time learning rate"), Error);
+}
+
+TEST_CASE("nn optimizers: the constant learning rate a TrainStep applies") {
+    CHECK(Sgd(SgdOptions{0.25}).learning_rate() == 0.25);
+    CHECK(Adam(AdamOptions{0.002}).learning_rate() == 0.002);
+    CHECK(AdamW(AdamWOptions{0.003}).learning_rate() == 0.003);
+    // One without a constant rate says so, and that the trainer takes one per step.
+    CHECK_THROWS_WITH_AS(ConstantRateSgd().learning_rate(),
+                         doctest::Contains("constant_sgd: this optimizer has no constant "
+                                           "learning rate"),
+                         Error);
+    CHECK_THROWS_AS(TrainStep(mlp({4, 3}, 1), std::make_shared<ConstantRateSgd>()), Error);
 }
