@@ -524,15 +524,21 @@ private:
     }
 
     // Rows hd_r .. hd_r + rows - 1 at the columns from hd_c on, in the original loop order.
+    // Fewer columns than one vector are left: the loops over them are not vectorized (clang's
+    // vectorized copies, with their runtime checks and remainders, cost compile time for no
+    // speed: the MLP step's cold compile 1.16 -> 1.05 s).
     void print_rest(int indent, int rows, std::string& out) {
         std::string p = pad_of(indent);
+        auto columns = [&](int at, const std::string& it) {
+            out += pad_of(at) + "#pragma clang loop vectorize(disable)\n";
+            out +=
+                pad_of(at) + "for (long " + it + " = hd_c; " + it + " <= hd_uv; ++" + it + ") {\n";
+        };
         out += p + "for (long " + n_.a->iterator + " = hd_r; " + n_.a->iterator + " < hd_r + " +
                std::to_string(rows) + "; ++" + n_.a->iterator + ") {\n";
         if (n_.init_loop) { // the columns' init, then their accumulation
-            const AstNode& l = *n_.init_loop;
-            out += pad_of(indent + 1) + "for (long " + l.iterator + " = hd_c; " + l.iterator +
-                   " <= hd_uv; ++" + l.iterator + ") {\n";
-            cx_.print_statement(l.body[0], indent + 2, out);
+            columns(indent + 1, n_.init_loop->iterator);
+            cx_.print_statement(n_.init_loop->body[0], indent + 2, out);
             out += pad_of(indent + 1) + "}\n";
         }
         int depth = 1;
@@ -542,15 +548,12 @@ private:
                    ") {\n";
             ++depth;
         }
-        out += pad_of(indent + depth) + "for (long " + n_.v->iterator + " = hd_c; " +
-               n_.v->iterator + " <= hd_uv; ++" + n_.v->iterator + ") {\n";
+        columns(indent + depth, n_.v->iterator);
         cx_.print_statement(*n_.call, indent + depth + 1, out);
         for (int d = depth; d >= 1; --d)
             out += pad_of(indent + d) + "}\n";
         if (epi_) { // the columns' epilogue, once their sums are complete
-            const std::string& it = n_.epi_loop->iterator;
-            out += pad_of(indent + 1) + "for (long " + it + " = hd_c; " + it + " <= hd_uv; ++" +
-                   it + ") {\n";
+            columns(indent + 1, n_.epi_loop->iterator);
             cx_.print_statement(*epi_call_, indent + 2, out);
             out += pad_of(indent + 1) + "}\n";
         }
