@@ -110,7 +110,7 @@ inline double test_accuracy(nn::TrainStep& step, const nn::MnistSplit& split) {
     auto order = nn::sequential_indices(split.size());
     std::int64_t correct = 0;
     for (std::int64_t b = 0; b < nn::batch_count(split.size(), kEvalBatch, false); ++b) {
-        auto batch = nn::mnist_batch(split, order, b, kEvalBatch, step.model().example_shape);
+        auto batch = nn::mnist_batch(split, order, b, kEvalBatch, step.example_shape());
         correct += step.count_correct(batch.images, batch.labels);
     }
     return static_cast<double>(correct) / static_cast<double>(split.size());
@@ -173,7 +173,7 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
         progress.begin_epoch(epoch);
         double epoch_loss = 0.0;
         for (std::int64_t s = 0; s < steps; ++s) {
-            auto batch = nn::mnist_batch(data.train, order, s, f.batch, step.model().example_shape);
+            auto batch = nn::mnist_batch(data.train, order, s, f.batch, step.example_shape());
             const double compiled = step.compile_seconds();
             const double loss = step.step(batch.images, batch.labels);
             progress.exclude_seconds(step.compile_seconds() - compiled);

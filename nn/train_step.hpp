@@ -34,6 +34,8 @@ public:
 
     // The model with its current parameters.
     Model model() const;
+    // One example's shape (images are (batch, example_shape...)).
+    const std::vector<std::int64_t>& example_shape() const { return model_.example_shape; }
     const std::vector<HostArray>& params() const { return trainer_.params(); }
     const std::vector<HostArray>& optimizer_state() const { return trainer_.optimizer_state(); }
     // Replaces the parameters (same shapes and dtypes) and resets the optimizer state.

@@ -98,6 +98,11 @@ TEST_CASE("nn train step: sgd steps of softmax regression match the hand-written
     }
     CHECK(step.programs_compiled() == 2);
     CHECK(step.params()[0].dtype() == DType::F32);
+    // model(): the names and forward of the model given, the parameters as trained.
+    Model now = step.model();
+    CHECK(now.names == std::vector<std::string>{"w", "b"});
+    CHECK(now.params[0].to_doubles() == step.params()[0].to_doubles());
+    CHECK(step.example_shape() == std::vector<std::int64_t>{kIn});
 }
 
 TEST_CASE("nn train step: count_correct, adam state, and set_params") {

@@ -26,7 +26,7 @@ std::vector<double> train(TrainStep& step, const MnistSplit& train, int epochs) 
         auto order = shuffled_indices(train.size(), 0, static_cast<std::uint64_t>(e));
         double total = 0.0;
         for (std::int64_t s = 0; s < steps; ++s) {
-            auto batch = mnist_batch(train, order, s, kBatch, step.model().example_shape);
+            auto batch = mnist_batch(train, order, s, kBatch, step.example_shape());
             total += step.step(batch.images, batch.labels);
         }
         means.push_back(total / static_cast<double>(steps));
@@ -37,7 +37,7 @@ std::vector<double> train(TrainStep& step, const MnistSplit& train, int epochs) 
 
 double accuracy(TrainStep& step, const MnistSplit& test) {
     auto order = sequential_indices(test.size());
-    auto batch = mnist_batch(test, order, 0, test.size(), step.model().example_shape);
+    auto batch = mnist_batch(test, order, 0, test.size(), step.example_shape());
     return static_cast<double>(step.count_correct(batch.images, batch.labels)) /
            static_cast<double>(test.size());
 }
