@@ -35,6 +35,14 @@ public:
     virtual std::unique_ptr<Program> compile(const std::vector<NodePtr>& outputs,
                                              const std::vector<NodePtr>& placeholders,
                                              const CompileOptions& options) = 0;
+    // Whether compile() takes this graph's symbolic extents (Range::param) as run-time values,
+    // one program for every value; if not, compile() in core compiles a program per value.
+    virtual bool compiles_symbolic_extents(const std::vector<NodePtr>& outputs,
+                                           const std::vector<NodePtr>& placeholders) const {
+        (void)outputs;
+        (void)placeholders;
+        return false;
+    }
     // Evaluate once (no placeholders). The default compiles and runs.
     virtual std::vector<HostArray> evaluate(const std::vector<NodePtr>& outputs,
                                             const CompileOptions& options);

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/node_builders.hpp"
+#include "core/symbolic.hpp"
 
 namespace hedra {
 namespace {
@@ -47,13 +48,14 @@ std::vector<NodePtr> nodes_of(const std::vector<Array>& arrays) {
 }
 
 void check_results(const std::string& backend, const std::vector<NodePtr>& nodes,
-                   const std::vector<HostArray>& results) {
+                   const std::vector<HostArray>& results, const ParamValues& values = {}) {
     HEDRA_INTERNAL_CHECK(results.size() == nodes.size(),
                          "backend '" + backend + "' returned " + std::to_string(results.size()) +
                              " results for " + std::to_string(nodes.size()) + " outputs");
     for (std::size_t i = 0; i < nodes.size(); ++i)
         HEDRA_INTERNAL_CHECK(
-            results[i].sizes() == nodes[i]->shape.sizes() && results[i].dtype() == nodes[i]->dtype,
+            results[i].sizes() == actual_sizes(nodes[i]->shape, values) &&
+                results[i].dtype() == nodes[i]->dtype,
             "backend '" + backend + "' returned a result of shape " +
                 Shape::of(results[i].sizes()).to_string() + " and dtype " +
                 std::string(dtype_name(results[i].dtype())) + " for " +
@@ -85,6 +87,11 @@ std::vector<HostArray> compute(const std::vector<Array>& arrays, const ComputeOp
         if (auto ps = reachable_placeholders(todo); !ps.empty())
             throw Error("compute: the arrays depend on " + placeholder_string(ps.front()) +
                         "; use compile() and pass the placeholder's value as an input");
+        if (auto params = symbolic_params(todo); !params.empty())
+            throw Error("compute: the arrays have the symbolic extent '" +
+                        param_name(params.front()) +
+                        "', which only a compiled program's inputs give a value; use compile() "
+                        "with a placeholder that has it");
         std::shared_ptr<Backend> backend = choose_backend(options);
         std::vector<HostArray> results = backend->evaluate(todo, options);
         check_results(backend->name(), todo, results);
@@ -106,15 +113,20 @@ CompiledProgram::CompiledProgram(std::shared_ptr<Program> program,
     : program_(std::move(program)), placeholders_(std::move(placeholders)),
       outputs_(std::move(outputs)) {
     HEDRA_INTERNAL_CHECK(program_ != nullptr, "compiled program without a program");
+    std::vector<NodePtr> all = outputs_;
+    all.insert(all.end(), placeholders_.begin(), placeholders_.end());
+    symbolic_ = has_symbolic_extents(all);
 }
 
 std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>& inputs) const {
     if (inputs.size() != placeholders_.size())
         throw Error("compiled program: expected " + std::to_string(placeholders_.size()) +
                     " inputs (one per placeholder), got " + std::to_string(inputs.size()));
+    ParamValues values;
+    if (symbolic_) values = bind_params(placeholders_, inputs, "compiled program");
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const NodePtr& p = placeholders_[i];
-        if (inputs[i].sizes() != p->shape.sizes())
+        if (!symbolic_ && inputs[i].sizes() != p->shape.sizes())
             throw Error("compiled program: input " + std::to_string(i) + " has shape " +
                         Shape::of(inputs[i].sizes()).to_string() + " but " + placeholder_string(p) +
                         " has shape " + p->shape.to_string());
@@ -127,7 +139,7 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
                         placeholder_string(p) + " has no data");
     }
     std::vector<HostArray> results = program_->run(inputs);
-    check_results("compiled program", outputs_, results);
+    check_results("compiled program", outputs_, results, values);
     return results;
 }
 
@@ -152,7 +164,17 @@ CompiledProgram compile(const std::vector<Array>& outputs, const std::vector<Arr
                         ", which is not among the " + std::to_string(ins.size()) +
                         " placeholders given");
     std::shared_ptr<Backend> backend = choose_backend(options);
-    std::unique_ptr<Program> program = backend->compile(outs, ins, options);
+    std::vector<int> in_params = symbolic_params(ins);
+    for (int p : symbolic_params(outs))
+        if (std::find(in_params.begin(), in_params.end(), p) == in_params.end())
+            throw Error("compile: the outputs have the symbolic extent '" + param_name(p) +
+                        "' but none of the " + std::to_string(ins.size()) +
+                        " placeholders has it, so no call could give its value");
+    std::unique_ptr<Program> program;
+    if (!in_params.empty() && !backend->compiles_symbolic_extents(outs, ins))
+        program = std::make_unique<SpecializingProgram>(backend, outs, ins, options);
+    else
+        program = backend->compile(outs, ins, options);
     HEDRA_INTERNAL_CHECK(program != nullptr,
                          "backend '" + backend->name() + "' returned no program");
     return CompiledProgram(std::shared_ptr<Program>(std::move(program)), std::move(ins),

@@ -37,6 +37,7 @@ private:
     std::shared_ptr<Program> program_;
     std::vector<NodePtr> placeholders_;
     std::vector<NodePtr> outputs_;
+    bool symbolic_ = false; // some axis is symbolic: sizes bound per call
 };
 
 CompiledProgram compile(const std::vector<Array>& outputs, const std::vector<Array>& placeholders,

@@ -96,6 +96,16 @@ std::vector<NodePtr> check_pieces(const std::string& op, const std::vector<Array
                         std::string(dtype_name(b->dtype)) + " but piece 0 has dtype " +
                         std::string(dtype_name(a->dtype)) + "; cast first; piece 0 created at " +
                         site(a) + ", piece " + std::to_string(i) + " at " + site(b));
+        // A symbolic axis is whole in every piece: pieces are placed along static axes only.
+        for (int d = 0; d < a->shape.rank(); ++d)
+            if ((a->shape[d].is_dynamic() || b->shape[d].is_dynamic()) &&
+                a->shape[d] != b->shape[d])
+                throw Error(op + ": axis " + std::to_string(d) + " is symbolic in " +
+                            a->shape.to_string() + " or " + b->shape.to_string() +
+                            " (pieces 0 and " + std::to_string(i) +
+                            "); pieces may only be placed along static axes, and a symbolic axis "
+                            "must be the same in every piece; piece 0 created at " +
+                            site(a) + ", piece " + std::to_string(i) + " at " + site(b));
     }
     return nodes;
 }

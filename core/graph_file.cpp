@@ -20,8 +20,11 @@ using json::Value;
 
 Value shape_json(const Shape& shape) {
     Value a = Value::array();
-    for (const Range& r : shape.ranges())
-        a.push_back({r.start, r.step, r.size});
+    for (const Range& r : shape.ranges()) {
+        Value v = {r.start, r.step, r.size};
+        if (r.is_dynamic()) v.push_back(param_name(r.param)); // a symbolic extent: its name
+        a.push_back(v);
+    }
     return a;
 }
 

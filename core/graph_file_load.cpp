@@ -53,7 +53,8 @@ Shape GraphReader::shape_member(const Value& obj) const {
     std::int64_t elements = 1;
     for (const Value& r : s) {
         typed(r, Value::value_t::array, "shape");
-        if (r.size() != 3) fail(r, "a range is [start, step, size]");
+        if (r.size() != 3 && r.size() != 4)
+            fail(r, "a range is [start, step, size] or, symbolic, [0, 1, max, \"name\"]");
         std::int64_t start = integer(r[0], "start", -(1LL << 62), 1LL << 62);
         std::int64_t step = integer(r[1], "step", 1, 1LL << 40);
         std::int64_t size = integer(r[2], "size", 0, 1LL << 40);
@@ -64,7 +65,12 @@ Shape GraphReader::shape_member(const Value& obj) const {
         if (end > (1LL << 62))
             fail(r, "the range [" + std::to_string(start) + ", " + std::to_string(step) + ", " +
                         std::to_string(size) + "] ends beyond 2^62 (start + step*size)");
-        ranges.emplace_back(start, step, size);
+        if (r.size() == 4) {
+            if (start != 0 || step != 1) fail(r, "a symbolic extent starts at 0 with step 1");
+            ranges.push_back(dynamic(text(typed(r[3], Value::value_t::string, "name")), size));
+        } else {
+            ranges.emplace_back(start, step, size);
+        }
         if (__builtin_mul_overflow(elements, size, &elements) || elements > (1LL << 48))
             fail(r, "the shape has more than 2^48 elements");
     }

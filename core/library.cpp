@@ -150,11 +150,32 @@ Array sum(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation l
     return reduce(ReduceOp::Sum, a, std::move(axes), keepdims, loc);
 }
 
+Array element_count(const Array& a, std::vector<int> axes, SourceLocation loc) {
+    std::int64_t count = 1;
+    std::vector<Range> symbolic;
+    for (int d : detail::normalize_axes("element_count", axes, a.node())) {
+        if (a.shape()[d].is_dynamic())
+            symbolic.push_back(a.shape()[d]);
+        else
+            count *= a.shape()[d].size;
+    }
+    Array n = full(Shape(), static_cast<double>(count), DType::F32, loc);
+    if (symbolic.empty()) return n;
+    // The extents' product as a sum of ones over them: exact in i64, computed at run time.
+    Array ones = full(Shape(std::move(symbolic)), 1.0, DType::I64, loc);
+    return Operand(cast(sum(ones, {}, false, loc), DType::F32, loc), loc) * Operand(n, loc);
+}
+
 Array mean(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation loc) {
     std::int64_t count = 1;
-    for (int d : detail::normalize_axes("mean", axes, a.node()))
+    bool symbolic = false;
+    for (int d : detail::normalize_axes("mean", axes, a.node())) {
         count *= a.shape()[d].size;
+        symbolic = symbolic || a.shape()[d].is_dynamic();
+    }
     Array x = is_float(a.dtype()) ? a : cast(a, DType::F32, loc);
+    if (symbolic)
+        return Operand(sum(x, axes, keepdims, loc), loc) / Operand(element_count(a, axes, loc), loc);
     return map2(ScalarOp::Div, Operand(sum(x, std::move(axes), keepdims, loc), loc),
                 static_cast<double>(count), "mean");
 }
@@ -251,7 +272,7 @@ Array matmul(const Array& a, const Array& b, SourceLocation loc) {
                         "; a created at " + site(na) + ", b at " + site(nb));
     }
     detail::check_result_rank("matmul", std::max(batch_a, batch_b) + has_m + has_n + 1);
-    const Range k = range(ka.size);
+    const Range k = ka.is_dynamic() ? ka : kb.is_dynamic() ? kb : range(ka.size);
     // a' = (batch_a..., [m], [1], k) and b' = (batch_b..., [1], [n], k), as views.
     std::vector<Range> sa(na->shape.ranges().begin(), na->shape.ranges().end() - 1);
     if (has_n) sa.push_back(range(1));
@@ -407,7 +428,10 @@ Array pad(const Array& a, const std::vector<std::pair<std::int64_t, std::int64_t
                         std::to_string(after) + ") on axis " + std::to_string(d) + " of shape " +
                         n->shape.to_string() + "; array created at " + site(n));
         const Range& rg = n->shape[d];
-        ranges.emplace_back(rg.start - before * rg.step, rg.step, rg.size + before + after);
+        if (before == 0 && after == 0)
+            ranges.push_back(rg); // as it is (a symbolic axis stays symbolic)
+        else
+            ranges.emplace_back(rg.start - before * rg.step, rg.step, rg.size + before + after);
     }
     return overwrite({full(Shape(std::move(ranges)), value, n->dtype, loc), a}, loc);
 }

@@ -58,6 +58,10 @@ Array sum(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
           SourceLocation loc = SourceLocation::current());
 Array mean(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
            SourceLocation loc = SourceLocation::current());
+// The number of elements of `a` along `axes` (empty: all) as a rank-0 f32 array: a constant,
+// or, where an axis is symbolic (`dynamic`), computed when the program runs.
+Array element_count(const Array& a, std::vector<int> axes = {},
+                    SourceLocation loc = SourceLocation::current());
 Array max(const Array& a, std::vector<int> axes = {}, bool keepdims = false,
           SourceLocation loc = SourceLocation::current());
 Array min(const Array& a, std::vector<int> axes = {}, bool keepdims = false,

@@ -32,6 +32,7 @@ std::size_t structural_hash(const Node& n) {
         combine(h, static_cast<std::uint64_t>(r.start));
         combine(h, static_cast<std::uint64_t>(r.step));
         combine(h, static_cast<std::uint64_t>(r.size));
+        combine(h, static_cast<std::uint64_t>(r.param + 1));
     }
     combine(h, n.inputs.size());
     for (const NodePtr& in : n.inputs)

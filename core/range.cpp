@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -58,10 +60,50 @@ bool Range::contains(const Range& o) const {
 }
 
 std::string Range::to_string() const {
+    if (param >= 0) return param_name(param) + "<=" + std::to_string(size);
     if (size == 1) return "{" + std::to_string(start) + "}";
     std::string s = "[" + std::to_string(start) + "," + std::to_string(end()) + ")";
     if (step != 1) s += ":" + std::to_string(step);
     return s;
+}
+
+namespace {
+
+struct ParamNames {
+    std::mutex mutex;
+    std::vector<std::string> names; // never shrinks: a parameter's number is stable
+};
+
+ParamNames& param_names() {
+    static ParamNames* table = new ParamNames; // outlives static destructors that print ranges
+    return *table;
+}
+
+} // namespace
+
+Range dynamic(const std::string& name, std::int64_t max) {
+    if (name.empty()) throw Error("dynamic: a symbolic extent needs a name, e.g. \"batch\"");
+    if (max < 1)
+        throw Error("dynamic: the maximum of '" + name + "' is " + std::to_string(max) +
+                    "; give the largest value it will take (at least 1)");
+    ParamNames& t = param_names();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    int id = -1;
+    for (std::size_t i = 0; i < t.names.size(); ++i)
+        if (t.names[i] == name) id = static_cast<int>(i);
+    if (id < 0) {
+        id = static_cast<int>(t.names.size());
+        t.names.push_back(name);
+    }
+    Range r(0, 1, max);
+    r.param = id;
+    return r;
+}
+
+const std::string& param_name(int param) {
+    ParamNames& t = param_names();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    return t.names.at(static_cast<std::size_t>(param));
 }
 
 Range range(std::int64_t end) { return range(0, end, 1); }
@@ -80,6 +122,7 @@ Range range(std::int64_t start, std::int64_t end, std::int64_t step) {
 }
 
 Range intersect(const Range& a, const Range& b) {
+    if (a == b) return a;
     if (a.empty() || b.empty()) return Range(0, 1, 0);
     // Solve a.start + a.step*i == b.start + b.step*j, in 128 bits: the difference of the starts
     // and the lcm of the steps can overflow int64 (the points found lie in both ranges, so the
@@ -109,6 +152,7 @@ Range intersect(const Range& a, const Range& b) {
 bool disjoint(const Range& a, const Range& b) { return intersect(a, b).empty(); }
 
 Range hull(const Range& a, const Range& b) {
+    if (a == b) return a;
     if (a.empty()) return b;
     if (b.empty()) return a;
     // Distances from lo in unsigned 64 bits: they can exceed INT64_MAX (then the Range

@@ -15,6 +15,10 @@ struct Range {
     std::int64_t start = 0;
     std::int64_t step = 1;
     std::int64_t size = 0;
+    // A symbolic extent (see `dynamic`): -1 for a constant size; else the parameter whose value,
+    // bound when a compiled program is called, is the extent, and `size` its declared maximum.
+    // Such a range is always [0, value) with step 1.
+    int param = -1;
 
     Range() = default;
     // Throws hedra::Error if step < 1, size < 0, or start + step*size overflows int64.
@@ -30,9 +34,18 @@ struct Range {
     bool contains(const Range& other) const; // as sets
     bool operator==(const Range&) const = default;
 
-    // "[0,4)", "[1,9):2", "{3}" for a single index, "[0,0)" when empty.
+    bool is_dynamic() const { return param >= 0; }
+
+    // "[0,4)", "[1,9):2", "{3}" for a single index, "[0,0)" when empty, "batch<=256" dynamic.
     std::string to_string() const;
 };
+
+// A symbolic extent: the axis [0, n) where n is named `name` and bound when a compiled program
+// is called (1 <= n <= max), e.g. placeholder({dynamic("batch", 256), 784}). Ranges of the same
+// name share one value: two inputs with a "batch" axis must agree on it.
+Range dynamic(const std::string& name, std::int64_t max);
+// The name of parameter `param` (Range::param).
+const std::string& param_name(int param);
 
 // range(end) = [0,end); range(start, end); range(start, end, step); end is exclusive.
 Range range(std::int64_t end);

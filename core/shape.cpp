@@ -77,7 +77,8 @@ std::string Shape::to_string() const {
     std::string s = "(";
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
         if (i) s += plain ? "," : ", ";
-        s += plain ? std::to_string(ranges_[i].size) : ranges_[i].to_string();
+        s += plain && !ranges_[i].is_dynamic() ? std::to_string(ranges_[i].size)
+                                               : ranges_[i].to_string();
     }
     return s + ")";
 }

@@ -25,11 +25,52 @@ AffineMap canonical_access(const AffineMap& m, const Shape& shape) {
     return AffineMap(in, m.out_rank(), std::move(matrix), std::move(offset));
 }
 
+// The result shape with its symbolic axes: a symbolic axis of the source must be read whole,
+// unshifted and in order by exactly one result axis, which becomes symbolic too (a transpose
+// moves it, a broadcast adds axes around it). A result axis the caller made symbolic must read
+// no static axis (a broadcast into a symbolic axis).
+Shape symbolic_view_shape(const NodePtr& source, const Shape& shape, const AffineMap& map) {
+    std::vector<Range> out = shape.ranges();
+    const Shape& in = source->shape;
+    auto fail = [&](const std::string& why) {
+        return Error("view: " + why + " (a view of " + in.to_string() + " as " +
+                     shape.to_string() + "; array created at " + site(source) +
+                     "); symbolic axes may be moved or broadcast against, not sliced, "
+                     "reversed, strided, indexed or resized");
+    };
+    for (int q = 0; q < in.rank(); ++q) {
+        if (!in[q].is_dynamic()) {
+            for (int o = 0; o < shape.rank(); ++o)
+                if (shape[o].is_dynamic() && map.coeff(q, o) != 0)
+                    throw fail("result axis " + std::to_string(o) + " is symbolic (" +
+                               shape[o].to_string() + ") but reads the static axis " +
+                               std::to_string(q));
+            continue;
+        }
+        int whole = -1, readers = 0;
+        for (int o = 0; o < shape.rank(); ++o) {
+            if (map.coeff(q, o) == 0) continue;
+            ++readers;
+            if (map.coeff(q, o) == 1 && shape[o].size == in[q].size && shape[o].start == 0 &&
+                shape[o].step == 1)
+                whole = o;
+        }
+        if (whole < 0 || readers != 1 || map.offset(q) != 0)
+            throw fail("axis " + std::to_string(q) + " (" + in[q].to_string() +
+                       ") is symbolic and no result axis reads it whole");
+        if (out[whole].is_dynamic() && out[whole].param != in[q].param)
+            throw fail("result axis " + std::to_string(whole) + " is " +
+                       out[whole].to_string() + " but reads " + in[q].to_string());
+        out[whole] = in[q];
+    }
+    return Shape(std::move(out));
+}
+
 } // namespace
 
-NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& access,
+NodePtr make_view(const NodePtr& input, const Shape& requested, const AffineMap& access,
                   SourceLocation loc) {
-    HEDRA_INTERNAL_CHECK(access.in_rank() == shape.rank() &&
+    HEDRA_INTERNAL_CHECK(access.in_rank() == requested.rank() &&
                              access.out_rank() == input->shape.rank(),
                          "view access of the wrong rank");
     NodePtr source = input;
@@ -38,6 +79,12 @@ NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& acc
         map = source->access.compose(map);
         source = source->inputs.at(0);
     }
+    bool symbolic = false;
+    for (const Range& r : source->shape.ranges())
+        symbolic = symbolic || r.is_dynamic();
+    for (const Range& r : requested.ranges())
+        symbolic = symbolic || r.is_dynamic();
+    const Shape shape = symbolic ? symbolic_view_shape(source, requested, map) : requested;
     map = canonical_access(map, shape);
     if (shape == source->shape && map == canonical_access(AffineMap::identity(shape.rank()), shape))
         return source;

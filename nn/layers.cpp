@@ -73,13 +73,13 @@ Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocat
                         (lead == 1 ? "" : " (its axis " + std::to_string(d) + ")") + "; x " +
                         x.describe() + ", weight " + weight.describe() + at(loc));
     // Space (n..., o, f...): x reads (n..., f...), weight reads (o, f...).
-    std::vector<std::int64_t> sizes;
+    std::vector<Range> ranges; // x's leading axes as they are: a symbolic batch stays one
     for (int d = 0; d < lead; ++d)
-        sizes.push_back(x.shape()[d].size);
-    sizes.push_back(weight.shape()[0].size);
+        ranges.push_back(x.shape()[d].is_dynamic() ? x.shape()[d] : range(x.shape()[d].size));
+    ranges.push_back(range(weight.shape()[0].size));
     for (int d = 1; d <= k; ++d)
-        sizes.push_back(weight.shape()[d].size);
-    const Shape space = Shape::of(sizes);
+        ranges.push_back(range(weight.shape()[d].size));
+    const Shape space(std::move(ranges));
     const int rank = space.rank();
     IndexMap xm(rank, x.shape()), wm(rank, weight.shape());
     for (int d = 0; d < lead; ++d)
@@ -171,6 +171,15 @@ void check_logits_and_labels(const char* op, const Array& logits, const Array& l
                     ", got " + labels.describe() + at(loc));
 }
 
+// The total over every label divided by their number (known when the program runs if the
+// batch is symbolic).
+Array mean_over_labels(const Array& total, const Array& labels, SourceLocation loc) {
+    for (const Range& r : labels.shape().ranges())
+        if (r.is_dynamic())
+            return Operand(total, loc) / Operand(element_count(labels, {}, loc), loc);
+    return Operand(total, loc) / static_cast<double>(labels.size());
+}
+
 } // namespace
 
 Array softmax_cross_entropy(const Array& logits, const Array& labels, SourceLocation loc) {
@@ -178,8 +187,7 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels, SourceLoca
     Array z = zero_based(logits);
     Array onehot = index_components(z.shape(), 1, loc) == as_column(zero_based(labels));
     Array picked = where(Operand(onehot, loc), log_softmax(z, 1, loc), 0.0);
-    return Operand(-Operand(sum(picked, {}, false, loc), loc), loc) /
-           static_cast<double>(logits.shape()[0].size);
+    return mean_over_labels(-Operand(sum(picked, {}, false, loc), loc), labels, loc);
 }
 
 Array cross_entropy(const Array& logits, const Array& labels, SourceLocation loc) {
@@ -196,8 +204,7 @@ Array cross_entropy(const Array& logits, const Array& labels, SourceLocation loc
     const int last = z.rank() - 1;
     Array onehot = index_components(z.shape(), last, loc) == as_column(zero_based(labels));
     Array picked = where(Operand(onehot, loc), log_softmax(z, last, loc), 0.0);
-    const double positions = static_cast<double>(labels.size());
-    return Operand(-Operand(sum(picked, {}, false, loc), loc), loc) / positions;
+    return mean_over_labels(-Operand(sum(picked, {}, false, loc), loc), labels, loc);
 }
 
 Array count_correct(const Array& logits, const Array& labels, SourceLocation loc) {

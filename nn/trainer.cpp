@@ -177,12 +177,36 @@ Trainer::UpdateGraph Trainer::update_of(const std::vector<Array>& params,
     return g;
 }
 
-CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs) const {
+bool Trainer::batch_axis(std::size_t input) const {
+    return options_.symbolic_batch && !inputs_[input].sizes.empty() &&
+           inputs_[input].sizes[0] == kAnyExtent;
+}
+
+std::int64_t Trainer::symbolic_batch(const std::vector<HostArray>& inputs) const {
+    std::int64_t batch = 0;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!batch_axis(i)) continue;
+        const std::int64_t b = inputs[i].sizes().at(0);
+        if (b < 1 || (batch > 0 && b != batch)) return 0; // not one batch: a program per size
+        batch = b;
+    }
+    return batch;
+}
+
+CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
+                               std::int64_t batch_max) const {
     const std::size_t n = params_.size();
     std::vector<Array> params = placeholders_like(params_, "param");
     std::vector<Array> xs;
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        xs.push_back(placeholder(Shape::of(inputs[i].sizes()), inputs[i].dtype(), inputs_[i].name));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        Shape shape = Shape::of(inputs[i].sizes());
+        if (batch_max > 0 && batch_axis(i)) {
+            std::vector<Range> ranges = shape.ranges();
+            ranges[0] = dynamic("batch", batch_max);
+            shape = Shape(std::move(ranges));
+        }
+        xs.push_back(placeholder(shape, inputs[i].dtype(), inputs_[i].name));
+    }
     std::vector<Array> ins = params, outs;
     if (kind == Kind::Evaluate) {
         LossOutputs lo = loss_of(params, xs);
@@ -231,14 +255,28 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs) 
 
 const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>& inputs) {
     Key key{kind, {}, {}};
-    for (const HostArray& x : inputs) {
-        key.sizes.push_back(x.sizes());
-        key.dtypes.push_back(x.dtype());
+    const std::int64_t batch = symbolic_batch(inputs);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        key.sizes.push_back(inputs[i].sizes());
+        if (batch > 0 && batch_axis(i)) key.sizes.back()[0] = -1;
+        key.dtypes.push_back(inputs[i].dtype());
+    }
+    if (batch > 0) { // the program of the smallest maximum that holds this batch
+        const CompiledProgram* best = nullptr;
+        std::int64_t best_max = 0;
+        for (const auto& [k, p] : programs_)
+            if (k.kind == kind && k.sizes == key.sizes && k.dtypes == key.dtypes &&
+                k.batch_max >= batch && (!best || k.batch_max < best_max)) {
+                best = &p;
+                best_max = k.batch_max;
+            }
+        if (best) return *best;
+        key.batch_max = batch;
     }
     auto it = programs_.find(key);
     if (it != programs_.end()) return it->second;
     const auto start = std::chrono::steady_clock::now();
-    CompiledProgram p = build(kind, inputs);
+    CompiledProgram p = build(kind, inputs, key.batch_max);
     compile_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++programs_compiled_;

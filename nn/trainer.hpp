@@ -50,6 +50,10 @@ struct TrainerOptions {
     std::vector<std::string> param_names; // one per parameter; empty: "param0", "param1", ...
     double clip_norm = 0.0; // > 0: clip_grad_norm(grads, clip_norm) before every update
     ComputeOptions compute; // the backend and compile options of every program
+    // Inputs whose leading extent is kAnyExtent share one symbolic extent "batch": a program
+    // serves every batch up to the largest it was compiled for (the first batch, or a larger
+    // one that comes later), so a final partial batch compiles nothing. Off: a program per size.
+    bool symbolic_batch = true;
 };
 
 struct StepResult {
@@ -112,10 +116,15 @@ private:
         Kind kind;
         std::vector<std::vector<std::int64_t>> sizes; // per input
         std::vector<DType> dtypes;                    // per input
+        std::int64_t batch_max = 0; // > 0: the symbolic batch's maximum (its sizes hold -1)
         auto operator<=>(const Key&) const = default;
     };
     const CompiledProgram& program(Kind kind, const std::vector<HostArray>& inputs);
-    CompiledProgram build(Kind kind, const std::vector<HostArray>& inputs) const;
+    CompiledProgram build(Kind kind, const std::vector<HostArray>& inputs,
+                          std::int64_t batch_max) const;
+    // The batch the inputs share on their kAnyExtent leading axes (symbolic_batch), or 0.
+    std::int64_t symbolic_batch(const std::vector<HostArray>& inputs) const;
+    bool batch_axis(std::size_t input) const; // whether input's leading axis is the batch
     LossOutputs loss_of(const std::vector<Array>& params, const std::vector<Array>& inputs) const;
     struct UpdateGraph {
         std::vector<Array> outputs; // new parameters, new state

@@ -37,6 +37,14 @@ struct Buffer {
     // row_window consecutive rows of it (a power of two) are live at any time, and row r is
     // stored at r mod row_window.
     int row_window = 0;
+    // Per axis, the symbolic extent (Range::param) whose run-time value is its size, or -1;
+    // empty when every axis is static. `sizes` holds the declared maxima: the memory it gets.
+    std::vector<int> params;
+    bool symbolic() const {
+        for (int p : params)
+            if (p >= 0) return true;
+        return false;
+    }
     std::size_t bytes() const {
         std::size_t n = dtype_size(dtype);
         for (std::int64_t s : sizes)
@@ -56,6 +64,14 @@ struct Read {
     int buffer = -1;  // a buffer index, or -1: the value is the affine index expression itself
     AffineMap access; // statement counters -> buffer counters (out_rank 1 when buffer == -1)
     bool operator==(const Read&) const = default;
+};
+
+// A bound a symbolic extent puts on a statement: expr(counters) < the parameter's value. The
+// extents hold the declared maxima; the AST generator intersects the domain with these.
+struct ParamBound {
+    AffineMap expr; // statement counters -> one value
+    int param = -1; // Range::param
+    bool operator==(const ParamBound&) const = default;
 };
 
 enum class StatementKind : std::uint8_t {
@@ -92,6 +108,9 @@ struct Statement {
     // rows. -1 outside a stream.
     int stream_stage = -1;
     int stream_shift = 0;
+    // The counters that run over a symbolic extent (see ParamBound); a pass that rewrites the
+    // counters rewrites these as it rewrites the accesses.
+    std::vector<ParamBound> param_bounds;
 };
 
 // A kernel: statements scheduled together (one isl schedule, one generated function).
@@ -108,7 +127,20 @@ struct ProgramIR {
     std::vector<Kernel> kernels; // executed in order
     std::vector<int> outputs;    // buffer index per requested output, in request order
     std::vector<int> inputs;     // buffer indices bound at run time, deterministic order
+    // The symbolic extents (Range::param) the program's sizes depend on, sorted: the kernels
+    // take their values as arguments in this order.
+    std::vector<int> params;
+    std::vector<std::int64_t> param_max; // per params entry: its declared maximum
+    // The position of `param` in `params`, or -1.
+    int param_index(int param) const {
+        for (std::size_t i = 0; i < params.size(); ++i)
+            if (params[i] == param) return static_cast<int>(i);
+        return -1;
+    }
 };
+
+// "hd_n<k>": the value of ProgramIR::params[k] in isl sets and generated code.
+inline std::string param_value_name(int k) { return "hd_n" + std::to_string(k); }
 
 // Readable listing for dumps and tests.
 std::string to_string(const ProgramIR& program);

@@ -99,6 +99,52 @@ int Scop::statement_index(const std::string& name) const {
     return -1;
 }
 
+namespace {
+
+std::string param_tuple(const ProgramIR& program) {
+    std::string s = "[";
+    for (std::size_t k = 0; k < program.params.size(); ++k)
+        s += (k ? ", " : "") + param_value_name(static_cast<int>(k));
+    return s + "] -> ";
+}
+
+} // namespace
+
+IslPtr<isl_union_set> symbolic_instances(IslContext& context, const Scop& scop) {
+    const ProgramIR& program = *scop.program;
+    if (program.params.empty()) return {};
+    std::string text = param_tuple(program) + "{ ";
+    for (std::size_t s = 0; s < scop.kernel->statements.size(); ++s) {
+        const Statement& st = scop.kernel->statements[s];
+        const int rank = static_cast<int>(st.extents.size());
+        text += (s ? "; " : "") + st.name + "[" + counters(rank) + "]";
+        for (std::size_t b = 0; b < st.param_bounds.size(); ++b) {
+            const ParamBound& pb = st.param_bounds[b];
+            int k = program.param_index(pb.param);
+            HEDRA_INTERNAL_CHECK(k >= 0 && pb.expr.in_rank() == rank && pb.expr.out_rank() == 1,
+                                 "scop: a malformed bound of " + st.name);
+            text += std::string(b ? " and " : " : ") + affine_component(pb.expr, 0) + " < " +
+                    param_value_name(k);
+        }
+    }
+    text += " }";
+    isl_union_set* set = isl_union_set_read_from_str(context.get(), text.c_str());
+    HEDRA_INTERNAL_CHECK(set != nullptr, "scop: isl cannot parse " + text);
+    return take(set);
+}
+
+IslPtr<isl_set> symbolic_context(IslContext& context, const ProgramIR& program) {
+    if (program.params.empty()) return {};
+    std::string text = param_tuple(program) + "{ : ";
+    for (std::size_t k = 0; k < program.params.size(); ++k)
+        text += (k ? " and 1 <= " : "1 <= ") + param_value_name(static_cast<int>(k)) +
+                " <= " + std::to_string(program.param_max.at(k));
+    text += " }";
+    isl_set* set = isl_set_read_from_str(context.get(), text.c_str());
+    HEDRA_INTERNAL_CHECK(set != nullptr, "scop: isl cannot parse " + text);
+    return take(set);
+}
+
 Scop build_scop(IslContext& context, const ProgramIR& program, const Kernel& kernel) {
     isl_ctx* ctx = context.get();
     Scop scop;

@@ -253,7 +253,7 @@ void convert_into(isl_ast_node* n, const BuildContext& bc, std::vector<AstNode>&
 } // namespace
 
 AstNode build_loop_ast(const poly::Scop& scop, const poly::Dependences& deps,
-                       const IslPtr<isl_schedule>& schedule) {
+                       const IslPtr<isl_schedule>& schedule, const IslPtr<isl_set>& context) {
     isl_ctx* ctx = isl_schedule_get_ctx(schedule.get());
     isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
     isl_options_set_ast_build_detect_min_max(ctx, 1);
@@ -261,7 +261,8 @@ AstNode build_loop_ast(const poly::Scop& scop, const poly::Dependences& deps,
         &scop,
         take(isl_union_map_union(deps.all().release(), accumulation_conflicts(scop).release())),
         {}};
-    isl_ast_build* build = isl_ast_build_alloc(ctx);
+    isl_ast_build* build =
+        context ? isl_ast_build_from_context(context.copy()) : isl_ast_build_alloc(ctx);
     build = isl_ast_build_set_before_each_for(build, before_for, &bc);
     isl_ast_node* tree = isl_ast_build_node_from_schedule(build, schedule.copy());
     isl_ast_build_free(build);

@@ -13,7 +13,9 @@
 
 namespace hedra::sched {
 
+// `context` (may be null): what is known of the symbolic extents' values (symbolic_context).
 AstNode build_loop_ast(const poly::Scop& scop, const poly::Dependences& deps,
-                       const poly::IslPtr<isl_schedule>& schedule);
+                       const poly::IslPtr<isl_schedule>& schedule,
+                       const poly::IslPtr<isl_set>& context = {});
 
 } // namespace hedra::sched

@@ -5,6 +5,10 @@
 #include <chrono>
 #include <map>
 
+#include <isl/schedule.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
 #include "core/dump.hpp"
 #include "core/error.hpp"
 #include "polyhedral/dead_writes.hpp"
@@ -74,7 +78,16 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
     AstNode ast;
     {
         dump::PassTimer timer("ast");
-        ast = build_loop_ast(scop, deps, final_schedule);
+        // Symbolic extents: the schedule, found for the declared maxima, is valid for every
+        // subset of the instances; the loops run over those the values leave.
+        poly::IslPtr<isl_set> context = poly::symbolic_context(ctx, program);
+        if (context) {
+            poly::IslPtr<isl_union_set> live = poly::symbolic_instances(ctx, scop);
+            live = poly::take(isl_union_set_intersect_params(live.release(), context.copy()));
+            final_schedule = poly::take(
+                isl_schedule_intersect_domain(final_schedule.release(), live.release()));
+        }
+        ast = build_loop_ast(scop, deps, final_schedule, context);
     }
     {
         dump::PassTimer timer("coalesce");
@@ -98,6 +111,8 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
             buffers += std::string(dtype_name(x.dtype)) + "[";
             for (std::int64_t n : x.sizes)
                 buffers += std::to_string(n) + ",";
+            for (int p : x.params)
+                buffers += "p" + std::to_string(program.param_index(p));
             buffers += "]" + std::to_string(static_cast<int>(x.role)) + "/" +
                        std::to_string(x.row_local) + "/" + std::to_string(x.row_window) + ";";
         }
@@ -118,7 +133,10 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
             s += "|" + buf(w.buffer) + expr(w.value);
         for (const ScalarExpr& c : st.tuple_combiners)
             s += "|" + expr(c);
-        s += "|" + std::to_string(st.stream_stage) + "," + std::to_string(st.stream_shift) + "\n";
+        s += "|" + std::to_string(st.stream_stage) + "," + std::to_string(st.stream_shift);
+        for (const poly::ParamBound& b : st.param_bounds)
+            s += "|" + b.expr.to_string() + "<" + std::to_string(program.param_index(b.param));
+        s += "\n";
     }
     return buffers + "\n" + s;
 }

@@ -119,6 +119,8 @@ void narrow_domains(poly::ProgramIR& program) {
             st.write_access = shifted(st.write_access, r);
             for (poly::Read& rd : st.reads)
                 rd.access = shifted(rd.access, r);
+            for (poly::ParamBound& pb : st.param_bounds)
+                pb.expr = shifted(pb.expr, r);
             kept.push_back(std::move(st));
         }
         k.statements = std::move(kept);

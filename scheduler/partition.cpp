@@ -612,12 +612,32 @@ private:
     }
     static constexpr std::int64_t kWideSumExtent = 8192;
 
+    // A symbolic extent the program depends on, with the smallest maximum declared for it.
+    void note_param(const Range& r) {
+        int at = ir_.param_index(r.param);
+        if (at < 0) {
+            auto pos = std::lower_bound(ir_.params.begin(), ir_.params.end(), r.param);
+            at = static_cast<int>(pos - ir_.params.begin());
+            ir_.params.insert(pos, r.param);
+            ir_.param_max.insert(ir_.param_max.begin() + at, r.size);
+        }
+        std::int64_t& max = ir_.param_max[static_cast<std::size_t>(at)];
+        max = std::min(max, r.size);
+    }
+
     int add_buffer(const NodePtr& node, BufferRole role) {
         return add_buffer(node, role, node->dtype);
     }
     int add_buffer(const NodePtr& node, BufferRole role, DType dtype) {
         int b = static_cast<int>(ir_.buffers.size());
         ir_.buffers.push_back({"b" + std::to_string(b), dtype, sizes_of(*node), role, node});
+        for (int d = 0; d < node->shape.rank(); ++d)
+            if (node->shape[d].is_dynamic()) {
+                std::vector<int>& params = ir_.buffers.back().params;
+                params.resize(static_cast<std::size_t>(node->shape.rank()), -1);
+                params[static_cast<std::size_t>(d)] = node->shape[d].param;
+                note_param(node->shape[d]);
+            }
         if (role == BufferRole::Input) ir_.inputs.push_back(b);
         return b;
     }
@@ -707,12 +727,19 @@ private:
         }
     }
 
-    Statement statement(StatementKind k, std::vector<std::int64_t> extents, int write,
-                        AffineMap write_access, const ScalarExpr& value, ReadList reads) {
+    // A statement over the counters of `domain`'s shape.
+    Statement statement(StatementKind k, const Node& domain, int write, AffineMap write_access,
+                        const ScalarExpr& value, ReadList reads) {
         Statement s;
         s.name = "S" + std::to_string(next_statement_++);
         s.kind = k;
-        s.extents = std::move(extents);
+        s.extents = sizes_of(domain);
+        const int rank = domain.shape.rank();
+        for (int d = 0; d < rank; ++d)
+            if (domain.shape[d].is_dynamic()) {
+                s.param_bounds.push_back({AffineMap::projection(rank, {d}), domain.shape[d].param});
+                note_param(domain.shape[d]);
+            }
         s.write_buffer = write;
         s.write_access = std::move(write_access);
         // Inlined producers may compute a value their consumer computes too: merged once more.
@@ -733,7 +760,7 @@ private:
             ReadList reads;
             ScalarExpr v = reads.read(leaf_buffer_[i], id, n.dtype);
             k.statements.push_back(
-                statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
+                statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
         } else if (n.kind == NodeKind::Reduce && !n.tuple_exprs.empty()) {
             tuple_reduction(i, k);
         } else if (n.kind == NodeKind::Reduce) {
@@ -741,11 +768,11 @@ private:
             const int wide = wide_buffer_[static_cast<std::size_t>(i)];
             const int acc = wide >= 0 ? wide : w;
             k.statements.push_back(
-                statement(StatementKind::Assign, sizes_of(n), acc, id, reduce_identity(n), {}));
+                statement(StatementKind::Assign, n, acc, id, reduce_identity(n), {}));
             ReadList reads;
             AffineMap in_id = AffineMap::identity(in.shape.rank());
             ScalarExpr v = inline_use(n.inputs[0], in_id, reads);
-            Statement u = statement(StatementKind::Update, sizes_of(in), acc,
+            Statement u = statement(StatementKind::Update, in, acc,
                                     reduce_write_access(n, in.shape.rank()), v, reads);
             u.reduce_op = n.reduce_op;
             if (n.reduce_op == ReduceOp::Custom) u.combiner = n.expr;
@@ -755,14 +782,14 @@ private:
                 ReadList r;
                 ScalarExpr total = r.read(wide, id, DType::F64);
                 k.statements.push_back(
-                    statement(StatementKind::Assign, sizes_of(n), w, id, total, std::move(r)));
+                    statement(StatementKind::Assign, n, w, id, total, std::move(r)));
             }
             for (int m : epilogues_of_[static_cast<std::size_t>(i)]) {
                 ReadList epi_reads;
                 const Node& mn = *cn(m).node;
                 ScalarExpr v = expand(m, AffineMap::identity(mn.shape.rank()), epi_reads);
                 k.statements.push_back(statement(
-                    StatementKind::Assign, sizes_of(mn), buffer_of_[static_cast<std::size_t>(m)],
+                    StatementKind::Assign, mn, buffer_of_[static_cast<std::size_t>(m)],
                     AffineMap::identity(mn.shape.rank()), v, std::move(epi_reads)));
             }
         } else if (n.kind == NodeKind::Fuse) {
@@ -770,7 +797,7 @@ private:
                 ReadList reads;
                 AffineMap piece_id = AffineMap::identity(piece->shape.rank());
                 ScalarExpr v = inline_use(piece, piece_id, reads);
-                k.statements.push_back(statement(StatementKind::Assign, sizes_of(*piece), w,
+                k.statements.push_back(statement(StatementKind::Assign, *piece, w,
                                                  piece_access(piece->shape, n.shape), v,
                                                  std::move(reads)));
             }
@@ -783,7 +810,7 @@ private:
                 piece_of_ = {f, piece, to_fused};
                 ScalarExpr v = expand(i, to_fused, reads);
                 piece_of_ = {};
-                k.statements.push_back(statement(StatementKind::Assign, sizes_of(*piece), w,
+                k.statements.push_back(statement(StatementKind::Assign, *piece, w,
                                                  to_fused, v, std::move(reads)));
             }
         } else {
@@ -791,7 +818,7 @@ private:
             ScalarExpr v = n.kind == NodeKind::View ? inline_use(n.inputs.at(0), n.access, reads)
                                                     : expand(i, id, reads);
             k.statements.push_back(
-                statement(StatementKind::Assign, sizes_of(n), w, id, v, std::move(reads)));
+                statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
         }
         ir_.kernels.push_back(std::move(k));
     }
@@ -813,7 +840,7 @@ private:
                          ? buffer_of_[static_cast<std::size_t>(i)]
                          : add_buffer(cn(i).node, BufferRole::Temporary, n.tuple_exprs[j]->dtype);
         for (std::size_t j = 0; j < size; ++j)
-            k.statements.push_back(statement(StatementKind::Assign, sizes_of(n), acc[j], id,
+            k.statements.push_back(statement(StatementKind::Assign, n, acc[j], id,
                                              n.tuple_identities[j], {}));
         ReadList reads;
         std::vector<ScalarExpr> args;
@@ -826,7 +853,7 @@ private:
         for (const ScalarExpr& e : n.tuple_exprs)
             values.push_back(fold_constants(substitute_inputs(e, args)));
         values = share_common_subexpressions(values); // the components' common parts, once
-        Statement u = statement(StatementKind::Assign, sizes_of(*n.inputs[0]), acc[0], to_out,
+        Statement u = statement(StatementKind::Assign, *n.inputs[0], acc[0], to_out,
                                 values[0], std::move(reads));
         for (std::size_t j = 1; j < size; ++j)
             u.tuple_writes.push_back({acc[j], values[j]});

@@ -99,11 +99,16 @@ void split_outer_reductions(poly::ProgramIR& program) {
         step.write_access = AffineMap::projection(rank + 1, kept);
         for (poly::Read& r : step.reads)
             r.access = r.access.compose(unblock(rank, rows));
+        for (poly::ParamBound& b : step.param_bounds)
+            b.expr = b.expr.compose(unblock(rank, rows));
+        // The fold runs over the blocks (a static count): every partial is initialized.
+        Statement fold_template = up;
+        fold_template.param_bounds.clear();
         step.reduction_dims = {1};
         blocked.statements = {zero, step};
         // The result: its init, then the partials reduced over the blocks.
         Kernel combine{k.name, {}};
-        Statement fold = up;
+        Statement fold = fold_template;
         fold.name = name();
         fold.extents = partial_sizes;
         fold.reads = {{partial, AffineMap::identity(rank)}};

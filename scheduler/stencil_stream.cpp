@@ -81,6 +81,9 @@ int window_for(int shift) {
 } // namespace
 
 void stream_stencils(poly::ProgramIR& program) {
+    for (const Kernel& k : program.kernels) // a stream's rows and windows are static
+        for (const Statement& st : k.statements)
+            if (!st.param_bounds.empty()) return;
     std::vector<Kernel>& kernels = program.kernels;
     std::vector<std::vector<std::size_t>> readers(program.buffers.size());
     std::vector<int> writers(program.buffers.size(), 0);

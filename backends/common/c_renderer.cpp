@@ -74,7 +74,8 @@ public:
         std::string body;
         print_nodes(ast.body, 1, body);
         body = local_declarations() + body; // for rows run outside a parallel loop
-        return functions_ + "static void " + kernel_.name + "(int hd_nt" + params(true) +
+        return functions_ + "static void " + kernel_.name + "(int hd_nt" + value_params() +
+               params(true) +
                ") {\n    (void)hd_nt;\n" + body + "}\n\n";
     }
 
@@ -90,7 +91,7 @@ public:
 
     // The call from the entry function, of `function` (this kernel's or an identical one's).
     std::string call(const std::string& function) const {
-        std::string s = "    " + function + "(hd_nt";
+        std::string s = "    " + function + "(hd_nt" + value_args();
         for (const auto& [b, w] : buffers_)
             s += ", (" + std::string(c_storage_type(program_.buffers[b].dtype)) + "*)hd_buf[" +
                  std::to_string(b) + "]";
@@ -142,6 +143,19 @@ private:
             s += std::string(w ? "" : "const ") + c_storage_type(program_.buffers[b].dtype) +
                  "* __restrict " + program_.buffers[b].name;
         }
+        return s;
+    }
+    // The symbolic extents' values (hd_n0, ...), which every function of the kernel takes.
+    std::string value_params() const {
+        std::string s;
+        for (std::size_t k = 0; k < program_.params.size(); ++k)
+            s += ", long " + poly::param_value_name(static_cast<int>(k));
+        return s;
+    }
+    std::string value_args() const {
+        std::string s;
+        for (std::size_t k = 0; k < program_.params.size(); ++k)
+            s += ", " + poly::param_value_name(static_cast<int>(k));
         return s;
     }
     std::string args(const std::string* used_in = nullptr) const {
@@ -387,12 +401,12 @@ private:
         scope_.pop_back();
         if (!locals_.empty()) body = local_declarations() + body;
         std::string fn = "static void " + name + "(" + iters + "long " + n.iterator +
-                         params(true, &body) + ") {\n" + body + "}\n\n";
+                         value_params() + params(true, &body) + ") {\n" + body + "}\n\n";
         functions_ += fn;
         out += pad + options_.style.parallel_for + (simd ? " simd" : "") +
                " num_threads(hd_nt) if(hd_nt > 1) schedule(static)\n";
         out += pad + loop_header(n) + "\n" + pad + "    " + name + "(" + iter_args + n.iterator +
-               args(&body) + ");\n";
+               value_args() + args(&body) + ");\n";
     }
 
     std::string element(int buffer, const AffineMap& access) const {
@@ -566,8 +580,15 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         calls += "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " +
                  at + "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
     }
+    // The symbolic extents' values follow the buffers: hd_buf[buffers] points to them.
+    std::string values;
+    for (std::size_t k = 0; k < program.params.size(); ++k)
+        values += "    const long " + poly::param_value_name(static_cast<int>(k)) +
+                  " = ((const long long*)hd_buf[" + std::to_string(program.buffers.size()) +
+                  "])[" + std::to_string(k) + "];\n";
     std::string entry = "extern \"C\" void " + options.entry +
-                        "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + calls + "}\n";
+                        "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + values + calls +
+                        "}\n";
     const std::size_t units = std::min<std::size_t>(
         static_cast<std::size_t>(std::max(options.units, 1)), functions.size() / 2);
     if (units <= 1) {

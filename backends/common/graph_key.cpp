@@ -46,6 +46,7 @@ void put_shape(std::string& s, const Shape& shape) {
         put(s, r.start);
         put(s, r.step);
         put(s, r.size);
+        if (r.is_dynamic()) s += "d" + param_name(r.param) + ";"; // by name: stable across runs
     }
     s += ']';
 }

@@ -46,7 +46,12 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
                                                    const std::vector<NodePtr>& leaves,
                                                    const std::string& backend) {
     auto code = std::make_shared<HostProgramCode>();
+    code->num_params = ir.params.size();
     for (const poly::Buffer& b : ir.buffers) {
+        std::vector<int> slots;
+        for (int p : b.params)
+            slots.push_back(p < 0 ? -1 : ir.param_index(p));
+        code->param_slots.push_back(std::move(slots));
         code->sizes.push_back(b.sizes);
         code->dtypes.push_back(b.dtype);
         code->bindings.push_back(binding_of(b, placeholders, leaves, backend));
@@ -69,7 +74,24 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
     }
     std::size_t n = code.sizes.size();
     std::vector<HostArray> owned(n);
-    std::vector<void*> pointers(n, nullptr);
+    std::vector<void*> pointers(n + 1, nullptr);
+    // The symbolic extents' values, from the inputs (the caller checked that they agree).
+    std::vector<long long> values(code.num_params, 0);
+    for (std::size_t b = 0; b < n && code.num_params > 0; ++b)
+        if (code.bindings[b].kind == BufferBinding::Kind::Placeholder)
+            for (std::size_t d = 0; d < code.param_slots[b].size(); ++d)
+                if (int k = code.param_slots[b][d]; k >= 0)
+                    values[static_cast<std::size_t>(k)] =
+                        inputs.at(code.bindings[b].index).sizes().at(d);
+    pointers[n] = values.data();
+    // A result's sizes at these values: its symbolic axes lead (the backend checked), so the
+    // first rows of its storage, laid out for the maxima, are the result.
+    auto sizes_now = [&](std::size_t b) {
+        std::vector<std::int64_t> s = code.sizes[b];
+        for (std::size_t d = 0; d < code.param_slots[b].size(); ++d)
+            if (int k = code.param_slots[b][d]; k >= 0) s[d] = values[static_cast<std::size_t>(k)];
+        return s;
+    };
     for (std::size_t b = 0; b < n; ++b) {
         const BufferBinding& bind = code.bindings[b];
         switch (bind.kind) {
@@ -78,7 +100,7 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
                 pointers[b] = arena[code.plan.slot[b]]->data;
             } else {
                 auto storage = result_storage(code, b, lock.owns_lock());
-                owned[b] = HostArray(code.sizes[b], code.dtypes[b], storage, storage->data);
+                owned[b] = HostArray(sizes_now(b), code.dtypes[b], storage, storage->data);
                 pointers[b] = storage->data;
             }
             break;

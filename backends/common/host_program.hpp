@@ -2,7 +2,8 @@
 // backend that prints C (openmp, c) shares: which memory each buffer of the ProgramIR gets
 // (placeholders and leaves bound in place, temporaries in an arena kept between runs, results
 // from a small pool), and the call of the generated entry
-//   extern "C" void <entry>(void** buffers, int num_threads).
+//   extern "C" void <entry>(void** buffers, int num_threads)
+// (with symbolic extents, buffers[number of buffers] points to their values).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,11 @@ struct HostProgramCode {
     std::vector<DType> dtypes;                    // per buffer
     std::vector<BufferBinding> bindings;          // per buffer
     std::vector<int> outputs;                     // buffer per output
+    // Symbolic extents: per buffer and axis, the index of its value in the program's params
+    // (-1: static). The values are read from the inputs' sizes and passed to the entry as
+    // buffers[buffers.size()], a pointer to long long[num_params].
+    std::vector<std::vector<int>> param_slots;
+    std::size_t num_params = 0;
     BufferPlan plan;                              // temporaries' arena slots
     // The arena, kept between runs; a run that finds it busy uses a private one.
     mutable std::mutex arena_mutex;

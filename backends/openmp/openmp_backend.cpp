@@ -9,6 +9,7 @@
 #include "backends/common/host_program.hpp"
 #include "backends/common/kernel_profile.hpp"
 #include "backends/openmp/jit_compiler.hpp"
+#include "core/symbolic.hpp"
 #include "backends/openmp/lower.hpp"
 #include "backends/openmp/plan_cache.hpp"
 #include "core/dump.hpp"
@@ -143,6 +144,14 @@ std::unique_ptr<Program> OpenMPBackend::compile(const std::vector<NodePtr>& outp
     auto code = code_for(outputs, placeholders, options, leaves);
     return std::make_unique<HostProgram>(std::move(code), std::move(leaves), options.num_threads,
                                          openmp_thread_count);
+}
+
+bool OpenMPBackend::compiles_symbolic_extents(const std::vector<NodePtr>& outputs,
+                                              const std::vector<NodePtr>& placeholders) const {
+    for (const auto* nodes : {&outputs, &placeholders})
+        for (const NodePtr& n : *nodes)
+            if (!symbolic_axis_leads(n->shape)) return false;
+    return true;
 }
 
 std::vector<HostArray> OpenMPBackend::evaluate(const std::vector<NodePtr>& outputs,

@@ -33,6 +33,9 @@ public:
                                      const CompileOptions& options) override;
     std::vector<HostArray> evaluate(const std::vector<NodePtr>& outputs,
                                     const CompileOptions& options) override;
+    // Inputs and outputs whose symbolic axis leads (their layout does not depend on it).
+    bool compiles_symbolic_extents(const std::vector<NodePtr>& outputs,
+                                   const std::vector<NodePtr>& placeholders) const override;
 
     OpenMPStats stats() const;
 
