@@ -74,14 +74,20 @@ int main(int argc, char** argv) {
     bench::reexec_without_openblas_overrides(argv);
     // --blas-threads N: the peer's OpenBLAS pool size when it should differ from --threads.
     int blas_threads = 0;
+    // --symbolic: the step with a symbolic batch against the static program of the same batch
+    // (hedra against hedra, side by side), instead of against libtorch.
+    bool symbolic = false;
     std::vector<char*> rest{argv[0]};
     for (int i = 1; i < argc; ++i) {
         if (std::string(argv[i]) == "--blas-threads" && i + 1 < argc)
             blas_threads = std::atoi(argv[++i]);
+        else if (std::string(argv[i]) == "--symbolic")
+            symbolic = true;
         else
             rest.push_back(argv[i]);
     }
-    bench::Args args = bench::parse_args(int(rest.size()), rest.data(), " [--blas-threads N]");
+    bench::Args args =
+        bench::parse_args(int(rest.size()), rest.data(), " [--blas-threads N] [--symbolic]");
     const double lr = 0.1;
     const std::string torch = bench::torch_description();
     if (torch.empty())
@@ -112,6 +118,22 @@ int main(int argc, char** argv) {
             options.num_threads = threads;
             nn::TrainStep step(model, std::make_shared<nn::Sgd>(nn::SgdOptions{lr}), options);
             step.step(himages, hlabels); // compiles
+            if (symbolic) {
+                nn::TrainStep fixed(model, std::make_shared<nn::Sgd>(nn::SgdOptions{lr}), options);
+                fixed.trainer().set_symbolic_batch(false);
+                fixed.step(himages, hlabels);
+                int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 21;
+                bench::select_clock(args, threads);
+                bench::PairTimes t = bench::time_alternately(
+                    [&] { step.step(himages, hlabels); }, [&] { fixed.step(himages, hlabels); },
+                    true, 2, reps);
+                char extra[160];
+                std::snprintf(extra, sizeof extra, "batch=%lld symbolic_compile_s=%.2f "
+                              "static_compile_s=%.2f", (long long)w.batch,
+                              step.compile_seconds(), fixed.compile_seconds());
+                bench::print_line("symbolic_batch_" + w.name, threads, t, "hedra-static", extra);
+                continue;
+            }
             std::unique_ptr<bench::PeerStep> peer =
                 bench::make_torch_step(w.shape, w.batch, images.data(), labels.data(), threads,
                                        blas_threads > 0 ? blas_threads : threads);

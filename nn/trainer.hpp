@@ -106,6 +106,9 @@ public:
     void restore(const std::vector<std::string>& names, const std::vector<HostArray>& arrays,
                  const std::map<std::string, std::string>& metadata);
 
+    // TrainerOptions::symbolic_batch for the programs compiled from now on.
+    void set_symbolic_batch(bool on) { options_.symbolic_batch = on; }
+
     // Seconds spent building and compiling programs so far, and how many were compiled.
     double compile_seconds() const { return compile_seconds_; }
     int programs_compiled() const { return programs_compiled_; }

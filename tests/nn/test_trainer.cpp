@@ -101,13 +101,38 @@ TEST_CASE("nn trainer: extra outputs, a program per batch size, evaluation witho
     CHECK(r.outputs[0].dtype() == DType::I64);
     trainer.step(half, 0.5);
     trainer.step(full, 0.5);
-    CHECK(trainer.programs_compiled() == 2);
+    CHECK(trainer.programs_compiled() == 1); // the symbolic batch: one program for both sizes
     const std::vector<double> before = flat_params(trainer);
     const double loss = trainer.evaluate(full).loss.flat(0);
     CHECK(trainer.evaluate(full).loss.flat(0) == loss);
     CHECK(flat_params(trainer) == before);
     CHECK(trainer.step_count() == 3);
-    CHECK(trainer.programs_compiled() == 3);
+    CHECK(trainer.programs_compiled() == 2);
+}
+
+TEST_CASE("nn trainer: a symbolic batch takes the steps of a program per batch size") {
+    std::vector<std::vector<double>> losses(2), params(2);
+    std::vector<int> programs(2);
+    for (int symbolic = 0; symbolic < 2; ++symbolic) {
+        TrainerOptions o;
+        o.compute.backend = "openmp";
+        o.symbolic_batch = symbolic == 1;
+        Trainer trainer(LossOutputsFunction(softmax_regression), kSpecs, initial_params(),
+                        std::make_shared<AdamW>(AdamWOptions{0.05, 0.9, 0.99, 1e-8, 0.1}), o);
+        int seed = 0;
+        for (int b : {16, 8, 5, 16, 3, 1, 32, 16, 7}) {
+            StepResult r = trainer.step_outputs(batch(b, std::uint64_t(++seed)), 0.1);
+            losses[symbolic].push_back(r.loss.flat(0));
+            losses[symbolic].push_back(r.outputs.at(0).flat(0)); // correct count
+        }
+        losses[symbolic].push_back(trainer.evaluate(batch(12, 99)).loss.flat(0));
+        params[symbolic] = flat_params(trainer);
+        programs[symbolic] = trainer.programs_compiled();
+    }
+    check_close(losses[1], losses[0], 1e-5, 1e-6);
+    check_close(params[1], params[0], 1e-5, 1e-6);
+    CHECK(programs[0] == 8); // 16, 8, 5, 3, 1, 32, 7 and the evaluation
+    CHECK(programs[1] == 3); // up to 16, up to 32 (a larger batch came), evaluation
 }
 
 TEST_CASE("nn trainer: clipping bounds the update and reports the norm") {
