@@ -124,8 +124,9 @@ NodePtr padded_source(const MapOperand& op, const GatherPlan& plan, SourceLocati
         const int r = op.owner[s];
         const std::size_t diag = static_cast<std::size_t>(s * rs + s);
         if (r < 0) {
-            tranges.emplace_back(0, 1, src->shape[s].size);
-            pranges.emplace_back(0, 1, src->shape[s].size);
+            const Range& whole = src->shape[s]; // a symbolic extent stays symbolic
+            tranges.push_back(whole.is_dynamic() ? whole : Range(0, 1, whole.size));
+            pranges.push_back(tranges.back());
             map[diag] = 1;
             continue;
         }

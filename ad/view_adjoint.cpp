@@ -47,6 +47,22 @@ int GatherPlan::summed_position(int axis) const {
     return rank() + static_cast<int>(it - summed.begin());
 }
 
+// A symbolic axis of the input is read whole by one result axis (views keep it so): its row of
+// the plan runs over it as it is; a symbolic result axis the input does not read is summed
+// over as it is.
+static void keep_symbolic_axes(GatherPlan& plan, const Shape& yshape, const Shape& xshape) {
+    std::vector<Range> t = plan.tshape.ranges(), p = plan.pshape.ranges(),
+                       v = plan.vshape.ranges();
+    const std::size_t m = plan.rows.size();
+    for (std::size_t r = 0; r < m && r < t.size(); ++r)
+        if (xshape[static_cast<int>(r)].is_dynamic()) t[r] = p[r] = xshape[static_cast<int>(r)];
+    for (std::size_t s = 0; s < plan.summed.size(); ++s)
+        if (const Range& y = yshape[plan.summed[s]]; y.is_dynamic()) t[m + s] = p[m + s] = v[m + s] = y;
+    plan.tshape = Shape(std::move(t));
+    plan.pshape = Shape(std::move(p));
+    plan.vshape = Shape(std::move(v));
+}
+
 GatherPlan plan_gather(const Access& acc, const std::vector<std::int64_t>& n, const Shape& xshape) {
     GatherPlan plan;
     plan.n = n;
@@ -257,7 +273,8 @@ NodePtr decouple(const NodePtr& ybar, Access& acc, const NodePtr& view) {
 // nonzero. `xshape` is the shape of the view's input.
 Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape, SourceLocation loc) {
     if (Array moved = injective_scatter(ybar, acc, xshape, loc); moved.valid()) return moved;
-    const GatherPlan plan = plan_gather(acc, ybar->shape.sizes(), xshape);
+    GatherPlan plan = plan_gather(acc, ybar->shape.sizes(), xshape);
+    keep_symbolic_axes(plan, ybar->shape, xshape);
     NodePtr v;
     if (!(plan.tshape == plan.pshape)) v = gather_through_map(ybar, plan, loc);
     if (!v) {

@@ -21,6 +21,12 @@ namespace hedra::nn {
 
 namespace {
 
+// Axis d of x as an index space's axis: [0, size), or x's symbolic extent (a batch) as it is.
+Range leading_range(const Array& x, int d = 0) {
+    const Range& r = x.shape()[d];
+    return r.is_dynamic() ? r : range(r.size);
+}
+
 using detail::at;
 using detail::IndexMap;
 using detail::zero_based;
@@ -75,7 +81,7 @@ Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocat
     // Space (n..., o, f...): x reads (n..., f...), weight reads (o, f...).
     std::vector<Range> ranges; // x's leading axes as they are: a symbolic batch stays one
     for (int d = 0; d < lead; ++d)
-        ranges.push_back(x.shape()[d].is_dynamic() ? x.shape()[d] : range(x.shape()[d].size));
+        ranges.push_back(leading_range(x, d));
     ranges.push_back(range(weight.shape()[0].size));
     for (int d = 1; d <= k; ++d)
         ranges.push_back(range(weight.shape()[d].size));
@@ -119,7 +125,8 @@ Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_
                    ? pad(x, {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}, 0.0, loc)
                    : x;
     // Space (n, co, oh, ow, c, kh, kw).
-    const Shape space = Shape::of({xs[0], ws[0], oh, ow, xs[1], ws[2], ws[3]});
+    const Shape space{leading_range(x), range(ws[0]), range(oh), range(ow),
+                      range(xs[1]),     range(ws[2]), range(ws[3])};
     IndexMap xm(7, xp.shape()), wm(7, weight.shape());
     xm.read(0, 0).read(1, 4).read(2, 2, stride).read(2, 5).read(3, 3, stride).read(3, 6);
     wm.read(0, 1).read(1, 4).read(2, 5).read(3, 6);
@@ -139,7 +146,8 @@ Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, Source
                     " window does not fit x " + x.describe() + at(loc));
     const std::int64_t oh = (xs[2] - kernel) / stride + 1, ow = (xs[3] - kernel) / stride + 1;
     // Space (n, c, oh, ow, kh, kw).
-    const Shape space = Shape::of({xs[0], xs[1], oh, ow, kernel, kernel});
+    const Shape space{leading_range(x), range(xs[1]), range(oh),
+                      range(ow),        range(kernel), range(kernel)};
     IndexMap m(6, x.shape());
     m.read(0, 0).read(1, 1).read(2, 2, stride).read(2, 4).read(3, 3, stride).read(3, 5);
     return max(view(x, space, m.map(), loc), {4, 5});

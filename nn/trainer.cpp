@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <utility>
 
@@ -276,7 +277,22 @@ const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>&
     auto it = programs_.find(key);
     if (it != programs_.end()) return it->second;
     const auto start = std::chrono::steady_clock::now();
-    CompiledProgram p = build(kind, inputs, key.batch_max);
+    // A model whose graph cannot keep the batch symbolic (an operation that slices or reshapes
+    // across it) gets a program per batch size instead.
+    std::optional<CompiledProgram> built;
+    if (key.batch_max > 0) {
+        try {
+            built = build(kind, inputs, key.batch_max);
+        } catch (const Error&) {
+            key = Key{kind, {}, {}};
+            for (const HostArray& x : inputs) {
+                key.sizes.push_back(x.sizes());
+                key.dtypes.push_back(x.dtype());
+            }
+            if (auto again = programs_.find(key); again != programs_.end()) return again->second;
+        }
+    }
+    CompiledProgram p = built ? std::move(*built) : build(kind, inputs, 0);
     compile_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++programs_compiled_;

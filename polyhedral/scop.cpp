@@ -135,10 +135,12 @@ IslPtr<isl_union_set> symbolic_instances(IslContext& context, const Scop& scop) 
 
 IslPtr<isl_set> symbolic_context(IslContext& context, const ProgramIR& program) {
     if (program.params.empty()) return {};
+    // Only the lower bound: with the maximum left out, a loop over a symbolic extent keeps it
+    // in its bound, min(max - 1, n - 1), where the printers read the constant (a register
+    // tile sizes its packed panels by it).
     std::string text = param_tuple(program) + "{ : ";
     for (std::size_t k = 0; k < program.params.size(); ++k)
-        text += (k ? " and 1 <= " : "1 <= ") + param_value_name(static_cast<int>(k)) +
-                " <= " + std::to_string(program.param_max.at(k));
+        text += (k ? " and 1 <= " : "1 <= ") + param_value_name(static_cast<int>(k));
     text += " }";
     isl_set* set = isl_set_read_from_str(context.get(), text.c_str());
     HEDRA_INTERNAL_CHECK(set != nullptr, "scop: isl cannot parse " + text);

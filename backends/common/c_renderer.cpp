@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -374,15 +375,58 @@ private:
         out += pad + "}\n";
     }
 
-    // A loop's trip count when its bounds are constants, else a guess.
-    static std::int64_t trip_estimate(const AstNode& n) {
+    // A loop's trip count when its bounds are constants (symbolic extents at their declared
+    // maxima), else a guess.
+    std::int64_t trip_estimate(const AstNode& n) const {
         const AstExpr& c = n.cond;
         if (n.init.kind != AstExpr::Kind::Int || c.kind != AstExpr::Kind::Op ||
-            c.args.size() != 2 || c.args[1].kind != AstExpr::Kind::Int ||
-            n.inc.kind != AstExpr::Kind::Int || n.inc.value <= 0)
+            c.args.size() != 2 || n.inc.kind != AstExpr::Kind::Int || n.inc.value <= 0)
             return 8;
-        std::int64_t last = c.args[1].value - (c.op == AstExpr::Op::Lt ? 1 : 0);
+        std::optional<std::int64_t> bound = at_maxima(c.args[1]);
+        if (!bound) return 8;
+        std::int64_t last = *bound - (c.op == AstExpr::Op::Lt ? 1 : 0);
         return std::max<std::int64_t>(1, (last - n.init.value) / n.inc.value + 1);
+    }
+    // The value of a bound with every symbolic extent at its maximum, if it has no iterator.
+    std::optional<std::int64_t> at_maxima(const AstExpr& e) const {
+        switch (e.kind) {
+        case AstExpr::Kind::Int:
+            return e.value;
+        case AstExpr::Kind::Id:
+            for (std::size_t k = 0; k < program_.params.size(); ++k)
+                if (e.name == poly::param_value_name(static_cast<int>(k)))
+                    return program_.param_max[k];
+            return std::nullopt;
+        case AstExpr::Kind::Op:
+            break;
+        }
+        std::vector<std::int64_t> v;
+        for (const AstExpr& a : e.args) {
+            std::optional<std::int64_t> x = at_maxima(a);
+            if (!x) return std::nullopt;
+            v.push_back(*x);
+        }
+        switch (e.op) {
+        case AstExpr::Op::Add:
+            return v.at(0) + v.at(1);
+        case AstExpr::Op::Sub:
+            return v.at(0) - v.at(1);
+        case AstExpr::Op::Mul:
+            return v.at(0) * v.at(1);
+        case AstExpr::Op::Neg:
+            return -v.at(0);
+        case AstExpr::Op::Min:
+            return *std::min_element(v.begin(), v.end());
+        case AstExpr::Op::Max:
+            return *std::max_element(v.begin(), v.end());
+        case AstExpr::Op::FloorDiv:
+        case AstExpr::Op::PDivQ:
+        case AstExpr::Op::Div:
+            if (v.at(1) <= 0) return std::nullopt;
+            return v[0] >= 0 ? v[0] / v[1] : -((-v[0] + v[1] - 1) / v[1]);
+        default:
+            return std::nullopt;
+        }
     }
 
     void print_outlined(const AstNode& n, int indent, bool simd, std::string& out) {
