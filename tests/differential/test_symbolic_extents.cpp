@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "core/graph_file.hpp"
 #include "core/symbolic.hpp"
 #include "core/expect_error.hpp"
 
@@ -149,4 +150,25 @@ TEST_CASE("symbolic extents: specialize() rebuilds a graph at given values") {
     CHECK(symbolic_axis_leads(Shape{range(1), batch, range(3)}));
     CHECK(!symbolic_axis_leads(Shape{range(3), batch}));
     CHECK(batch.to_string() == "rows<=10");
+}
+
+TEST_CASE("symbolic extents: a graph file keeps them by name") {
+    test::openmp_backend();
+    const Range batch = dynamic("batch", 12);
+    Array x = placeholder(Shape{batch, range(3)}, DType::F32, "x");
+    Array y = sum(x * 2.0f, {1}) + mean(x);
+    GraphFile g = load_graph(save_graph(std::vector<Array>{y}));
+    REQUIRE(g.placeholders.size() == 1);
+    CHECK(g.placeholders[0]->shape == x.shape());
+    CHECK(g.outputs[0]->shape.to_string() == "(batch<=12)");
+    CompiledProgram p = compile(g.output_arrays(), g.placeholder_arrays());
+    HostArray in = random_array({5, 3}, 4);
+    std::vector<HostArray> got = p({in});
+    double total = 0;
+    for (std::int64_t i = 0; i < 15; ++i)
+        total += in.flat(i);
+    REQUIRE(got[0].sizes() == std::vector<std::int64_t>{5});
+    for (std::int64_t r = 0; r < 5; ++r) // a naive loop: 2 * row sum + the mean of all
+        CHECK(got[0].flat(r) == doctest::Approx(2 * (in.flat(3 * r) + in.flat(3 * r + 1) +
+                                                     in.flat(3 * r + 2)) + total / 15).epsilon(1e-5));
 }

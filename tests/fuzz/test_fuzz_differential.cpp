@@ -47,3 +47,17 @@ void run_batch(std::uint64_t first, std::uint64_t count, std::uint64_t batch) {
 TEST_CASE("fuzz: fixed-seed differential batch, reference vs openmp") {
     run_batch(kFirstSeed, kPrograms, 8);
 }
+
+TEST_CASE("fuzz: symbolic sizes, one openmp program at three values vs the reference") {
+    int drawn = 0;
+    for (std::uint64_t seed = kFirstSeed; seed < kFirstSeed + 3 * kPrograms; ++seed) {
+        bool symbolic = false;
+        RunResult r = run_symbolic(generate(seed).program, symbolic);
+        drawn += symbolic;
+        if (r.outcome == Outcome::BuildError || r.outcome == Outcome::Invalid) continue;
+        CHECK_MESSAGE(r.outcome == Outcome::Pass,
+                      "fuzz seed " << seed << ": " << outcome_name(r.outcome) << ": " << r.message);
+    }
+    CHECK(drawn >= 20); // enough programs take a symbolic axis to mean something
+    MESSAGE(drawn << " of " << 3 * kPrograms << " programs took a symbolic axis");
+}

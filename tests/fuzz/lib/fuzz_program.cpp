@@ -335,6 +335,40 @@ BuiltProgram build(const FuzzProgram& p) {
     return b;
 }
 
+std::optional<BuiltProgram> build_symbolic(const FuzzProgram& p, int& symbolic_input) {
+    int tries = 0;
+    for (std::size_t c = 0; c < p.ops.size() && tries < 3; ++c) {
+        const Op& candidate = p.ops[c];
+        if (candidate.kind != OpKind::Data || candidate.shape.rank() == 0) continue;
+        const Range& lead = candidate.shape[0];
+        if (lead.start != 0 || lead.step != 1 || lead.size < 2) continue;
+        ++tries;
+        try {
+            BuiltProgram b;
+            for (std::size_t i = 0; i < p.ops.size(); ++i) {
+                const Op& op = p.ops[i];
+                if (i != c) {
+                    b.values.push_back(build_op(op, b.values, &b.placeholders, &b.inputs));
+                    continue;
+                }
+                std::vector<Range> ranges = op.shape.ranges();
+                ranges[0] = dynamic("fz", lead.size);
+                symbolic_input = static_cast<int>(b.placeholders.size());
+                Array x = placeholder(Shape(std::move(ranges)), op.dtype, "fz");
+                b.placeholders.push_back(x);
+                b.inputs.push_back(leaf_host_array(op));
+                b.values.push_back(x);
+            }
+            for (int o : p.outputs)
+                b.outputs.push_back(b.values.at(o));
+            return b;
+        } catch (const Error&) {
+            continue; // the program uses that axis in a way a symbolic extent cannot take
+        }
+    }
+    return std::nullopt;
+}
+
 FuzzProgram without_dead_ops(const FuzzProgram& p) {
     std::vector<bool> live(p.ops.size(), false);
     for (int o : p.outputs)

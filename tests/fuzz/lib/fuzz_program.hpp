@@ -120,6 +120,11 @@ struct BuiltProgram {
 
 // Builds the program with hedra's public API. Throws whatever hedra throws.
 BuiltProgram build(const FuzzProgram& p);
+// The same program with one Data op of leading axis [0, n) (n >= 2) read as a placeholder
+// whose leading axis is the symbolic extent "fz" <= n (the first candidate, of at most three,
+// that hedra accepts: a slice or a static operand on that axis rejects it); its input is the
+// op's full data and `symbolic_input` its index among the placeholders. Null if none builds.
+std::optional<BuiltProgram> build_symbolic(const FuzzProgram& p, int& symbolic_input);
 // Builds one op given the arrays of earlier ops (used by the generator step by step).
 Array build_op(const Op& op, const std::vector<Array>& values, std::vector<Array>* placeholders,
                std::vector<HostArray>* inputs);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "backends/openmp/openmp_backend.hpp"
@@ -134,6 +135,66 @@ const char* outcome_name(Outcome o) {
         return "invalid";
     }
     return "?";
+}
+
+RunResult run_symbolic(const FuzzProgram& p, bool& drawn) {
+    openmp_backend();
+    drawn = false;
+    std::optional<std::vector<Meta>> metas;
+    try {
+        BuiltProgram fixed = build(p);
+        metas = analyze(p, fixed.values);
+    } catch (const Error& e) {
+        return {Outcome::BuildError, e.what(), {}};
+    }
+    if (!metas) return {Outcome::Invalid, "the analysis rejects the program", {}};
+    int k = -1;
+    std::optional<BuiltProgram> b = build_symbolic(p, k);
+    if (!b) return {};
+    drawn = true;
+    const HostArray& full = b->inputs.at(static_cast<std::size_t>(k));
+    const std::int64_t max = full.sizes().at(0);
+    ComputeOptions ref, omp;
+    ref.backend = "reference";
+    omp.backend = "openmp";
+    std::optional<CompiledProgram> want_p, got_p;
+    try {
+        want_p = compile(b->outputs, b->placeholders, ref);
+    } catch (const Error& e) {
+        return {Outcome::ReferenceError, std::string("symbolic: ") + e.what(), {}};
+    }
+    try {
+        got_p = compile(b->outputs, b->placeholders, omp);
+    } catch (const Error& e) {
+        return {Outcome::BackendError, std::string("symbolic: ") + e.what(), {}};
+    }
+    for (std::int64_t n : {max, std::max<std::int64_t>(1, max / 2), std::int64_t{1}}) {
+        std::vector<std::int64_t> sizes = full.sizes();
+        sizes[0] = n;
+        HostArray rows(sizes, full.dtype());
+        std::memcpy(rows.raw_mutable(), full.raw(), rows.bytes());
+        std::vector<HostArray> inputs = b->inputs;
+        inputs[static_cast<std::size_t>(k)] = rows;
+        const std::string what = "symbolic fz=" + std::to_string(n) + " of " +
+                                 std::to_string(max) + ": ";
+        std::vector<HostArray> want, got;
+        try {
+            want = (*want_p)(inputs);
+        } catch (const Error& e) {
+            return {Outcome::ReferenceError, what + e.what(), {}};
+        }
+        try {
+            got = (*got_p)(inputs);
+        } catch (const Error& e) {
+            return {Outcome::BackendError, what + e.what(), {}};
+        }
+        for (std::size_t o = 0; o < want.size(); ++o) {
+            std::string diff = compare(got.at(o), want[o], (*metas)[p.outputs[o]]);
+            if (!diff.empty())
+                return {Outcome::Mismatch, what + "output " + std::to_string(o) + ": " + diff, {}};
+        }
+    }
+    return {};
 }
 
 std::vector<RunConfig> configs_for(std::uint64_t seed) {

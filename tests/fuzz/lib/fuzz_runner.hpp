@@ -57,6 +57,12 @@ std::vector<RunResult> run_differential_batch(const std::vector<FuzzProgram>& pr
                                               const std::vector<RunConfig>& configs,
                                               const RunnerOptions& options = {});
 
+// The program with a symbolic leading axis on one of its data arrays (build_symbolic): one
+// openmp program called at the full size, about half and 1, against the reference interpreter
+// (which compiles the graph specialized to each value). `drawn` tells whether any data array
+// could take the symbolic axis; if none, the result is a pass.
+RunResult run_symbolic(const FuzzProgram& p, bool& drawn);
+
 // The openmp backend, registered under "openmp" if it is not already (and
 // HEDRA_MIN_PARALLEL_WORK=0 so that 2 threads really run 2).
 std::shared_ptr<Backend> openmp_backend();

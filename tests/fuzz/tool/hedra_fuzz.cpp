@@ -1,8 +1,9 @@
 // hedra-fuzz: the soak runner. Generates programs from consecutive seeds, runs each on the
 // reference and openmp backends (fuzz_runner.hpp), and for every failure prints the seed, the
-// message and (with --shrink) a shrunk C++ reproducer. With --grad it runs gradient fuzzing.
+// message and (with --shrink) a shrunk C++ reproducer. With --grad it runs gradient fuzzing,
+// with --symbolic programs with a symbolic leading axis (one compile, three sizes).
 //
-//   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--max-ops 16]
+//   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--symbolic] [--max-ops 16]
 //              [--batch 8] [--max-elements 3000] [--rejections] [--print SEED]
 //              [--save-graphs DIR]
 // --save-graphs writes each program as a graph file (a corpus for hedra-graph-fuzzer).
@@ -31,7 +32,7 @@ namespace {
 
 struct Args {
     std::uint64_t count = 100, seed = 1;
-    bool shrink = false, grad = false, linear = false, rejections = false;
+    bool shrink = false, grad = false, linear = false, rejections = false, symbolic = false;
     int max_ops = 16;
     int batch = 8;
     long long max_elements = 3000;
@@ -68,13 +69,15 @@ Args parse(int argc, char** argv) {
             a.shrink = true;
         else if (s == "--grad")
             a.grad = true;
+        else if (s == "--symbolic")
+            a.symbolic = true;
         else if (s == "--linear")
             a.linear = true;
         else if (s == "--rejections")
             a.rejections = true;
         else {
             std::fprintf(stderr,
-                         "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] "
+                         "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] [--symbolic] "
                          "[--linear] [--max-ops K] [--batch B] [--max-elements E] [--rejections] "
                          "[--print SEED] "
                          "[--save-graphs DIR]\n");
@@ -115,6 +118,37 @@ int run_gradients(const Args& args) {
     return failures == 0 ? 0 : 1;
 }
 
+// Symbolic sizes: each program with a symbolic leading axis on one of its data arrays where
+// hedra accepts one (run_symbolic), at three values against the reference.
+int run_symbolic_sizes(const Args& args, const GeneratorOptions& gen) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::map<std::string, int> tally;
+    int failures = 0, drawn = 0;
+    for (std::uint64_t k = 0; k < args.count; ++k) {
+        std::uint64_t seed = args.seed + k;
+        bool symbolic = false;
+        RunResult r = run_symbolic(generate(seed, gen).program, symbolic);
+        drawn += symbolic;
+        ++tally[outcome_name(r.outcome)];
+        if (r.outcome != Outcome::Pass && r.outcome != Outcome::BuildError &&
+            r.outcome != Outcome::Invalid) {
+            ++failures;
+            std::printf("seed %llu: %s: %s\n", static_cast<unsigned long long>(seed),
+                        outcome_name(r.outcome), r.message.c_str());
+        }
+        if ((k + 1) % 100 == 0)
+            std::printf("[%llu programs, %d with a symbolic axis, %.0f s]\n",
+                        static_cast<unsigned long long>(k + 1), drawn, seconds_since(t0));
+        std::fflush(stdout);
+    }
+    std::printf("symbolic-size fuzzing: %llu programs, %d with a symbolic axis, in %.1f s:",
+                static_cast<unsigned long long>(args.count), drawn, seconds_since(t0));
+    for (const auto& [name, n] : tally)
+        std::printf(" %s %d", name.c_str(), n);
+    std::printf("\n");
+    return failures == 0 ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -123,6 +157,7 @@ int main(int argc, char** argv) {
     GeneratorOptions gen;
     gen.max_ops = args.max_ops;
     gen.max_elements = args.max_elements;
+    if (args.symbolic) return run_symbolic_sizes(args, gen);
     if (args.print >= 0) {
         Generated g = generate(static_cast<std::uint64_t>(args.print), gen);
         std::printf("%s", to_cpp(g.program, "seed " + std::to_string(args.print)).c_str());
