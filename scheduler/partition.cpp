@@ -383,9 +383,12 @@ private:
                 continue;
             const Node& in = *rc.node->inputs.at(0);
             std::int64_t terms = 1;
-            for (int a : rc.node->axes)
+            bool symbolic = false; // its terms are counted when the program runs
+            for (int a : rc.node->axes) {
                 terms *= in.shape[a].size;
-            if (terms < 1 || terms > kMaxUnrolledTerms) continue;
+                symbolic = symbolic || in.shape[a].is_dynamic();
+            }
+            if (symbolic || terms < 1 || terms > kMaxUnrolledTerms) continue;
             int r0 = root[rc.consumers[0]];
             bool one_kernel = r0 >= 0 && r0 != static_cast<int>(r);
             for (int u : rc.consumers)
