@@ -51,13 +51,13 @@ int GatherPlan::summed_position(int axis) const {
 // the plan runs over it as it is; a symbolic result axis the input does not read is summed
 // over as it is.
 static void keep_symbolic_axes(GatherPlan& plan, const Shape& yshape, const Shape& xshape) {
-    std::vector<Range> t = plan.tshape.ranges(), p = plan.pshape.ranges(),
-                       v = plan.vshape.ranges();
+    std::vector<Range> t = plan.tshape.ranges(), p = plan.pshape.ranges(), v = plan.vshape.ranges();
     const std::size_t m = plan.rows.size();
     for (std::size_t r = 0; r < m && r < t.size(); ++r)
         if (xshape[static_cast<int>(r)].is_dynamic()) t[r] = p[r] = xshape[static_cast<int>(r)];
     for (std::size_t s = 0; s < plan.summed.size(); ++s)
-        if (const Range& y = yshape[plan.summed[s]]; y.is_dynamic()) t[m + s] = p[m + s] = v[m + s] = y;
+        if (const Range& y = yshape[plan.summed[s]]; y.is_dynamic())
+            t[m + s] = p[m + s] = v[m + s] = y;
     plan.tshape = Shape(std::move(t));
     plan.pshape = Shape(std::move(p));
     plan.vshape = Shape(std::move(v));

@@ -124,13 +124,14 @@ int main(int argc, char** argv) {
                 fixed.step(himages, hlabels);
                 int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 21;
                 bench::select_clock(args, threads);
-                bench::PairTimes t = bench::time_alternately(
-                    [&] { step.step(himages, hlabels); }, [&] { fixed.step(himages, hlabels); },
-                    true, 2, reps);
+                bench::PairTimes t =
+                    bench::time_alternately([&] { step.step(himages, hlabels); },
+                                            [&] { fixed.step(himages, hlabels); }, true, 2, reps);
                 char extra[160];
-                std::snprintf(extra, sizeof extra, "batch=%lld symbolic_compile_s=%.2f "
-                              "static_compile_s=%.2f", (long long)w.batch,
-                              step.compile_seconds(), fixed.compile_seconds());
+                std::snprintf(extra, sizeof extra,
+                              "batch=%lld symbolic_compile_s=%.2f "
+                              "static_compile_s=%.2f",
+                              (long long)w.batch, step.compile_seconds(), fixed.compile_seconds());
                 bench::print_line("symbolic_batch_" + w.name, threads, t, "hedra-static", extra);
                 continue;
             }

@@ -53,13 +53,13 @@ void check_results(const std::string& backend, const std::vector<NodePtr>& nodes
                          "backend '" + backend + "' returned " + std::to_string(results.size()) +
                              " results for " + std::to_string(nodes.size()) + " outputs");
     for (std::size_t i = 0; i < nodes.size(); ++i)
-        HEDRA_INTERNAL_CHECK(
-            results[i].sizes() == actual_sizes(nodes[i]->shape, values) &&
-                results[i].dtype() == nodes[i]->dtype,
-            "backend '" + backend + "' returned a result of shape " +
-                Shape::of(results[i].sizes()).to_string() + " and dtype " +
-                std::string(dtype_name(results[i].dtype())) + " for " +
-                std::string(dtype_name(nodes[i]->dtype)) + " " + nodes[i]->shape.to_string());
+        HEDRA_INTERNAL_CHECK(results[i].sizes() == actual_sizes(nodes[i]->shape, values) &&
+                                 results[i].dtype() == nodes[i]->dtype,
+                             "backend '" + backend + "' returned a result of shape " +
+                                 Shape::of(results[i].sizes()).to_string() + " and dtype " +
+                                 std::string(dtype_name(results[i].dtype())) + " for " +
+                                 std::string(dtype_name(nodes[i]->dtype)) + " " +
+                                 nodes[i]->shape.to_string());
 }
 
 // Options every backend relies on; a backend could not report them in the user's words.

@@ -175,7 +175,8 @@ Array mean(const Array& a, std::vector<int> axes, bool keepdims, SourceLocation 
     }
     Array x = is_float(a.dtype()) ? a : cast(a, DType::F32, loc);
     if (symbolic)
-        return Operand(sum(x, axes, keepdims, loc), loc) / Operand(element_count(a, axes, loc), loc);
+        return Operand(sum(x, axes, keepdims, loc), loc) /
+               Operand(element_count(a, axes, loc), loc);
     return map2(ScalarOp::Div, Operand(sum(x, std::move(axes), keepdims, loc), loc),
                 static_cast<double>(count), "mean");
 }

@@ -106,7 +106,9 @@ const std::string& param_name(int param) {
     return t.names.at(static_cast<std::size_t>(param));
 }
 
-Range range(std::int64_t end) { return range(0, end, 1); }
+Range range(std::int64_t end) {
+    return range(0, end, 1);
+}
 
 Range range(std::int64_t start, std::int64_t end, std::int64_t step) {
     if (step < 1)
@@ -140,8 +142,10 @@ Range intersect(const Range& a, const Range& b) {
               m;
     Wide first = a.start + a.step * i0; // some common point, maybe below both starts
     Wide lo = std::max(a.start, b.start), hi = std::min(a.last(), b.last());
-    if (first < lo) first += ((lo - first + lcm - 1) / lcm) * lcm;
-    else first -= ((first - lo) / lcm) * lcm;
+    if (first < lo)
+        first += ((lo - first + lcm - 1) / lcm) * lcm;
+    else
+        first -= ((first - lo) / lcm) * lcm;
     if (first > hi) return Range(0, 1, 0);
     auto size = static_cast<std::int64_t>((hi - first) / lcm + 1);
     // size 1 when lcm does not fit: two common points would be lcm apart
@@ -149,7 +153,9 @@ Range intersect(const Range& a, const Range& b) {
                  size);
 }
 
-bool disjoint(const Range& a, const Range& b) { return intersect(a, b).empty(); }
+bool disjoint(const Range& a, const Range& b) {
+    return intersect(a, b).empty();
+}
 
 Range hull(const Range& a, const Range& b) {
     if (a == b) return a;

@@ -46,13 +46,15 @@ Shape Shape::of(const std::vector<std::int64_t>& sizes) {
 
 std::vector<std::int64_t> Shape::sizes() const {
     std::vector<std::int64_t> s;
-    for (auto& r : ranges_) s.push_back(r.size);
+    for (auto& r : ranges_)
+        s.push_back(r.size);
     return s;
 }
 
 std::int64_t Shape::size() const {
     std::int64_t n = 1;
-    for (auto& r : ranges_) n *= r.size;
+    for (auto& r : ranges_)
+        n *= r.size;
     return n;
 }
 
@@ -73,7 +75,8 @@ bool Shape::contains(const Shape& o) const {
 
 std::string Shape::to_string() const {
     bool plain = true;
-    for (auto& r : ranges_) plain = plain && r.start == 0 && (r.step == 1 || r.size <= 1);
+    for (auto& r : ranges_)
+        plain = plain && r.start == 0 && (r.step == 1 || r.size <= 1);
     std::string s = "(";
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
         if (i) s += plain ? "," : ", ";
@@ -86,10 +89,13 @@ std::string Shape::to_string() const {
 Shape intersect(const Shape& a, const Shape& b) {
     HEDRA_INTERNAL_CHECK(a.rank() == b.rank(), "intersect of shapes of different rank");
     std::vector<Range> rs;
-    for (int i = 0; i < a.rank(); ++i) rs.push_back(intersect(a[i], b[i]));
+    for (int i = 0; i < a.rank(); ++i)
+        rs.push_back(intersect(a[i], b[i]));
     return Shape(std::move(rs));
 }
 
-bool disjoint(const Shape& a, const Shape& b) { return intersect(a, b).empty(); }
+bool disjoint(const Shape& a, const Shape& b) {
+    return intersect(a, b).empty();
+}
 
 } // namespace hedra

@@ -57,9 +57,8 @@ ParamValues bind_params(const std::vector<NodePtr>& placeholders,
         const std::vector<std::int64_t> sizes = inputs[i].sizes();
         if (static_cast<int>(sizes.size()) != shape.rank())
             throw Error(op + ": " + input_name(placeholders[i], i) + " has shape " +
-                        Shape::of(sizes).to_string() + " of rank " +
-                        std::to_string(sizes.size()) + "; give an array of rank " +
-                        std::to_string(shape.rank()));
+                        Shape::of(sizes).to_string() + " of rank " + std::to_string(sizes.size()) +
+                        "; give an array of rank " + std::to_string(shape.rank()));
         for (int d = 0; d < shape.rank(); ++d) {
             const Range& r = shape[d];
             const std::int64_t n = sizes[static_cast<std::size_t>(d)];
@@ -67,23 +66,21 @@ ParamValues bind_params(const std::vector<NodePtr>& placeholders,
                 if (n != r.size)
                     throw Error(op + ": " + input_name(placeholders[i], i) + " has shape " +
                                 Shape::of(sizes).to_string() + " but its axis " +
-                                std::to_string(d) + " is static of size " +
-                                std::to_string(r.size));
+                                std::to_string(d) + " is static of size " + std::to_string(r.size));
                 continue;
             }
             if (n < 1 || n > r.size)
                 throw Error(op + ": " + input_name(placeholders[i], i) + " has shape " +
-                            Shape::of(sizes).to_string() + ": axis " + std::to_string(d) +
-                            " ('" + param_name(r.param) + "') is " + std::to_string(n) +
-                            ", outside 1.." + std::to_string(r.size) +
+                            Shape::of(sizes).to_string() + ": axis " + std::to_string(d) + " ('" +
+                            param_name(r.param) + "') is " + std::to_string(n) + ", outside 1.." +
+                            std::to_string(r.size) +
                             " (the declared maximum); compile with a larger maximum");
             auto [it, added] = values.emplace(r.param, n);
             if (!added && it->second != n)
                 throw Error(op + ": inputs " + std::to_string(bound_by[r.param]) + " and " +
                             std::to_string(i) + " disagree on '" + param_name(r.param) +
                             "': " + std::to_string(it->second) + " and " + std::to_string(n) +
-                            " (" + input_name(placeholders[bound_by[r.param]],
-                                              bound_by[r.param]) +
+                            " (" + input_name(placeholders[bound_by[r.param]], bound_by[r.param]) +
                             ", " + input_name(placeholders[i], i) + ")");
             if (added) bound_by[r.param] = i;
         }

@@ -33,8 +33,8 @@ Shape symbolic_view_shape(const NodePtr& source, const Shape& shape, const Affin
     std::vector<Range> out = shape.ranges();
     const Shape& in = source->shape;
     auto fail = [&](const std::string& why) {
-        return Error("view: " + why + " (a view of " + in.to_string() + " as " +
-                     shape.to_string() + "; array created at " + site(source) +
+        return Error("view: " + why + " (a view of " + in.to_string() + " as " + shape.to_string() +
+                     "; array created at " + site(source) +
                      "); symbolic axes may be moved or broadcast against, not sliced, "
                      "reversed, strided, indexed or resized");
     };
@@ -59,8 +59,8 @@ Shape symbolic_view_shape(const NodePtr& source, const Shape& shape, const Affin
             throw fail("axis " + std::to_string(q) + " (" + in[q].to_string() +
                        ") is symbolic and no result axis reads it whole");
         if (out[whole].is_dynamic() && out[whole].param != in[q].param)
-            throw fail("result axis " + std::to_string(whole) + " is " +
-                       out[whole].to_string() + " but reads " + in[q].to_string());
+            throw fail("result axis " + std::to_string(whole) + " is " + out[whole].to_string() +
+                       " but reads " + in[q].to_string());
         out[whole] = in[q];
     }
     return Shape(std::move(out));

@@ -125,7 +125,7 @@ Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_
                    ? pad(x, {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}, 0.0, loc)
                    : x;
     // Space (n, co, oh, ow, c, kh, kw).
-    const Shape space{leading_range(x), range(ws[0]), range(oh), range(ow),
+    const Shape space{leading_range(x), range(ws[0]), range(oh),   range(ow),
                       range(xs[1]),     range(ws[2]), range(ws[3])};
     IndexMap xm(7, xp.shape()), wm(7, weight.shape());
     xm.read(0, 0).read(1, 4).read(2, 2, stride).read(2, 5).read(3, 3, stride).read(3, 6);
@@ -146,7 +146,7 @@ Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, Source
                     " window does not fit x " + x.describe() + at(loc));
     const std::int64_t oh = (xs[2] - kernel) / stride + 1, ow = (xs[3] - kernel) / stride + 1;
     // Space (n, c, oh, ow, kh, kw).
-    const Shape space{leading_range(x), range(xs[1]), range(oh),
+    const Shape space{leading_range(x), range(xs[1]),  range(oh),
                       range(ow),        range(kernel), range(kernel)};
     IndexMap m(6, x.shape());
     m.read(0, 0).read(1, 1).read(2, 2, stride).read(2, 4).read(3, 3, stride).read(3, 5);

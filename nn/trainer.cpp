@@ -7,8 +7,8 @@
 
 #include <charconv>
 #include <chrono>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "ad/grad.hpp"

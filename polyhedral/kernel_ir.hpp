@@ -140,7 +140,9 @@ struct ProgramIR {
 };
 
 // "hd_n<k>": the value of ProgramIR::params[k] in isl sets and generated code.
-inline std::string param_value_name(int k) { return "hd_n" + std::to_string(k); }
+inline std::string param_value_name(int k) {
+    return "hd_n" + std::to_string(k);
+}
 
 // Readable listing for dumps and tests.
 std::string to_string(const ProgramIR& program);

@@ -32,8 +32,8 @@ Scop build_scop(IslContext& ctx, const ProgramIR& program, const Kernel& kernel)
 
 // With symbolic extents (ProgramIR::params): every statement instance of the kernel that runs
 // for given values, "[hd_n0] -> { S0[i0, i1] : i0 < hd_n0 }" (each Statement::param_bounds;
-// statements without are unbounded), and what is known of the values, "[hd_n0] -> { : 1 <= hd_n0 }".
-// hd_n<k> is the value of params[k]. Null without symbolic extents.
+// statements without are unbounded), and what is known of the values, "[hd_n0] -> { : 1 <= hd_n0
+// }". hd_n<k> is the value of params[k]. Null without symbolic extents.
 IslPtr<isl_union_set> symbolic_instances(IslContext& ctx, const Scop& scop);
 IslPtr<isl_set> symbolic_context(IslContext& ctx, const ProgramIR& program);
 

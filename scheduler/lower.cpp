@@ -84,8 +84,8 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
         if (context) {
             poly::IslPtr<isl_union_set> live = poly::symbolic_instances(ctx, scop);
             live = poly::take(isl_union_set_intersect_params(live.release(), context.copy()));
-            final_schedule = poly::take(
-                isl_schedule_intersect_domain(final_schedule.release(), live.release()));
+            final_schedule =
+                poly::take(isl_schedule_intersect_domain(final_schedule.release(), live.release()));
         }
         ast = build_loop_ast(scop, deps, final_schedule, context);
     }

@@ -762,8 +762,7 @@ private:
         if (c.leaf) {
             ReadList reads;
             ScalarExpr v = reads.read(leaf_buffer_[i], id, n.dtype);
-            k.statements.push_back(
-                statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
+            k.statements.push_back(statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
         } else if (n.kind == NodeKind::Reduce && !n.tuple_exprs.empty()) {
             tuple_reduction(i, k);
         } else if (n.kind == NodeKind::Reduce) {
@@ -791,9 +790,9 @@ private:
                 ReadList epi_reads;
                 const Node& mn = *cn(m).node;
                 ScalarExpr v = expand(m, AffineMap::identity(mn.shape.rank()), epi_reads);
-                k.statements.push_back(statement(
-                    StatementKind::Assign, mn, buffer_of_[static_cast<std::size_t>(m)],
-                    AffineMap::identity(mn.shape.rank()), v, std::move(epi_reads)));
+                k.statements.push_back(
+                    statement(StatementKind::Assign, mn, buffer_of_[static_cast<std::size_t>(m)],
+                              AffineMap::identity(mn.shape.rank()), v, std::move(epi_reads)));
             }
         } else if (n.kind == NodeKind::Fuse) {
             for (const NodePtr& piece : n.inputs) {
@@ -813,15 +812,14 @@ private:
                 piece_of_ = {f, piece, to_fused};
                 ScalarExpr v = expand(i, to_fused, reads);
                 piece_of_ = {};
-                k.statements.push_back(statement(StatementKind::Assign, *piece, w,
-                                                 to_fused, v, std::move(reads)));
+                k.statements.push_back(
+                    statement(StatementKind::Assign, *piece, w, to_fused, v, std::move(reads)));
             }
         } else {
             ReadList reads;
             ScalarExpr v = n.kind == NodeKind::View ? inline_use(n.inputs.at(0), n.access, reads)
                                                     : expand(i, id, reads);
-            k.statements.push_back(
-                statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
+            k.statements.push_back(statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
         }
         ir_.kernels.push_back(std::move(k));
     }
@@ -843,8 +841,8 @@ private:
                          ? buffer_of_[static_cast<std::size_t>(i)]
                          : add_buffer(cn(i).node, BufferRole::Temporary, n.tuple_exprs[j]->dtype);
         for (std::size_t j = 0; j < size; ++j)
-            k.statements.push_back(statement(StatementKind::Assign, n, acc[j], id,
-                                             n.tuple_identities[j], {}));
+            k.statements.push_back(
+                statement(StatementKind::Assign, n, acc[j], id, n.tuple_identities[j], {}));
         ReadList reads;
         std::vector<ScalarExpr> args;
         for (std::size_t m = 0; m < size; ++m)
@@ -856,8 +854,8 @@ private:
         for (const ScalarExpr& e : n.tuple_exprs)
             values.push_back(fold_constants(substitute_inputs(e, args)));
         values = share_common_subexpressions(values); // the components' common parts, once
-        Statement u = statement(StatementKind::Assign, *n.inputs[0], acc[0], to_out,
-                                values[0], std::move(reads));
+        Statement u = statement(StatementKind::Assign, *n.inputs[0], acc[0], to_out, values[0],
+                                std::move(reads));
         for (std::size_t j = 1; j < size; ++j)
             u.tuple_writes.push_back({acc[j], values[j]});
         u.tuple_combiners = n.tuple_exprs;

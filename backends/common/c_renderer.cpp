@@ -76,8 +76,7 @@ public:
         print_nodes(ast.body, 1, body);
         body = local_declarations() + body; // for rows run outside a parallel loop
         return functions_ + "static void " + kernel_.name + "(int hd_nt" + value_params() +
-               params(true) +
-               ") {\n    (void)hd_nt;\n" + body + "}\n\n";
+               params(true) + ") {\n    (void)hd_nt;\n" + body + "}\n\n";
     }
 
     // The buffers it names: its parameters in order, then its row-local buffers.
@@ -628,8 +627,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
     std::string values;
     for (std::size_t k = 0; k < program.params.size(); ++k)
         values += "    const long " + poly::param_value_name(static_cast<int>(k)) +
-                  " = ((const long long*)hd_buf[" + std::to_string(program.buffers.size()) +
-                  "])[" + std::to_string(k) + "];\n";
+                  " = ((const long long*)hd_buf[" + std::to_string(program.buffers.size()) + "])[" +
+                  std::to_string(k) + "];\n";
     std::string entry = "extern \"C\" void " + options.entry +
                         "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + values + calls +
                         "}\n";

@@ -31,7 +31,7 @@ struct HostProgramCode {
     // buffers[buffers.size()], a pointer to long long[num_params].
     std::vector<std::vector<int>> param_slots;
     std::size_t num_params = 0;
-    BufferPlan plan;                              // temporaries' arena slots
+    BufferPlan plan; // temporaries' arena slots
     // The arena, kept between runs; a run that finds it busy uses a private one.
     mutable std::mutex arena_mutex;
     mutable std::vector<std::unique_ptr<AlignedStorage>> arena;

@@ -9,11 +9,11 @@
 #include "backends/common/host_program.hpp"
 #include "backends/common/kernel_profile.hpp"
 #include "backends/openmp/jit_compiler.hpp"
-#include "core/symbolic.hpp"
 #include "backends/openmp/lower.hpp"
 #include "backends/openmp/plan_cache.hpp"
 #include "core/dump.hpp"
 #include "core/error.hpp"
+#include "core/symbolic.hpp"
 #include "scheduler/partition.hpp"
 
 namespace hedra::backend {

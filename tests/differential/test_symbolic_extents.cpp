@@ -4,9 +4,9 @@
 
 #include <functional>
 
+#include "core/expect_error.hpp"
 #include "core/graph_file.hpp"
 #include "core/symbolic.hpp"
-#include "core/expect_error.hpp"
 
 using namespace hedra;
 
@@ -52,7 +52,11 @@ std::vector<Array> symbolic_placeholders(const std::vector<Shape>& shapes,
     return ps;
 }
 
-std::uint64_t programs_built() { return std::dynamic_pointer_cast<backend::OpenMPBackend>(test::openmp_backend())->stats().programs_compiled; }
+std::uint64_t programs_built() {
+    return std::dynamic_pointer_cast<backend::OpenMPBackend>(test::openmp_backend())
+        ->stats()
+        .programs_compiled;
+}
 
 } // namespace
 
@@ -98,9 +102,9 @@ TEST_CASE("symbolic extents: two inputs share the batch; broadcasts into it; a c
     std::vector<Array> ps = symbolic_placeholders(shapes, dtypes);
     CompiledProgram program = compile(build(ps), ps, o);
     for (std::int64_t n : {50, 3, 17})
-        check_against_static(build, shapes, dtypes, program,
-                             {random_array({n, 12}, unsigned(n)),
-                              random_array({n}, unsigned(n + 1), DType::I32)});
+        check_against_static(
+            build, shapes, dtypes, program,
+            {random_array({n, 12}, unsigned(n)), random_array({n}, unsigned(n + 1), DType::I32)});
 }
 
 TEST_CASE("symbolic extents: an output whose symbolic axis does not lead, on every backend") {
@@ -127,13 +131,19 @@ TEST_CASE("symbolic extents: errors name the input, the extent and what to do") 
     Array x = placeholder(Shape{batch, range(3)}, DType::F32, "x");
     Array y = placeholder(Shape{batch}, DType::F32, "y");
     CompiledProgram p = compile({sum(x, {1}) + y}, {x, y});
-    CHECK_ERROR(p({HostArray({9, 3}, DType::F32), HostArray({9}, DType::F32)}), "input 0", "'batch'", "9", "1..8", "larger maximum");
-    CHECK_ERROR(p({HostArray({4, 3}, DType::F32), HostArray({5}, DType::F32)}), "disagree on 'batch'", "4", "5");
-    CHECK_ERROR(p({HostArray({4, 2}, DType::F32), HostArray({4}, DType::F32)}), "input 0", "static of size 3");
-    CHECK_ERROR(view(x, Shape{range(4), range(3)}, AffineMap::identity(2)), "view", "symbolic", "batch<=8");
+    CHECK_ERROR(p({HostArray({9, 3}, DType::F32), HostArray({9}, DType::F32)}), "input 0",
+                "'batch'", "9", "1..8", "larger maximum");
+    CHECK_ERROR(p({HostArray({4, 3}, DType::F32), HostArray({5}, DType::F32)}),
+                "disagree on 'batch'", "4", "5");
+    CHECK_ERROR(p({HostArray({4, 2}, DType::F32), HostArray({4}, DType::F32)}), "input 0",
+                "static of size 3");
+    CHECK_ERROR(view(x, Shape{range(4), range(3)}, AffineMap::identity(2)), "view", "symbolic",
+                "batch<=8");
     CHECK_ERROR((x + full(Shape::of({8, 3}), 1.0)), "broadcast", "batch<=8", "[0,8)");
-    CHECK_ERROR(compute(sum(full(Shape{batch}, 1.0))), "compute", "symbolic extent 'batch'", "compile()");
-    CHECK_ERROR(compile({sum(full(Shape{batch}, 1.0))}, {}), "compile", "'batch'", "none of the 0 placeholders");
+    CHECK_ERROR(compute(sum(full(Shape{batch}, 1.0))), "compute", "symbolic extent 'batch'",
+                "compile()");
+    CHECK_ERROR(compile({sum(full(Shape{batch}, 1.0))}, {}), "compile", "'batch'",
+                "none of the 0 placeholders");
     CHECK_ERROR(dynamic("n", 0), "dynamic", "'n'", "at least 1");
 }
 
@@ -169,6 +179,8 @@ TEST_CASE("symbolic extents: a graph file keeps them by name") {
         total += in.flat(i);
     REQUIRE(got[0].sizes() == std::vector<std::int64_t>{5});
     for (std::int64_t r = 0; r < 5; ++r) // a naive loop: 2 * row sum + the mean of all
-        CHECK(got[0].flat(r) == doctest::Approx(2 * (in.flat(3 * r) + in.flat(3 * r + 1) +
-                                                     in.flat(3 * r + 2)) + total / 15).epsilon(1e-5));
+        CHECK(got[0].flat(r) ==
+              doctest::Approx(2 * (in.flat(3 * r) + in.flat(3 * r + 1) + in.flat(3 * r + 2)) +
+                              total / 15)
+                  .epsilon(1e-5));
 }

@@ -56,7 +56,8 @@ TEST_CASE("fuzz: symbolic sizes, one openmp program at three values vs the refer
         drawn += symbolic;
         if (r.outcome == Outcome::BuildError || r.outcome == Outcome::Invalid) continue;
         CHECK_MESSAGE(r.outcome == Outcome::Pass,
-                      "fuzz seed " << seed << ": " << std::string(outcome_name(r.outcome)) << ": " << r.message);
+                      "fuzz seed " << seed << ": " << std::string(outcome_name(r.outcome)) << ": "
+                                   << r.message);
     }
     CHECK(drawn >= 20); // enough programs take a symbolic axis to mean something
     MESSAGE(drawn << " of " << 3 * kPrograms << " programs took a symbolic axis");

@@ -175,8 +175,8 @@ RunResult run_symbolic(const FuzzProgram& p, bool& drawn) {
         std::memcpy(rows.raw_mutable(), full.raw(), rows.bytes());
         std::vector<HostArray> inputs = b->inputs;
         inputs[static_cast<std::size_t>(k)] = rows;
-        const std::string what = "symbolic fz=" + std::to_string(n) + " of " +
-                                 std::to_string(max) + ": ";
+        const std::string what =
+            "symbolic fz=" + std::to_string(n) + " of " + std::to_string(max) + ": ";
         std::vector<HostArray> want, got;
         try {
             want = (*want_p)(inputs);

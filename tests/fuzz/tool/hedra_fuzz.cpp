@@ -76,11 +76,11 @@ Args parse(int argc, char** argv) {
         else if (s == "--rejections")
             a.rejections = true;
         else {
-            std::fprintf(stderr,
-                         "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] [--symbolic] "
-                         "[--linear] [--max-ops K] [--batch B] [--max-elements E] [--rejections] "
-                         "[--print SEED] "
-                         "[--save-graphs DIR]\n");
+            std::fprintf(
+                stderr, "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] [--symbolic] "
+                        "[--linear] [--max-ops K] [--batch B] [--max-elements E] [--rejections] "
+                        "[--print SEED] "
+                        "[--save-graphs DIR]\n");
             std::exit(2);
         }
     }
