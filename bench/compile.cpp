@@ -178,8 +178,11 @@ int main(int argc, char** argv) {
         print_target_line("compile_hot_" + name, bench::median(hot), 10.0,
                           "(same process: program cache)");
     }
-    if (args.wants("per_call")) {
-        Array t = placeholder(Shape::of({4}), DType::F32, "t");
+    // The same tiny program with a static and with a symbolic extent (bound at each call).
+    for (bool symbolic : {false, true}) {
+        const std::string name = symbolic ? "per_call_tiny_symbolic" : "per_call_tiny";
+        if (!args.wants("per_call") && !args.wants(name)) continue;
+        Array t = placeholder(Shape{symbolic ? dynamic("n", 8) : range(4)}, DType::F32, "t");
         CompiledProgram tiny = compile({t * 2.0f + 1.0f}, {t});
         HostArray in = HostArray::from(std::vector<float>{1, 2, 3, 4}, {4});
         const int calls = args.quick ? 2000 : 20000;
@@ -190,8 +193,9 @@ int main(int argc, char** argv) {
                 tiny({in});
             per_call.push_back((bench::now_ms() - s) / calls);
         }
-        print_target_line("per_call_tiny", bench::median(per_call), 0.020,
-                          "(4 elements, compiled program call)");
+        print_target_line(name, bench::median(per_call), 0.020,
+                          symbolic ? "(4 of at most 8 elements, compiled program call)"
+                                   : "(4 elements, compiled program call)");
     }
     return 0;
 }
