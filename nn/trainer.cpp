@@ -335,29 +335,55 @@ double Trainer::step_accumulated(const std::vector<std::vector<HostArray>>& micr
         throw Error("Trainer::step_accumulated: no micro-batches given; pass at least one");
     for (const std::vector<HostArray>& batch : micro_batches)
         check_inputs("Trainer::step_accumulated", batch);
-    HostArray lr_value = lr_array(lr);
-    const HostArray count = scalar(lr_dtype_, static_cast<double>(micro_batches.size()));
-    const std::size_t n = params_.size();
+    lr_array(lr); // checked before any work
+    const double count = static_cast<double>(micro_batches.size());
     std::vector<HostArray> grads;
     double loss_sum = 0.0;
-    for (std::size_t k = 0; k < micro_batches.size(); ++k) {
-        const CompiledProgram& p =
-            program(k == 0 ? Kind::AccumulateFirst : Kind::AccumulateNext, micro_batches[k]);
-        std::vector<HostArray> in = params_;
-        in.insert(in.end(), grads.begin(), grads.end());
-        in.push_back(count);
-        in.insert(in.end(), micro_batches[k].begin(), micro_batches[k].end());
-        std::vector<HostArray> out = p(in);
-        loss_sum += out[0].flat(0);
-        grads.assign(out.begin() + 1, out.begin() + long(1 + n));
+    for (const std::vector<HostArray>& batch : micro_batches) {
+        Gradients g = gradients(batch, count, grads);
+        loss_sum += g.loss.flat(0);
+        grads = std::move(g.grads);
     }
+    apply_gradients(grads, lr);
+    return loss_sum / count;
+}
+
+Trainer::Gradients Trainer::gradients(const std::vector<HostArray>& inputs, double divisor,
+                                      const std::vector<HostArray>& accumulated) {
+    check_inputs("Trainer::gradients", inputs);
+    if (!(divisor > 0.0) || !std::isfinite(divisor))
+        throw Error("Trainer::gradients: divisor " + std::to_string(divisor) +
+                    " must be finite and > 0");
+    const std::size_t n = params_.size();
+    if (!accumulated.empty() && accumulated.size() != n)
+        throw Error("Trainer::gradients: " + std::to_string(accumulated.size()) +
+                    " accumulated gradients for " + std::to_string(n) + " parameters");
+    const CompiledProgram& p =
+        program(accumulated.empty() ? Kind::AccumulateFirst : Kind::AccumulateNext, inputs);
+    std::vector<HostArray> in = params_;
+    in.insert(in.end(), accumulated.begin(), accumulated.end());
+    in.push_back(scalar(lr_dtype_, divisor));
+    in.insert(in.end(), inputs.begin(), inputs.end());
+    std::vector<HostArray> out = p(in);
+    return {out[0], std::vector<HostArray>(out.begin() + 1, out.begin() + long(1 + n))};
+}
+
+void Trainer::apply_gradients(const std::vector<HostArray>& grads, double lr) {
+    if (grads.size() != params_.size())
+        throw Error("Trainer::apply_gradients: " + std::to_string(grads.size()) +
+                    " gradients for " + std::to_string(params_.size()) + " parameters");
+    for (std::size_t i = 0; i < grads.size(); ++i)
+        if (grads[i].sizes() != params_[i].sizes() || grads[i].dtype() != params_[i].dtype())
+            throw Error("Trainer::apply_gradients: the gradient of '" + names_[i] + "' is " +
+                        array_string(grads[i].dtype(), grads[i].sizes()) + ", the parameter " +
+                        array_string(params_[i].dtype(), params_[i].sizes()));
+    HostArray lr_value = lr_array(lr);
     const CompiledProgram& apply = program(Kind::Apply, {});
     std::vector<HostArray> in = params_;
     in.insert(in.end(), state_.begin(), state_.end());
     in.push_back(lr_value);
     in.insert(in.end(), grads.begin(), grads.end());
     take_update(apply(in), options_.clip_norm > 0.0 ? 1 : 0);
-    return loss_sum / static_cast<double>(micro_batches.size());
 }
 
 StepResult Trainer::evaluate(const std::vector<HostArray>& inputs) {

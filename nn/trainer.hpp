@@ -91,6 +91,19 @@ public:
     // The loss and extra outputs at the current parameters, without an update.
     StepResult evaluate(const std::vector<HostArray>& inputs);
 
+    // The parts of a step, for callers that combine gradients themselves (gradient
+    // accumulation, data parallelism): the loss of `inputs` and the gradients of loss / divisor,
+    // added to `accumulated` when it is not empty; nothing is updated.
+    struct Gradients {
+        HostArray loss;              // rank 0, before the division
+        std::vector<HostArray> grads; // one per parameter
+    };
+    Gradients gradients(const std::vector<HostArray>& inputs, double divisor,
+                        const std::vector<HostArray>& accumulated = {});
+    // One update of the parameters and optimizer state from gradients (clipped first when
+    // clip_norm > 0), counted as a step.
+    void apply_gradients(const std::vector<HostArray>& grads, double lr);
+
     const std::vector<std::string>& param_names() const { return names_; }
     const std::vector<HostArray>& params() const { return params_; }
     const std::vector<HostArray>& optimizer_state() const { return state_; }
@@ -105,6 +118,8 @@ public:
     // names them (in any order; every name must be present, with its shape and dtype).
     void restore(const std::vector<std::string>& names, const std::vector<HostArray>& arrays,
                  const std::map<std::string, std::string>& metadata);
+
+    const std::vector<InputSpec>& input_specs() const { return inputs_; }
 
     // TrainerOptions::symbolic_batch for the programs compiled from now on.
     void set_symbolic_batch(bool on) { options_.symbolic_batch = on; }

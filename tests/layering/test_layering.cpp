@@ -1,7 +1,8 @@
 // The layering of the sources (README "Layout"): data flows one way, core <- polyhedral <-
 // scheduler <- backends; a backend includes backends/common, never another backend; ad builds
-// core graphs and nn builds on ad; nn/io (file formats) builds on core alone, and nn's core
-// does not include it; no library file includes tools/, examples/, bench/ or tests/.
+// core graphs and nn builds on ad; dist (communicators, data parallelism) builds on nn; nn/io
+// (file formats) builds on core alone, and nn's core does not include it; no library file
+// includes tools/, examples/, bench/ or tests/.
 // Every quoted #include of every library file is checked against that table.
 #include <doctest/doctest.h>
 
@@ -42,6 +43,7 @@ bool may_include(const std::string& layer, const std::string& target) {
         {"backends/common", {"core", "polyhedral", "scheduler", "backends/common"}},
         {"ad", {"core", "ad"}},
         {"nn", {"core", "ad", "nn"}},
+        {"dist", {"core", "ad", "nn", "dist"}},
         {"nn/io", {"core", "nn/io"}},
     };
     if (auto it = below.find(layer); it != below.end()) return it->second.count(target) > 0;
@@ -75,7 +77,7 @@ struct Violation {
 std::vector<Violation> violations(const fs::path& root) {
     static const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
     std::vector<Violation> out;
-    for (const char* top : {"core", "polyhedral", "scheduler", "backends", "ad", "nn"}) {
+    for (const char* top : {"core", "polyhedral", "scheduler", "backends", "ad", "nn", "dist"}) {
         for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
             std::string ext = entry.path().extension().string();
             if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
@@ -112,6 +114,8 @@ TEST_CASE("the layering rules: which layer may include which") {
     CHECK_FALSE(may_include("backends/common", "backends/openmp"));
     CHECK_FALSE(may_include("ad", "scheduler"));
     CHECK_FALSE(may_include("nn", "backends/openmp"));
+    CHECK_FALSE(may_include("nn", "dist"));
+    CHECK_FALSE(may_include("dist", "backends/openmp"));
     CHECK_FALSE(may_include("backends/cuda", "nn"));
     CHECK(layer_of("nn/io/idx_reader.hpp") == "nn/io");
     CHECK(layer_of("nn/layers.hpp") == "nn");

@@ -1,0 +1,115 @@
+// The collectives' checks and HostArray plumbing (see communicator.hpp).
+#include "dist/communicator.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/shape.hpp"
+
+namespace hedra::dist {
+namespace {
+
+void check_reducible(const HostArray& a, Reduction op, const char* what) {
+    const DType t = a.dtype();
+    if (t != DType::F32 && t != DType::F64 && t != DType::I32 && t != DType::I64)
+        throw Error(std::string(what) + ": an array of dtype " + std::string(dtype_name(t)) +
+                    "; reduce f32, f64, i32 or i64 arrays");
+    if (op == Reduction::Mean && !is_float(t))
+        throw Error(std::string(what) + ": the mean of an " + std::string(dtype_name(t)) +
+                    " array; cast to a float dtype first");
+}
+
+// A pending reduction that has already finished.
+class Finished : public PendingReduce {
+public:
+    explicit Finished(HostArray result) : result_(std::move(result)) {}
+    HostArray wait() override { return std::move(result_); }
+
+private:
+    HostArray result_;
+};
+
+} // namespace
+
+void Communicator::finish_mean(HostArray& sum, Reduction op) const {
+    if (op != Reduction::Mean || size() == 1) return;
+    const double n = static_cast<double>(size());
+    if (sum.dtype() == DType::F32) {
+        auto* p = static_cast<float*>(sum.raw_mutable());
+        for (std::int64_t i = 0; i < sum.size(); ++i)
+            p[i] = static_cast<float>(p[i] / n);
+    } else {
+        auto* p = static_cast<double*>(sum.raw_mutable());
+        for (std::int64_t i = 0; i < sum.size(); ++i)
+            p[i] /= n;
+    }
+}
+
+HostArray Communicator::all_reduce(const HostArray& a, Reduction op) {
+    check_reducible(a, op, "all_reduce");
+    HostArray out(a.sizes(), a.dtype());
+    sum_raw(a.raw(), out.raw_mutable(), a.size(), a.dtype());
+    finish_mean(out, op);
+    return out;
+}
+
+std::unique_ptr<PendingReduce> Communicator::start_all_reduce(const HostArray& a, Reduction op) {
+    check_reducible(a, op, "start_all_reduce");
+    return start_sum_raw(a, HostArray(a.sizes(), a.dtype()), op);
+}
+
+std::unique_ptr<PendingReduce> Communicator::start_sum_raw(HostArray in, HostArray out,
+                                                           Reduction op) {
+    sum_raw(in.raw(), out.raw_mutable(), in.size(), in.dtype());
+    finish_mean(out, op);
+    return std::make_unique<Finished>(std::move(out));
+}
+
+HostArray Communicator::broadcast(const HostArray& a, int root) {
+    if (root < 0 || root >= size())
+        throw Error("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
+                    std::to_string(size()));
+    HostArray out(a.sizes(), a.dtype());
+    std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
+    broadcast_raw(out.raw_mutable(), out.bytes(), root);
+    return out;
+}
+
+HostArray Communicator::all_gather(const HostArray& a) {
+    std::vector<std::int64_t> sizes{size()};
+    for (std::int64_t s : a.sizes())
+        sizes.push_back(s);
+    HostArray out(sizes, a.dtype());
+    all_gather_raw(a.raw(), out.raw_mutable(), a.bytes());
+    return out;
+}
+
+HostArray Communicator::reduce_scatter(const HostArray& a, Reduction op) {
+    check_reducible(a, op, "reduce_scatter");
+    if (a.rank() == 0 || a.sizes()[0] % size() != 0)
+        throw Error("reduce_scatter: the leading axis of an array of shape " +
+                    Shape::of(a.sizes()).to_string() + " does not split into " +
+                    std::to_string(size()) + " equal parts, one per rank");
+    std::vector<std::int64_t> sizes = a.sizes();
+    sizes[0] /= size();
+    HostArray out(sizes, a.dtype());
+    reduce_scatter_raw(a.raw(), out.raw_mutable(), out.size(), a.dtype());
+    finish_mean(out, op);
+    return out;
+}
+
+void SelfCommunicator::sum_raw(const void* in, void* out, std::int64_t count, DType dtype) {
+    std::memcpy(out, in, static_cast<std::size_t>(count) * dtype_size(dtype));
+}
+
+void SelfCommunicator::all_gather_raw(const void* in, void* out, std::size_t bytes) {
+    std::memcpy(out, in, bytes);
+}
+
+void SelfCommunicator::reduce_scatter_raw(const void* in, void* out, std::int64_t count,
+                                          DType dtype) {
+    std::memcpy(out, in, static_cast<std::size_t>(count) * dtype_size(dtype));
+}
+
+} // namespace hedra::dist

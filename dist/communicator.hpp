@@ -1,0 +1,72 @@
+// Communicator: the collectives data-parallel training needs, over a group of ranks (processes
+// under mpirun, or threads of one process in tests). Every rank calls each collective in the same
+// order with arrays of the same sizes and dtype; results are new arrays, equal on every rank bit
+// for bit (sums are formed in one order for all ranks).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/host_array.hpp"
+
+namespace hedra::dist {
+
+enum class Reduction : std::uint8_t { Sum, Mean };
+
+// A collective started and not yet finished (start_all_reduce); wait() gives its result.
+class PendingReduce {
+public:
+    virtual ~PendingReduce() = default;
+    virtual HostArray wait() = 0;
+};
+
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    virtual std::string name() const = 0; // "mpi", "in-process", "self"
+
+    // Element-wise over all ranks' `a` (f32, f64, i32 or i64; Mean: floats only).
+    HostArray all_reduce(const HostArray& a, Reduction op = Reduction::Sum);
+    // The same, started now and finished by wait(): the caller computes meanwhile.
+    std::unique_ptr<PendingReduce> start_all_reduce(const HostArray& a,
+                                                    Reduction op = Reduction::Sum);
+    // Rank `root`'s `a` on every rank (the others' `a` give only sizes and dtype).
+    HostArray broadcast(const HostArray& a, int root = 0);
+    // Every rank's `a` stacked along a new leading axis of size size().
+    HostArray all_gather(const HostArray& a);
+    // `a`'s leading axis cut into size() equal parts; part rank() of the reduction.
+    HostArray reduce_scatter(const HostArray& a, Reduction op = Reduction::Sum);
+    virtual void barrier() = 0;
+
+protected:
+    // The transport: byte-level collectives over `count` elements of `dtype` (checked above).
+    virtual void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) = 0;
+    virtual std::unique_ptr<PendingReduce> start_sum_raw(HostArray in, HostArray out, Reduction op);
+    virtual void broadcast_raw(void* data, std::size_t bytes, int root) = 0;
+    virtual void all_gather_raw(const void* in, void* out, std::size_t bytes) = 0;
+    // `in` holds size() parts of `count` elements each; `out` receives this rank's part summed.
+    virtual void reduce_scatter_raw(const void* in, void* out, std::int64_t count, DType dtype) = 0;
+
+    // Divides a sum by size() for Mean (floats), in place in an array this call made.
+    void finish_mean(HostArray& sum, Reduction op) const;
+};
+
+// One process alone: every collective returns its input.
+class SelfCommunicator : public Communicator {
+public:
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    std::string name() const override { return "self"; }
+    void barrier() override {}
+
+protected:
+    void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override;
+    void broadcast_raw(void*, std::size_t, int) override {}
+    void all_gather_raw(const void* in, void* out, std::size_t bytes) override;
+    void reduce_scatter_raw(const void* in, void* out, std::int64_t count, DType dtype) override;
+};
+
+} // namespace hedra::dist

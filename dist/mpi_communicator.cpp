@@ -1,0 +1,174 @@
+// The MPI communicator (see mpi_communicator.hpp).
+#include "dist/mpi_communicator.hpp"
+
+#include "core/error.hpp"
+
+#if HEDRA_HAS_MPI
+#include <mpi.h>
+#endif
+
+namespace hedra::dist {
+
+#if HEDRA_HAS_MPI
+namespace {
+
+void check(int rc, const char* call) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(rc, text, &length);
+    throw Error(std::string("mpi: ") + call + " failed: " + std::string(text, length));
+}
+
+// MPI_Init on first use, MPI_Finalize when the process exits.
+class MpiSession {
+public:
+    static void ensure() { static MpiSession session; }
+    MpiSession(const MpiSession&) = delete;
+    MpiSession& operator=(const MpiSession&) = delete;
+
+private:
+    MpiSession() {
+        int initialized = 0;
+        MPI_Initialized(&initialized);
+        if (!initialized) {
+            int provided = 0;
+            check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided),
+                  "MPI_Init_thread");
+            owned_ = true;
+        }
+    }
+    ~MpiSession() {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (owned_ && !finalized) MPI_Finalize();
+    }
+    bool owned_ = false;
+};
+
+MPI_Datatype mpi_type(DType t) {
+    switch (t) {
+    case DType::F32:
+        return MPI_FLOAT;
+    case DType::F64:
+        return MPI_DOUBLE;
+    case DType::I32:
+        return MPI_INT32_T;
+    case DType::I64:
+        return MPI_INT64_T;
+    default:
+        internal_error("mpi: a dtype the checks exclude");
+    }
+}
+
+int count_of(std::int64_t n) {
+    if (n > 0x7fffffff)
+        throw Error("mpi: a collective of " + std::to_string(n) +
+                    " elements; MPI counts stop at 2^31 - 1, split the array");
+    return static_cast<int>(n);
+}
+
+// An MPI_Iallreduce in flight; wait() finishes it (MPI_Wait) and divides for a mean.
+class MpiPending : public PendingReduce {
+public:
+    MpiPending(const Communicator& comm, HostArray in, HostArray out, Reduction op, MPI_Comm mpi)
+        : comm_(comm), in_(std::move(in)), out_(std::move(out)), op_(op) {
+        check(MPI_Iallreduce(in_.raw(), out_.raw_mutable(), count_of(in_.size()),
+                             mpi_type(in_.dtype()), MPI_SUM, mpi, &request_),
+              "MPI_Iallreduce");
+    }
+    ~MpiPending() override {
+        if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    }
+    HostArray wait() override {
+        check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+        if (op_ == Reduction::Mean) {
+            const double n = comm_.size();
+            if (out_.dtype() == DType::F32)
+                for (std::int64_t i = 0; i < out_.size(); ++i)
+                    static_cast<float*>(out_.raw_mutable())[i] =
+                        static_cast<float>(static_cast<float*>(out_.raw_mutable())[i] / n);
+            else
+                for (std::int64_t i = 0; i < out_.size(); ++i)
+                    static_cast<double*>(out_.raw_mutable())[i] /= n;
+        }
+        return std::move(out_);
+    }
+
+private:
+    const Communicator& comm_;
+    HostArray in_, out_;
+    Reduction op_;
+    MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+class MpiCommunicator : public Communicator {
+public:
+    MpiCommunicator() {
+        MpiSession::ensure();
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+    }
+    ~MpiCommunicator() override {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Comm_free(&comm_);
+    }
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    std::string name() const override { return "mpi"; }
+    void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+protected:
+    void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override {
+        check(MPI_Allreduce(in, out, count_of(count), mpi_type(dtype), MPI_SUM, comm_),
+              "MPI_Allreduce");
+    }
+    std::unique_ptr<PendingReduce> start_sum_raw(HostArray in, HostArray out,
+                                                 Reduction op) override {
+        return std::make_unique<MpiPending>(*this, std::move(in), std::move(out), op, comm_);
+    }
+    void broadcast_raw(void* data, std::size_t bytes, int root) override {
+        check(MPI_Bcast(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, root, comm_),
+              "MPI_Bcast");
+    }
+    void all_gather_raw(const void* in, void* out, std::size_t bytes) override {
+        const int n = count_of(static_cast<std::int64_t>(bytes));
+        check(MPI_Allgather(in, n, MPI_BYTE, out, n, MPI_BYTE, comm_), "MPI_Allgather");
+    }
+    void reduce_scatter_raw(const void* in, void* out, std::int64_t count, DType dtype) override {
+        check(MPI_Reduce_scatter_block(in, out, count_of(count), mpi_type(dtype), MPI_SUM, comm_),
+              "MPI_Reduce_scatter_block");
+    }
+
+private:
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int rank_ = 0, size_ = 1;
+};
+
+} // namespace
+
+bool mpi_available() {
+    return true;
+}
+
+std::shared_ptr<Communicator> mpi_world() {
+    return std::make_shared<MpiCommunicator>();
+}
+
+#else
+
+bool mpi_available() {
+    return false;
+}
+
+std::shared_ptr<Communicator> mpi_world() {
+    throw Error(
+        "mpi: hedra was built without MPI; install libopenmpi-dev (scripts/install_deps.sh) "
+        "and configure again");
+}
+
+#endif
+
+} // namespace hedra::dist
