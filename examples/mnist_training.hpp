@@ -15,6 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dist/data_parallel.hpp"
+#include "dist/init.hpp"
 #include "hedra.hpp"
 #include "nn/io/mnist_dataset.hpp"
 #include "nn/io/training_report.hpp"
@@ -127,6 +129,11 @@ using ModelFactory = std::function<nn::Model(const nn::MnistDataset&, const Flag
 
 inline int train(const char* program, const Flags& f, const ModelFactory& make_model) {
     using clock = std::chrono::steady_clock;
+    // Under mpirun every rank reads the same shuffled batches and trains on its share of each
+    // (dist::DataParallelTrainer); rank 0 alone prints and writes files.
+    std::shared_ptr<dist::Communicator> comm = dist::init();
+    if (comm->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+        throw Error("cannot silence rank " + std::to_string(comm->rank()) + "'s output");
     nn::MnistDataset data = nn::load_mnist(f.data);
     if (f.limit > 0 && f.limit < data.train.size()) {
         auto first = nn::sequential_indices(f.limit);
@@ -152,6 +159,15 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
     else
         optimizer = std::make_shared<nn::Sgd>(nn::SgdOptions{f.lr, f.momentum});
     nn::TrainStep step(make_model(data, f), optimizer, options);
+    std::unique_ptr<dist::DataParallelTrainer> parallel;
+    if (comm->size() > 1) {
+        parallel = std::make_unique<dist::DataParallelTrainer>(comm, step.trainer());
+        std::printf("data parallel: %d ranks (%s), each %lld of every %lld examples\n",
+                    comm->size(), comm->name().c_str(),
+                    static_cast<long long>(parallel->shard(f.batch).second -
+                                           parallel->shard(f.batch).first),
+                    static_cast<long long>(f.batch));
+    }
 
     const std::int64_t n = data.train.size(), steps = nn::batch_count(n, f.batch, false);
     std::printf("%s: %lld training and %lld test examples from %s; batch %lld, %s lr %g, "
@@ -168,15 +184,19 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
     double accuracy = 0.0, train_seconds = 0.0;
     for (std::int64_t epoch = 1; epoch <= f.epochs; ++epoch) {
         auto order = nn::shuffled_indices(n, f.seed, static_cast<std::uint64_t>(epoch - 1));
-        const double compile_before = step.compile_seconds();
+        auto compiling = [&] {
+            return step.compile_seconds() + (parallel ? parallel->local().compile_seconds() : 0.0);
+        };
+        const double compile_before = compiling();
         const auto start = clock::now();
         progress.begin_epoch(epoch);
         double epoch_loss = 0.0;
         for (std::int64_t s = 0; s < steps; ++s) {
             auto batch = nn::mnist_batch(data.train, order, s, f.batch, step.example_shape());
-            const double compiled = step.compile_seconds();
-            const double loss = step.step(batch.images, batch.labels);
-            progress.exclude_seconds(step.compile_seconds() - compiled);
+            const double compiled = compiling();
+            const double loss = parallel ? parallel->step({batch.images, batch.labels}, f.lr)
+                                         : step.step(batch.images, batch.labels);
+            progress.exclude_seconds(compiling() - compiled);
             if (!std::isfinite(loss))
                 throw Error("training diverged: the loss is " + std::to_string(loss) +
                             " at epoch " + std::to_string(epoch) + " step " + std::to_string(s));
@@ -185,7 +205,8 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
             progress.step(s, loss, batch.labels.size());
         }
         progress.end_epoch();
-        const double compile = step.compile_seconds() - compile_before;
+        if (parallel) step.set_params(parallel->local().params()); // for the evaluation
+        const double compile = compiling() - compile_before;
         const double seconds =
             std::chrono::duration<double>(clock::now() - start).count() - compile;
         train_seconds += seconds;
@@ -198,7 +219,7 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
                     epoch_loss / static_cast<double>(steps), accuracy, seconds, compile, eval);
         std::fflush(stdout);
     }
-    if (!f.csv.empty()) {
+    if (!f.csv.empty() && comm->rank() == 0) {
         nn::write_loss_csv(f.csv, losses, steps);
         const std::string png = png_path_for(f.csv);
         const bool plotted = nn::plot_loss_png(f.csv, png, std::string(program) + " training loss");
