@@ -33,6 +33,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "dist/data_parallel.hpp"
+#include "dist/init.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
 #include "nn/io/npy_reader.hpp"
@@ -318,6 +320,12 @@ std::string csv_path_for(const std::string& png) {
 }
 
 int train(const Flags& f) {
+    // Under mpirun every rank reads the same batches and trains on its share of each
+    // (dist::DataParallelTrainer); rank 0 alone prints and writes files.
+    std::shared_ptr<dist::Communicator> comm = dist::init();
+    const bool lead = comm->rank() == 0;
+    if (!lead && !std::freopen("/dev/null", "w", stdout))
+        throw Error("cannot silence rank " + std::to_string(comm->rank()) + "'s output");
     const auto run_start = clock_type::now();
     const Corpus corpus = load_corpus(f.data);
     nn::GptConfig cfg;
@@ -368,8 +376,19 @@ int train(const Flags& f) {
         [cfg](const std::vector<Array>& params, const std::vector<Array>& in) {
             return nn::gpt_loss(cfg, params, in[0], in[1]);
         },
-        {{{kBatch, T}, DType::I64, "tokens"}, {{kBatch, T}, DType::I64, "targets"}}, plan.init,
-        std::make_shared<nn::AdamW>(adamw), options);
+        // Data parallel: the batch axis is shared out (kAnyExtent), each rank's share symbolic.
+        {{{comm->size() > 1 ? nn::kAnyExtent : kBatch, T}, DType::I64, "tokens"},
+         {{comm->size() > 1 ? nn::kAnyExtent : kBatch, T}, DType::I64, "targets"}},
+        plan.init, std::make_shared<nn::AdamW>(adamw), options);
+    std::unique_ptr<dist::DataParallelTrainer> parallel;
+    if (comm->size() > 1) {
+        parallel = std::make_unique<dist::DataParallelTrainer>(comm, std::move(trainer));
+        std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n",
+                    comm->size(), comm->name().c_str(),
+                    (long long)(parallel->shard(kBatch).second - parallel->shard(kBatch).first),
+                    (long long)kBatch);
+    }
+    nn::Trainer& active = parallel ? parallel->local() : trainer;
 
     std::int64_t n_params = 0;
     for (const HostArray& p : plan.init)
@@ -386,10 +405,10 @@ int train(const Flags& f) {
 
     double eval_seconds = 0;
     auto run_evaluation = [&](std::int64_t step) {
-        const double compiled = trainer.compile_seconds();
+        const double compiled = active.compile_seconds();
         const auto start = clock_type::now();
-        Evaluation e = evaluate(trainer, corpus, plan, T);
-        const double compile = trainer.compile_seconds() - compiled;
+        Evaluation e = evaluate(active, corpus, plan, T);
+        const double compile = active.compile_seconds() - compiled;
         if (compile > 0) std::printf("compiled the evaluation program in %.2f s\n", compile);
         const double s = seconds_since(start) - compile;
         eval_seconds += s;
@@ -403,10 +422,11 @@ int train(const Flags& f) {
     std::int64_t window_steps = 0;
     for (std::int64_t i = 0; i < steps; ++i) {
         const double lr = plan.lrs[std::size_t(i)];
-        const double compiled = trainer.compile_seconds();
+        const double compiled = active.compile_seconds();
         const auto start = clock_type::now();
-        const double loss = trainer.step(batch(corpus.train, plan.train[std::size_t(i)], T), lr);
-        const double compile = trainer.compile_seconds() - compiled;
+        const std::vector<HostArray> b = batch(corpus.train, plan.train[std::size_t(i)], T);
+        const double loss = parallel ? parallel->step(b, lr) : active.step(b, lr);
+        const double compile = active.compile_seconds() - compiled;
         const double ms = 1e3 * (seconds_since(start) - compile);
         if (compile > 0) {
             step_compile += compile;
@@ -466,21 +486,21 @@ int train(const Flags& f) {
                     (long long)n, max_rel, kReplayTolerance, ok ? "ok" : "FAILED");
         if (!ok) status = 1;
     }
-    if (!f.plot.empty()) {
+    if (!f.plot.empty() && lead) {
         const std::string csv = csv_path_for(f.plot);
         nn::write_loss_csv(csv, losses, steps);
         const bool plotted = nn::plot_loss_png(csv, f.plot, "gpt_char training loss");
         std::printf("wrote %s%s\n", csv.c_str(), plotted ? (" and " + f.plot).c_str() : "");
     }
-    if (!f.checkpoint.empty()) {
-        const nn::TrainerCheckpoint c = trainer.checkpoint();
+    if (!f.checkpoint.empty() && lead) {
+        const nn::TrainerCheckpoint c = active.checkpoint();
         nn::save_safetensors(f.checkpoint, c.names, c.arrays, c.metadata);
         std::printf("wrote the checkpoint %s (parameters, AdamW state, step %lld)\n",
-                    f.checkpoint.c_str(), (long long)trainer.step_count());
+                    f.checkpoint.c_str(), (long long)active.step_count());
     }
     if (f.sample > 0) {
         const std::string text =
-            greedy_sample(cfg, trainer.params(), corpus, f.sample, options.compute);
+            greedy_sample(cfg, active.params(), corpus, f.sample, options.compute);
         std::printf("sample (greedy, %lld characters after a '\\n' start token):\n%s\n",
                     (long long)f.sample, text.c_str());
     }
