@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Data-parallel throughput side by side: bench/data_parallel with 1 and 2 ranks (one thread
-# each), alternately, `--rounds` times; prints each line and the ratio of examples per second.
+# Data-parallel throughput side by side: bench/data_parallel with 1 rank, 2 ranks and 2 ranks
+# without overlap (one thread each), alternately, `--rounds` times; prints each line and the
+# ratios of examples per second.
 #   bash bench/data_parallel.sh [build-dir] [--rounds N] [--steps N]
 set -euo pipefail
 build=${1:-build}
@@ -14,11 +15,17 @@ while (($#)); do
   esac
 done
 export OMPI_MCA_btl_vader_single_copy_mechanism=none HEDRA_NUM_THREADS=1
-run() { mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$1" "$build/bench/data_parallel" "${args[@]}"; }
+run() {
+  local np=$1
+  shift
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" "$build/bench/data_parallel" \
+    "${args[@]}" "$@"
+}
+rate() { sed -E 's/.*examples_per_s=([0-9.]+).*/\1/' <<<"$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 for ((r = 1; r <= rounds; ++r)); do
-  one=$(run 1); two=$(run 2)
-  echo "$one"; echo "$two"
-  e1=$(sed -E 's/.*examples_per_s=([0-9.]+).*/\1/' <<<"$one")
-  e2=$(sed -E 's/.*examples_per_s=([0-9.]+).*/\1/' <<<"$two")
-  echo "round $r: 2 ranks / 1 rank = $(awk -v a="$e2" -v b="$e1" 'BEGIN { printf "%.3f", a / b }')x examples per second"
+  one=$(run 1); two=$(run 2); plain=$(run 2 --no-overlap)
+  echo "$one"; echo "$two"; echo "$plain"
+  echo "round $r: 2 ranks / 1 rank = $(ratio "$(rate "$two")" "$(rate "$one")")x examples per" \
+       "second (without overlap $(ratio "$(rate "$plain")" "$(rate "$one")")x)"
 done

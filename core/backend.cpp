@@ -25,6 +25,14 @@ Registry& registry() {
 
 } // namespace
 
+std::vector<HostArray> Program::run_notifying(const std::vector<HostArray>& inputs,
+                                              const OutputHook& hook) {
+    std::vector<HostArray> results = run(inputs);
+    for (std::size_t i = 0; i < results.size(); ++i)
+        if (hook.ready) hook.ready(hook.context, static_cast<int>(i), results[i].raw_mutable());
+    return results;
+}
+
 std::vector<HostArray> Backend::evaluate(const std::vector<NodePtr>& outputs,
                                          const CompileOptions& options) {
     return compile(outputs, {}, options)->run({});

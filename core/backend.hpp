@@ -15,6 +15,19 @@ namespace hedra {
 struct CompileOptions {
     std::vector<std::int64_t> tile_sizes; // empty: the backend's own choice
     int num_threads = 0;                  // 0: HEDRA_NUM_THREADS or the machine's
+    // Program::run_notifying may tell each output as soon as it is final (a host program calls
+    // back after the kernel that completes it); off, it tells them all at the end.
+    bool output_hooks = false;
+};
+
+// Called once per output of a run, in the order the outputs become final, with the memory of
+// the result (which the callback may change in place, e.g. an in-place all-reduce, as long as
+// it is done by the time the run's results are read).
+struct OutputHook {
+    void (*ready)(void* context, int output, void* data) = nullptr;
+    void* context = nullptr;
+    // Called after every kernel while the run goes on (to progress communication), may be null.
+    void (*tick)(void* context) = nullptr;
 };
 
 // A compiled program: run it many times with new inputs, without rescheduling.
@@ -24,6 +37,10 @@ public:
     // `inputs` in the order of the placeholders given to compile; shapes and dtypes have been
     // checked by the caller. Returns one HostArray per output.
     virtual std::vector<HostArray> run(const std::vector<HostArray>& inputs) = 0;
+    // run(), telling `hook` of every output as it becomes final. The default runs, then tells
+    // every output in order.
+    virtual std::vector<HostArray> run_notifying(const std::vector<HostArray>& inputs,
+                                                 const OutputHook& hook);
 };
 
 class Backend {

@@ -119,6 +119,11 @@ CompiledProgram::CompiledProgram(std::shared_ptr<Program> program,
 }
 
 std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>& inputs) const {
+    return (*this)(inputs, OutputHook{});
+}
+
+std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>& inputs,
+                                                   const OutputHook& hook) const {
     if (inputs.size() != placeholders_.size())
         throw Error("compiled program: expected " + std::to_string(placeholders_.size()) +
                     " inputs (one per placeholder), got " + std::to_string(inputs.size()));
@@ -138,7 +143,8 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
             throw Error("compiled program: input " + std::to_string(i) + " for " +
                         placeholder_string(p) + " has no data");
     }
-    std::vector<HostArray> results = program_->run(inputs);
+    std::vector<HostArray> results =
+        hook.ready ? program_->run_notifying(inputs, hook) : program_->run(inputs);
     check_results("compiled program", outputs_, results, values);
     return results;
 }

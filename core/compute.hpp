@@ -30,6 +30,9 @@ public:
                     std::vector<NodePtr> outputs);
     // Throws hedra::Error if an input's sizes or dtype differ from its placeholder's.
     std::vector<HostArray> operator()(const std::vector<HostArray>& inputs) const;
+    // The same call, telling `hook` of every output as it becomes final (Program::run_notifying).
+    std::vector<HostArray> operator()(const std::vector<HostArray>& inputs,
+                                      const OutputHook& hook) const;
     std::size_t num_inputs() const { return placeholders_.size(); }
     std::size_t num_outputs() const { return outputs_.size(); }
 

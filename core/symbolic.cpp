@@ -155,23 +155,28 @@ std::vector<NodePtr> specialize(const std::vector<NodePtr>& nodes, const ParamVa
     return out;
 }
 
-std::vector<HostArray> SpecializingProgram::run(const std::vector<HostArray>& inputs) {
+std::shared_ptr<Program> SpecializingProgram::program_for(const std::vector<HostArray>& inputs) {
     ParamValues values = bind_params(placeholders_, inputs, "compiled program");
-    std::shared_ptr<Program> program;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto it = programs_.find(values);
-        if (it == programs_.end()) {
-            std::vector<NodePtr> all = outputs_;
-            all.insert(all.end(), placeholders_.begin(), placeholders_.end());
-            std::vector<NodePtr> s = specialize(all, values);
-            std::vector<NodePtr> outs(s.begin(), s.begin() + outputs_.size());
-            std::vector<NodePtr> ins(s.begin() + outputs_.size(), s.end());
-            it = programs_.emplace(values, backend_->compile(outs, ins, options_)).first;
-        }
-        program = it->second;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = programs_.find(values);
+    if (it == programs_.end()) {
+        std::vector<NodePtr> all = outputs_;
+        all.insert(all.end(), placeholders_.begin(), placeholders_.end());
+        std::vector<NodePtr> s = specialize(all, values);
+        std::vector<NodePtr> outs(s.begin(), s.begin() + static_cast<long>(outputs_.size()));
+        std::vector<NodePtr> ins(s.begin() + static_cast<long>(outputs_.size()), s.end());
+        it = programs_.emplace(values, backend_->compile(outs, ins, options_)).first;
     }
-    return program->run(inputs);
+    return it->second;
+}
+
+std::vector<HostArray> SpecializingProgram::run(const std::vector<HostArray>& inputs) {
+    return program_for(inputs)->run(inputs);
+}
+
+std::vector<HostArray> SpecializingProgram::run_notifying(const std::vector<HostArray>& inputs,
+                                                          const OutputHook& hook) {
+    return program_for(inputs)->run_notifying(inputs, hook);
 }
 
 std::size_t SpecializingProgram::programs_compiled() const {

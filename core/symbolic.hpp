@@ -49,9 +49,13 @@ public:
         : backend_(std::move(backend)), outputs_(std::move(outputs)),
           placeholders_(std::move(placeholders)), options_(std::move(options)) {}
     std::vector<HostArray> run(const std::vector<HostArray>& inputs) override;
+    std::vector<HostArray> run_notifying(const std::vector<HostArray>& inputs,
+                                         const OutputHook& hook) override;
     std::size_t programs_compiled() const;
 
 private:
+    std::shared_ptr<Program> program_for(const std::vector<HostArray>& inputs);
+
     std::shared_ptr<Backend> backend_;
     std::vector<NodePtr> outputs_, placeholders_;
     CompileOptions options_;

@@ -21,6 +21,15 @@ public:
     virtual HostArray wait() = 0;
 };
 
+// A sum in place (start_sum_in_place) in flight: done() progresses it and tells whether it
+// finished; wait() finishes it.
+class InFlight {
+public:
+    virtual ~InFlight() = default;
+    virtual bool done() = 0;
+    virtual void wait() = 0;
+};
+
 class Communicator {
 public:
     virtual ~Communicator() = default;
@@ -40,6 +49,11 @@ public:
     // `a`'s leading axis cut into size() equal parts; part rank() of the reduction.
     HostArray reduce_scatter(const HostArray& a, Reduction op = Reduction::Sum);
     virtual void barrier() = 0;
+    // Sums `count` elements of `dtype` (f32, f64, i32, i64) at `data` over all ranks, in place,
+    // started now; the memory must stay valid and untouched until done() or wait(). The
+    // default finishes before it returns (no overlap).
+    virtual std::unique_ptr<InFlight> start_sum_in_place(void* data, std::int64_t count,
+                                                         DType dtype);
 
 protected:
     // The transport: byte-level collectives over `count` elements of `dtype` (checked above).

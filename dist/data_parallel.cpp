@@ -1,6 +1,7 @@
 // Data-parallel training (see data_parallel.hpp).
 #include "dist/data_parallel.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -22,8 +23,9 @@ HostArray rows(const HostArray& a, std::int64_t first, std::int64_t last) {
 
 } // namespace
 
-DataParallelTrainer::DataParallelTrainer(std::shared_ptr<Communicator> comm, nn::Trainer trainer)
-    : comm_(std::move(comm)), trainer_(std::move(trainer)) {
+DataParallelTrainer::DataParallelTrainer(std::shared_ptr<Communicator> comm, nn::Trainer trainer,
+                                         bool overlap)
+    : comm_(std::move(comm)), trainer_(std::move(trainer)), overlap_(overlap) {
     if (!comm_) throw Error("DataParallelTrainer: no communicator; use dist::init()");
     std::vector<HostArray> params;
     for (const HostArray& p : trainer_.params())
@@ -72,19 +74,63 @@ DataParallelTrainer::local_inputs(const std::vector<HostArray>& global_inputs) c
     return out;
 }
 
-double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, double lr) {
-    const std::int64_t batch = batch_of(global_inputs);
-    const auto [first, last] = shard(batch);
-    // Gradients of (local loss) * share / batch: their sum over ranks is the global gradient.
-    nn::Trainer::Gradients g =
-        trainer_.gradients(local_inputs(global_inputs),
-                           static_cast<double>(batch) / static_cast<double>(last - first));
-    // One contiguous buffer: the gradients, then the weighted loss.
-    std::int64_t total = 1;
+namespace {
+
+// Each gradient's in-place all-reduce, started in parameter order as the outputs become final
+// and progressed after every kernel.
+struct GradientFlights {
+    Communicator* comm;
+    const std::vector<HostArray>* params;
+    std::vector<void*> ready; // per parameter: its gradient's memory, once final
+    std::size_t next = 0;     // the next gradient to start
+    std::vector<std::unique_ptr<InFlight>> flights;
+    std::vector<void*> started; // memory already summed (two outputs may share it)
+
+    void start_ready() {
+        for (; next < ready.size() && ready[next]; ++next) {
+            void* data = ready[next];
+            if (std::find(started.begin(), started.end(), data) != started.end()) continue;
+            started.push_back(data);
+            const HostArray& p = (*params)[next];
+            flights.push_back(comm->start_sum_in_place(data, p.size(), p.dtype()));
+        }
+    }
+    static void on_ready(void* context, int output, void* data) {
+        auto* f = static_cast<GradientFlights*>(context);
+        if (output < 1 || output > static_cast<int>(f->ready.size())) return; // the loss, extras
+        f->ready[static_cast<std::size_t>(output - 1)] = data;
+        f->start_ready();
+    }
+    static void on_tick(void* context) {
+        for (auto& flight : static_cast<GradientFlights*>(context)->flights)
+            flight->done();
+    }
+};
+
+} // namespace
+
+std::vector<HostArray> DataParallelTrainer::summed_during(const std::vector<HostArray>& inputs,
+                                                          double divisor, HostArray& loss) {
+    GradientFlights flights{comm_.get(), &trainer_.params(),
+                            std::vector<void*>(trainer_.params().size(), nullptr)};
+    OutputHook hook{GradientFlights::on_ready, &flights, GradientFlights::on_tick};
+    nn::Trainer::Gradients g = trainer_.gradients(inputs, divisor, {}, &hook);
+    const auto start = std::chrono::steady_clock::now();
+    flights.start_ready(); // every output has been told by now
+    for (auto& flight : flights.flights)
+        flight->wait();
+    comm_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    loss = g.loss;
+    return std::move(g.grads);
+}
+
+std::vector<HostArray> DataParallelTrainer::summed_after(nn::Trainer::Gradients& g) {
+    std::int64_t total = 0;
     for (const HostArray& x : g.grads) {
         if (x.dtype() != DType::F32)
             throw Error("DataParallelTrainer: a gradient of dtype " +
-                        std::string(dtype_name(x.dtype())) + "; data parallelism takes f32");
+                        std::string(dtype_name(x.dtype())) + "; without overlap, f32 only");
         total += x.size();
     }
     HostArray flat({total}, DType::F32);
@@ -93,8 +139,6 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
         std::memcpy(f, x.raw(), x.bytes());
         f += x.size();
     }
-    *f = static_cast<float>(g.loss.flat(0) * static_cast<double>(last - first) /
-                            static_cast<double>(batch));
     const auto start = std::chrono::steady_clock::now();
     HostArray sum = comm_->all_reduce(flat);
     comm_seconds_ +=
@@ -107,8 +151,28 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
         s += x.size();
         grads.push_back(std::move(y));
     }
+    return grads;
+}
+
+double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, double lr) {
+    const std::int64_t batch = batch_of(global_inputs);
+    const auto [first, last] = shard(batch);
+    const double share = static_cast<double>(last - first) / static_cast<double>(batch);
+    // Gradients of (local loss) * share: their sum over ranks is the global batch's gradient.
+    std::vector<HostArray> grads;
+    HostArray loss;
+    if (overlap_) {
+        grads = summed_during(local_inputs(global_inputs), 1.0 / share, loss);
+    } else {
+        nn::Trainer::Gradients g = trainer_.gradients(local_inputs(global_inputs), 1.0 / share);
+        grads = summed_after(g);
+        loss = g.loss;
+    }
+    HostArray weighted({1}, DType::F64);
+    static_cast<double*>(weighted.raw_mutable())[0] = loss.flat(0) * share;
+    const double global_loss = comm_->all_reduce(weighted).flat(0);
     trainer_.apply_gradients(grads, lr);
-    return *s;
+    return global_loss;
 }
 
 double DataParallelTrainer::evaluate_loss(const std::vector<HostArray>& global_inputs) {

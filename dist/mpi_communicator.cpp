@@ -102,6 +102,28 @@ private:
     MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
+// An MPI_Iallreduce in place in flight.
+class MpiInFlight : public InFlight {
+public:
+    MpiInFlight(void* data, std::int64_t count, DType dtype, MPI_Comm comm) {
+        check(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(count), mpi_type(dtype), MPI_SUM, comm,
+                             &request_),
+              "MPI_Iallreduce");
+    }
+    ~MpiInFlight() override {
+        if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    }
+    bool done() override {
+        int flag = 0;
+        check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+        return flag != 0;
+    }
+    void wait() override { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
+
+private:
+    MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
 class MpiCommunicator : public Communicator {
 public:
     MpiCommunicator() {
@@ -119,6 +141,10 @@ public:
     int size() const override { return size_; }
     std::string name() const override { return "mpi"; }
     void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+    std::unique_ptr<InFlight> start_sum_in_place(void* data, std::int64_t count,
+                                                 DType dtype) override {
+        return std::make_unique<MpiInFlight>(data, count, dtype, comm_);
+    }
 
 protected:
     void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override {

@@ -236,7 +236,10 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
         append(ins, xs);
         return compile(outs, ins, options_.compute);
     }
-    // Accumulation: loss, accumulated gradients of loss / count, extra outputs.
+    // Accumulation: loss, accumulated gradients of loss / count, extra outputs; each output
+    // announced as soon as it is final (Trainer::gradients' hook).
+    ComputeOptions hooked = options_.compute;
+    hooked.output_hooks = true;
     std::vector<Array> acc;
     if (kind == Kind::AccumulateNext) acc = placeholders_like(params_, "grad");
     Array count = placeholder(Shape(), lr_dtype_, "micro_batches");
@@ -251,7 +254,7 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
     append(ins, acc);
     ins.push_back(count);
     append(ins, xs);
-    return compile(outs, ins, options_.compute);
+    return compile(outs, ins, hooked);
 }
 
 const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>& inputs) {
@@ -349,7 +352,8 @@ double Trainer::step_accumulated(const std::vector<std::vector<HostArray>>& micr
 }
 
 Trainer::Gradients Trainer::gradients(const std::vector<HostArray>& inputs, double divisor,
-                                      const std::vector<HostArray>& accumulated) {
+                                      const std::vector<HostArray>& accumulated,
+                                      const OutputHook* hook) {
     check_inputs("Trainer::gradients", inputs);
     if (!(divisor > 0.0) || !std::isfinite(divisor))
         throw Error("Trainer::gradients: divisor " + std::to_string(divisor) +
@@ -364,7 +368,7 @@ Trainer::Gradients Trainer::gradients(const std::vector<HostArray>& inputs, doub
     in.insert(in.end(), accumulated.begin(), accumulated.end());
     in.push_back(scalar(lr_dtype_, divisor));
     in.insert(in.end(), inputs.begin(), inputs.end());
-    std::vector<HostArray> out = p(in);
+    std::vector<HostArray> out = hook ? p(in, *hook) : p(in);
     return {out[0], std::vector<HostArray>(out.begin() + 1, out.begin() + long(1 + n))};
 }
 

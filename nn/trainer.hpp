@@ -95,11 +95,15 @@ public:
     // accumulation, data parallelism): the loss of `inputs` and the gradients of loss / divisor,
     // added to `accumulated` when it is not empty; nothing is updated.
     struct Gradients {
-        HostArray loss;              // rank 0, before the division
+        HostArray loss;               // rank 0, before the division
         std::vector<HostArray> grads; // one per parameter
     };
+    // `hook` (optional) hears of every output as it becomes final (output 0 the loss, then
+    // the gradients, then the extra outputs): a data-parallel step starts each gradient's
+    // all-reduce there, while the backward pass goes on.
     Gradients gradients(const std::vector<HostArray>& inputs, double divisor,
-                        const std::vector<HostArray>& accumulated = {});
+                        const std::vector<HostArray>& accumulated = {},
+                        const OutputHook* hook = nullptr);
     // One update of the parameters and optimizer state from gradients (clipped first when
     // clip_norm > 0), counted as a step.
     void apply_gradients(const std::vector<HostArray>& grads, double lr);

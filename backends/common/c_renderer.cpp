@@ -615,6 +615,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
             functions.emplace_back(kernel.name,
                                    canonical_kernel_text(canonical, token, {}, kernel.name));
         std::string call = printer.call(it->second);
+        if (options.kernel_hooks)
+            call += "    if (hd_h) hd_h->fn(hd_h->ctx, " + std::to_string(k) + ");\n";
         if (!options.profile) {
             calls += call;
             continue;
@@ -629,6 +631,10 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         values += "    const long " + poly::param_value_name(static_cast<int>(k)) +
                   " = ((const long long*)hd_buf[" + std::to_string(program.buffers.size()) + "])[" +
                   std::to_string(k) + "];\n";
+    if (options.kernel_hooks)
+        values += "    struct hd_hook { void (*fn)(void*, int); void* ctx; };\n"
+                  "    const struct hd_hook* hd_h = (const struct hd_hook*)hd_buf[" +
+                  std::to_string(program.buffers.size() + 1) + "];\n";
     std::string entry = "extern \"C\" void " + options.entry +
                         "(void** hd_buf, int hd_nt) {\n    (void)hd_buf;\n" + values + calls +
                         "}\n";

@@ -56,6 +56,9 @@ struct PrintOptions {
     // Time every kernel call into `<entry>_profile` (kernel_profile.hpp, HEDRA_PROFILE).
     bool profile = false;
     int profile_clock = 1; // clock_gettime's clock id: 1 monotonic, 2 process CPU time
+    // After kernel k the entry calls hook->fn(hook->ctx, k), where hook = buffers[number of
+    // buffers + 1] (a `struct { void (*fn)(void*, int); void* ctx; }`, or null).
+    bool kernel_hooks = false;
 };
 
 inline constexpr const char* kTranslationUnitMarker = "\n// hedra: next translation unit\n";

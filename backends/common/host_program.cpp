@@ -58,12 +58,59 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
     }
     code->outputs = ir.outputs;
     code->plan = plan_temporaries(ir);
+    // The last kernel touching each buffer: an output is final after it.
+    std::vector<int> last(ir.buffers.size(), -1);
+    for (std::size_t k = 0; k < ir.kernels.size(); ++k)
+        for (const poly::Statement& st : ir.kernels[k].statements) {
+            last[static_cast<std::size_t>(st.write_buffer)] = static_cast<int>(k);
+            for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+                last[static_cast<std::size_t>(w.buffer)] = static_cast<int>(k);
+            for (const poly::Read& r : st.reads)
+                if (r.buffer >= 0) last[static_cast<std::size_t>(r.buffer)] = static_cast<int>(k);
+        }
+    code->ready_after.resize(ir.kernels.size());
+    for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
+        const int k = last[static_cast<std::size_t>(ir.outputs[o])];
+        if (k < 0)
+            code->ready_at_end.push_back(static_cast<int>(o));
+        else
+            code->ready_after[static_cast<std::size_t>(k)].push_back(static_cast<int>(o));
+    }
     return code;
 }
 
+namespace {
+
+// What the generated entry calls after each kernel (buffers[number of buffers + 1]).
+struct KernelCallback {
+    void (*fn)(void*, int) = nullptr;
+    void* ctx = nullptr;
+};
+
+struct HookRun {
+    const HostProgramCode* code;
+    const OutputHook* hook;
+    const std::vector<void*>* pointers;
+    void tell(int output) const {
+        hook->ready(
+            hook->context, output,
+            (*pointers)[static_cast<std::size_t>(code->outputs[static_cast<std::size_t>(output)])]);
+    }
+};
+
+void after_kernel(void* context, int kernel) {
+    const auto* run = static_cast<const HookRun*>(context);
+    for (int o : run->code->ready_after.at(static_cast<std::size_t>(kernel)))
+        run->tell(o);
+    if (run->hook->tick) run->hook->tick(run->hook->context);
+}
+
+} // namespace
+
 std::vector<HostArray> run_host_program(const HostProgramCode& code,
                                         const std::vector<HostArray>& inputs,
-                                        const std::vector<NodePtr>& leaves, int threads) {
+                                        const std::vector<NodePtr>& leaves, int threads,
+                                        const OutputHook* hook) {
     std::unique_lock<std::mutex> lock(code.arena_mutex, std::try_to_lock);
     std::vector<std::unique_ptr<AlignedStorage>> private_arena;
     auto& arena = lock.owns_lock() ? code.arena : private_arena;
@@ -74,7 +121,7 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
     }
     std::size_t n = code.sizes.size();
     std::vector<HostArray> owned(n);
-    std::vector<void*> pointers(n + 1, nullptr);
+    std::vector<void*> pointers(n + 2, nullptr);
     // The symbolic extents' values, from the inputs (the caller checked that they agree).
     std::vector<long long> values(code.num_params, 0);
     for (std::size_t b = 0; b < n && code.num_params > 0; ++b)
@@ -114,7 +161,19 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
             break;
         }
     }
+    const bool hooked = hook && hook->ready;
+    HookRun run{&code, hook, &pointers};
+    KernelCallback callback{after_kernel, &run};
+    if (hooked && code.kernel_hooks) pointers[n + 1] = &callback;
     code.entry(pointers.data(), threads);
+    if (hooked) {
+        if (!code.kernel_hooks)
+            for (std::size_t o = 0; o < code.outputs.size(); ++o)
+                run.tell(static_cast<int>(o));
+        else
+            for (int o : code.ready_at_end)
+                run.tell(o);
+    }
     std::vector<HostArray> results;
     for (int b : code.outputs)
         results.push_back(owned.at(b));

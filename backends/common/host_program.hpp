@@ -31,6 +31,12 @@ struct HostProgramCode {
     // buffers[buffers.size()], a pointer to long long[num_params].
     std::vector<std::vector<int>> param_slots;
     std::size_t num_params = 0;
+    // Output hooks (CompileOptions::output_hooks): the entry calls back after every kernel,
+    // buffers[buffers.size() + 1]; ready_after[k] lists the outputs final after kernel k (the
+    // last one that touches them), ready_at_end those no kernel touches.
+    bool kernel_hooks = false;
+    std::vector<std::vector<int>> ready_after;
+    std::vector<int> ready_at_end;
     BufferPlan plan; // temporaries' arena slots
     // The arena, kept between runs; a run that finds it busy uses a private one.
     mutable std::mutex arena_mutex;
@@ -51,7 +57,8 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
 
 std::vector<HostArray> run_host_program(const HostProgramCode& code,
                                         const std::vector<HostArray>& inputs,
-                                        const std::vector<NodePtr>& leaves, int threads);
+                                        const std::vector<NodePtr>& leaves, int threads,
+                                        const OutputHook* hook = nullptr);
 
 // A compiled program: the shared code, this graph's leaves, and the thread count, resolved at
 // each run by `thread_count(requested)` (null: one thread).
@@ -64,6 +71,11 @@ public:
     std::vector<HostArray> run(const std::vector<HostArray>& inputs) override {
         return run_host_program(*code_, inputs, leaves_,
                                 thread_count_ ? thread_count_(threads_) : 1);
+    }
+    std::vector<HostArray> run_notifying(const std::vector<HostArray>& inputs,
+                                         const OutputHook& hook) override {
+        return run_host_program(*code_, inputs, leaves_,
+                                thread_count_ ? thread_count_(threads_) : 1, &hook);
     }
 
 private:

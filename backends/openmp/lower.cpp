@@ -27,6 +27,7 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     print.profile = options.profile;
     print.units = options.units;
     print.profile_clock = options.profile_clock;
+    print.kernel_hooks = options.kernel_hooks;
     {
         dump::PassTimer timer("print");
         out.source = print_program(program, out.asts, print);

@@ -23,6 +23,7 @@ struct LowerOptions {
     bool profile = false;                   // see PrintOptions (HEDRA_PROFILE)
     int units = 1;                          // see PrintOptions
     int profile_clock = 1;
+    bool kernel_hooks = false; // see PrintOptions
     // Sees every stage (and may replace schedules); null: the HEDRA_DUMP observer, if set.
     sched::CompileObserver* observer = nullptr;
 };

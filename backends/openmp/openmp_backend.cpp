@@ -68,6 +68,7 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
     lo.profile = profile_enabled();
     lo.profile_clock = profile_clock();
     lo.units = compile_units();
+    lo.kernel_hooks = options.output_hooks;
     const std::vector<std::string> flags = {"-ffp-contract=off", "-fno-math-errno"};
     std::string source = program_source(ir, lo, plan_key, lowered);
     dump::PassTimer timer("jit");
@@ -81,6 +82,7 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
         code->module = JitCompiler::instance().compile(source, flags);
     }
     code->entry = code->module->function<void(void**, int)>(lo.entry);
+    code->kernel_hooks = lo.kernel_hooks;
     if (lo.profile)
         register_profile(describe_kernels(ir),
                          code->module->function<long long>(lo.entry + "_profile"), code->module);
@@ -92,7 +94,8 @@ std::string options_key(const CompileOptions& options) {
     for (std::int64_t t : options.tile_sizes)
         s += std::to_string(t) + ",";
     return s + "|parallel:" + std::to_string(min_parallel_work()) + "|" +
-           (profile_enabled() ? "profile" + std::to_string(profile_clock()) + "|" : "");
+           (profile_enabled() ? "profile" + std::to_string(profile_clock()) + "|" : "") +
+           (options.output_hooks ? "hooks|" : "");
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <thread>
+#include <tuple>
 
 #include "core/expect_error.hpp"
 #include "dist/data_parallel.hpp"
@@ -25,14 +26,14 @@ struct Run {
 
 // `ranks` threads, each a DataParallelTrainer over one in-process communicator; every rank but
 // 0 starts from other parameters (seed 99), so the broadcast of rank 0's is checked too.
-std::vector<Run> run_ranks(int ranks, int global_batch, int steps) {
+std::vector<Run> run_ranks(int ranks, int global_batch, int steps, bool overlap) {
     auto group = in_process_group(ranks);
     std::vector<Run> runs(static_cast<std::size_t>(ranks));
     std::vector<std::thread> threads;
     for (int r = 0; r < ranks; ++r)
         threads.emplace_back([&, r] {
             DataParallelTrainer dp(group[static_cast<std::size_t>(r)],
-                                   make_trainer(r == 0 ? 1 : 99));
+                                   make_trainer(r == 0 ? 1 : 99), overlap);
             for (int s = 0; s < steps; ++s)
                 runs[r].losses.push_back(dp.step(batch(global_batch, 100 + s), 0.05));
             runs[r].losses.push_back(dp.evaluate_loss(batch(global_batch, 7)));
@@ -46,15 +47,16 @@ std::vector<Run> run_ranks(int ranks, int global_batch, int steps) {
 } // namespace
 
 TEST_CASE("data parallel: N ranks at global batch B take one process's steps at batch B") {
-    for (auto [ranks, global] : {std::pair{1, 24}, {2, 24}, {4, 24}, {4, 10}}) {
-        INFO(ranks << " ranks, global batch " << global);
+    for (auto [ranks, global, overlap] :
+         {std::tuple{1, 24, true}, {2, 24, true}, {4, 24, true}, {4, 10, true}, {2, 24, false}}) {
+        INFO(ranks << " ranks, global batch " << global << (overlap ? "" : ", no overlap"));
         nn::Trainer one = make_trainer(1);
         std::vector<double> want;
         for (int s = 0; s < 20; ++s)
             want.push_back(one.step(batch(global, 100 + s), 0.05));
         want.push_back(one.evaluate(batch(global, 7)).loss.flat(0));
         const std::vector<float> want_params = flat(one.params());
-        std::vector<Run> runs = run_ranks(ranks, global, 20);
+        std::vector<Run> runs = run_ranks(ranks, global, 20, overlap);
         for (int r = 0; r < ranks; ++r) {
             REQUIRE(runs[r].losses.size() == want.size());
             for (std::size_t i = 0; i < want.size(); ++i)
