@@ -6,8 +6,7 @@
 
 #include <vector>
 
-#include "backends/openmp/openmp_backend.hpp"
-#include "hedra.hpp"
+#include "differential/differential.hpp"
 
 using namespace hedra;
 
@@ -30,23 +29,10 @@ void on_tick(void* context) {
     ++static_cast<Log*>(context)->ticks;
 }
 
-std::shared_ptr<Backend> openmp() {
-    static const bool registered = [] {
-        bool known = false;
-        for (const std::string& n : backend_names())
-            known = known || n == "openmp";
-        if (!known)
-            register_backend("openmp", [] { return std::make_shared<backend::OpenMPBackend>(); });
-        return true;
-    }();
-    (void)registered;
-    return get_backend("openmp");
-}
-
 } // namespace
 
 TEST_CASE("output hooks: each output is told when final, in place, during the run") {
-    openmp();
+    test::openmp_backend();
     Array x = placeholder(Shape::of({64, 32}), DType::F32, "x");
     Array early = sum(x, {1});                                    // one kernel, first
     Array late = sum(tanh(matmul(x, transpose(x, {1, 0}))), {0}); // needs more kernels after
