@@ -417,7 +417,7 @@ int train(const Flags& f) {
     };
     Evaluation last_eval = run_evaluation(0);
 
-    std::vector<double> losses, step_ms;
+    std::vector<double> losses, step_ms, comm_ms;
     double window_ms = 0, step_compile = 0, max_rel = 0;
     std::int64_t window_steps = 0;
     for (std::int64_t i = 0; i < steps; ++i) {
@@ -425,7 +425,9 @@ int train(const Flags& f) {
         const double compiled = active.compile_seconds();
         const auto start = clock_type::now();
         const std::vector<HostArray> b = batch(corpus.train, plan.train[std::size_t(i)], T);
+        const double waited = parallel ? parallel->communication_seconds() : 0.0;
         const double loss = parallel ? parallel->step(b, lr) : active.step(b, lr);
+        if (parallel) comm_ms.push_back(1e3 * (parallel->communication_seconds() - waited));
         const double compile = active.compile_seconds() - compiled;
         const double ms = 1e3 * (seconds_since(start) - compile);
         if (compile > 0) {
@@ -475,6 +477,10 @@ int train(const Flags& f) {
                 (long long)steps, last_eval.val, last_eval.train, losses.back(), med,
                 double(kBatch * T) / (med * 1e-3), step_compile, train_seconds, eval_seconds,
                 seconds_since(run_start));
+    if (parallel)
+        std::printf("data parallel: a step waited %.2f ms (median) for the gradients' all-reduce "
+                    "after its backward pass\n",
+                    median(comm_ms));
 
     int status = 0;
     if (!plan.ref_losses.empty()) {
