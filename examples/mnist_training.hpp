@@ -106,16 +106,20 @@ inline Flags parse_flags(int argc, char** argv, const char* program, bool with_h
     return f;
 }
 
-// The fraction of `split` the step's current parameters classify correctly.
-inline double test_accuracy(nn::TrainStep& step, const nn::MnistSplit& split) {
+// The fraction of `split` the step's current parameters classify correctly; under mpirun each
+// rank counts every size()-th batch and the counts are summed.
+inline double test_accuracy(nn::TrainStep& step, const nn::MnistSplit& split,
+                            dist::Communicator& comm) {
     constexpr std::int64_t kEvalBatch = 1000;
     auto order = nn::sequential_indices(split.size());
     std::int64_t correct = 0;
-    for (std::int64_t b = 0; b < nn::batch_count(split.size(), kEvalBatch, false); ++b) {
+    for (std::int64_t b = comm.rank(); b < nn::batch_count(split.size(), kEvalBatch, false);
+         b += comm.size()) {
         auto batch = nn::mnist_batch(split, order, b, kEvalBatch, step.example_shape());
         correct += step.count_correct(batch.images, batch.labels);
     }
-    return static_cast<double>(correct) / static_cast<double>(split.size());
+    HostArray count = HostArray::from(std::vector<std::int64_t>{correct}, {1});
+    return static_cast<double>(comm.all_reduce(count).flat(0)) / static_cast<double>(split.size());
 }
 
 inline std::string png_path_for(const std::string& csv) {
@@ -211,7 +215,7 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
             std::chrono::duration<double>(clock::now() - start).count() - compile;
         train_seconds += seconds;
         const auto eval_start = clock::now();
-        accuracy = test_accuracy(step, data.test);
+        accuracy = test_accuracy(step, data.test, *comm);
         const double eval = std::chrono::duration<double>(clock::now() - eval_start).count();
         std::printf("epoch %lld/%lld: mean loss %.4f, test accuracy %.4f, training %.2f s "
                     "(compiling %.2f s more), evaluation %.2f s\n",
