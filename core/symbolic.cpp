@@ -179,9 +179,4 @@ std::vector<HostArray> SpecializingProgram::run_notifying(const std::vector<Host
     return program_for(inputs)->run_notifying(inputs, hook);
 }
 
-std::size_t SpecializingProgram::programs_compiled() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return programs_.size();
-}
-
 } // namespace hedra

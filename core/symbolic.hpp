@@ -51,7 +51,6 @@ public:
     std::vector<HostArray> run(const std::vector<HostArray>& inputs) override;
     std::vector<HostArray> run_notifying(const std::vector<HostArray>& inputs,
                                          const OutputHook& hook) override;
-    std::size_t programs_compiled() const;
 
 private:
     std::shared_ptr<Program> program_for(const std::vector<HostArray>& inputs);
@@ -59,7 +58,7 @@ private:
     std::shared_ptr<Backend> backend_;
     std::vector<NodePtr> outputs_, placeholders_;
     CompileOptions options_;
-    mutable std::mutex mutex_;
+    std::mutex mutex_;
     std::map<ParamValues, std::shared_ptr<Program>> programs_;
 };
 

@@ -26,14 +26,23 @@ public:
     void wait() override {}
 };
 
-// A pending reduction that has already finished.
-class Finished : public PendingReduce {
+// A copy of the array summed in place; wait() finishes the sum and divides for a mean.
+class CopyInFlight : public PendingReduce {
 public:
-    explicit Finished(HostArray result) : result_(std::move(result)) {}
-    HostArray wait() override { return std::move(result_); }
+    CopyInFlight(const Communicator& comm, HostArray out, std::unique_ptr<InFlight> flight,
+                 Reduction op)
+        : comm_(comm), out_(std::move(out)), flight_(std::move(flight)), op_(op) {}
+    HostArray wait() override {
+        flight_->wait();
+        comm_.finish_mean(out_, op_);
+        return std::move(out_);
+    }
 
 private:
-    HostArray result_;
+    const Communicator& comm_;
+    HostArray out_;
+    std::unique_ptr<InFlight> flight_;
+    Reduction op_;
 };
 
 } // namespace
@@ -62,14 +71,10 @@ HostArray Communicator::all_reduce(const HostArray& a, Reduction op) {
 
 std::unique_ptr<PendingReduce> Communicator::start_all_reduce(const HostArray& a, Reduction op) {
     check_reducible(a, op, "start_all_reduce");
-    return start_sum_raw(a, HostArray(a.sizes(), a.dtype()), op);
-}
-
-std::unique_ptr<PendingReduce> Communicator::start_sum_raw(HostArray in, HostArray out,
-                                                           Reduction op) {
-    sum_raw(in.raw(), out.raw_mutable(), in.size(), in.dtype());
-    finish_mean(out, op);
-    return std::make_unique<Finished>(std::move(out));
+    HostArray out(a.sizes(), a.dtype());
+    std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
+    std::unique_ptr<InFlight> flight = start_sum_in_place(out.raw_mutable(), out.size(), a.dtype());
+    return std::make_unique<CopyInFlight>(*this, std::move(out), std::move(flight), op);
 }
 
 std::unique_ptr<InFlight> Communicator::start_sum_in_place(void* data, std::int64_t count,

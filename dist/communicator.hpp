@@ -49,6 +49,8 @@ public:
     // `a`'s leading axis cut into size() equal parts; part rank() of the reduction.
     HostArray reduce_scatter(const HostArray& a, Reduction op = Reduction::Sum);
     virtual void barrier() = 0;
+    // Divides a sum by size() for Mean (floats), in place in an array the caller made.
+    void finish_mean(HostArray& sum, Reduction op) const;
     // Sums `count` elements of `dtype` (f32, f64, i32, i64) at `data` over all ranks, in place,
     // started now; the memory must stay valid and untouched until done() or wait(). The
     // default finishes before it returns (no overlap).
@@ -58,14 +60,10 @@ public:
 protected:
     // The transport: byte-level collectives over `count` elements of `dtype` (checked above).
     virtual void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) = 0;
-    virtual std::unique_ptr<PendingReduce> start_sum_raw(HostArray in, HostArray out, Reduction op);
     virtual void broadcast_raw(void* data, std::size_t bytes, int root) = 0;
     virtual void all_gather_raw(const void* in, void* out, std::size_t bytes) = 0;
     // `in` holds size() parts of `count` elements each; `out` receives this rank's part summed.
     virtual void reduce_scatter_raw(const void* in, void* out, std::int64_t count, DType dtype) = 0;
-
-    // Divides a sum by size() for Mean (floats), in place in an array this call made.
-    void finish_mean(HostArray& sum, Reduction op) const;
 };
 
 // One process alone: every collective returns its input.

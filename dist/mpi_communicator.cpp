@@ -68,40 +68,6 @@ int count_of(std::int64_t n) {
     return static_cast<int>(n);
 }
 
-// An MPI_Iallreduce in flight; wait() finishes it (MPI_Wait) and divides for a mean.
-class MpiPending : public PendingReduce {
-public:
-    MpiPending(const Communicator& comm, HostArray in, HostArray out, Reduction op, MPI_Comm mpi)
-        : comm_(comm), in_(std::move(in)), out_(std::move(out)), op_(op) {
-        check(MPI_Iallreduce(in_.raw(), out_.raw_mutable(), count_of(in_.size()),
-                             mpi_type(in_.dtype()), MPI_SUM, mpi, &request_),
-              "MPI_Iallreduce");
-    }
-    ~MpiPending() override {
-        if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-    }
-    HostArray wait() override {
-        check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-        if (op_ == Reduction::Mean) {
-            const double n = comm_.size();
-            if (out_.dtype() == DType::F32)
-                for (std::int64_t i = 0; i < out_.size(); ++i)
-                    static_cast<float*>(out_.raw_mutable())[i] =
-                        static_cast<float>(static_cast<float*>(out_.raw_mutable())[i] / n);
-            else
-                for (std::int64_t i = 0; i < out_.size(); ++i)
-                    static_cast<double*>(out_.raw_mutable())[i] /= n;
-        }
-        return std::move(out_);
-    }
-
-private:
-    const Communicator& comm_;
-    HostArray in_, out_;
-    Reduction op_;
-    MPI_Request request_ = MPI_REQUEST_NULL;
-};
-
 // An MPI_Iallreduce in place in flight.
 class MpiInFlight : public InFlight {
 public:
@@ -150,10 +116,6 @@ protected:
     void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override {
         check(MPI_Allreduce(in, out, count_of(count), mpi_type(dtype), MPI_SUM, comm_),
               "MPI_Allreduce");
-    }
-    std::unique_ptr<PendingReduce> start_sum_raw(HostArray in, HostArray out,
-                                                 Reduction op) override {
-        return std::make_unique<MpiPending>(*this, std::move(in), std::move(out), op, comm_);
     }
     void broadcast_raw(void* data, std::size_t bytes, int root) override {
         check(MPI_Bcast(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, root, comm_),

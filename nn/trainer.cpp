@@ -5,6 +5,7 @@
 // extra outputs.
 #include "nn/trainer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -258,13 +259,20 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
 }
 
 const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>& inputs) {
-    Key key{kind, {}, {}};
-    const std::int64_t batch = symbolic_batch(inputs);
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        key.sizes.push_back(inputs[i].sizes());
-        if (batch > 0 && batch_axis(i)) key.sizes.back()[0] = -1;
-        key.dtypes.push_back(inputs[i].dtype());
-    }
+    const bool per_size =
+        std::find(per_size_kinds_.begin(), per_size_kinds_.end(), kind) != per_size_kinds_.end();
+    const std::int64_t batch = per_size ? 0 : symbolic_batch(inputs);
+    // The key: the inputs' sizes, the symbolic batch's leading extents as -1.
+    auto key_for = [&](std::int64_t symbolic) {
+        Key key{kind, {}, {}};
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            key.sizes.push_back(inputs[i].sizes());
+            if (symbolic > 0 && batch_axis(i)) key.sizes.back()[0] = -1;
+            key.dtypes.push_back(inputs[i].dtype());
+        }
+        return key;
+    };
+    Key key = key_for(batch);
     if (batch > 0) { // the program of the smallest maximum that holds this batch
         const CompiledProgram* best = nullptr;
         std::int64_t best_max = 0;
@@ -281,18 +289,14 @@ const CompiledProgram& Trainer::program(Kind kind, const std::vector<HostArray>&
     if (it != programs_.end()) return it->second;
     const auto start = std::chrono::steady_clock::now();
     // A model whose graph cannot keep the batch symbolic (an operation that slices or reshapes
-    // across it) gets a program per batch size instead.
+    // across it) gets a program per batch size instead, from now on for this kind.
     std::optional<CompiledProgram> built;
     if (key.batch_max > 0) {
         try {
             built = build(kind, inputs, key.batch_max);
         } catch (const Error&) {
-            key = Key{kind, {}, {}};
-            for (const HostArray& x : inputs) {
-                key.sizes.push_back(x.sizes());
-                key.dtypes.push_back(x.dtype());
-            }
-            if (auto again = programs_.find(key); again != programs_.end()) return again->second;
+            per_size_kinds_.push_back(kind);
+            key = key_for(0);
         }
     }
     CompiledProgram p = built ? std::move(*built) : build(kind, inputs, 0);

@@ -172,6 +172,9 @@ private:
     std::map<Key, CompiledProgram> programs_;
     double compile_seconds_ = 0.0;
     int programs_compiled_ = 0;
+    // Kinds whose graph could not keep the batch symbolic: they compile a program per size
+    // without trying again.
+    std::vector<Kind> per_size_kinds_;
 };
 
 } // namespace hedra::nn

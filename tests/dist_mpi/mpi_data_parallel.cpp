@@ -1,7 +1,7 @@
 // Data parallelism under mpirun (tests/CMakeLists.txt starts it with -np 2 and -np 4): every
 // rank trains 20 steps at global batch 24 over MPI; rank 0 also trains one process alone at
 // batch 24 and checks the losses and parameters (1e-5) and that every rank's parameters are its
-// own bit for bit (all-gathered). Exits non-zero on any difference.
+// own bit for bit (all-gathered); and a non-blocking mean. Exits non-zero on any difference.
 #include <cmath>
 #include <cstdio>
 
@@ -51,7 +51,16 @@ int main() {
         std::printf("mpi data parallel: %d ranks (%s), 20 steps, final loss %.6f, %s\n", ranks,
                     comm->name().c_str(), losses.back(), failures ? "FAILED" : "ok");
     }
+    // The non-blocking mean over MPI: every rank's value r + 1, so the mean is (ranks + 1) / 2.
+    HostArray mine_value({2}, DType::F64);
+    mine_value.set_flat(0, rank + 1);
+    mine_value.set_flat(1, 2.0 * (rank + 1));
+    HostArray mean = comm->start_all_reduce(mine_value, Reduction::Mean)->wait();
+    if (mean.flat(0) != (ranks + 1) / 2.0 || mean.flat(1) != ranks + 1.0) {
+        std::printf("rank %d: start_all_reduce mean %g, %g\n", rank, mean.flat(0), mean.flat(1));
+        ++failures;
+    }
     HostArray verdict({1}, DType::I32);
     verdict.set_flat(0, failures);
-    return comm->broadcast(verdict, 0).flat(0) == 0 ? 0 : 1;
+    return comm->all_reduce(verdict).flat(0) == 0 ? 0 : 1; // any rank's failure fails all
 }

@@ -196,3 +196,28 @@ TEST_CASE("nn trainer: errors name the input, its spec and what it got") {
                                  std::make_shared<Sgd>(SgdOptions{0.1})),
                          doctest::Contains("parameters must be f32 or f64"), Error);
 }
+
+TEST_CASE("nn trainer: a graph that slices the batch compiles per size, trying symbolic once") {
+    int built = 0; // the loss function runs once per graph built
+    auto loss = [&built](const std::vector<Array>& p, const std::vector<Array>& in) {
+        ++built;
+        // The first row alone: a slice of the batch axis, which a symbolic extent refuses.
+        Array first = view(in[0], Shape{range(1), range(kIn)}, AffineMap::identity(2));
+        Array logits = linear(in[0], p[0], p[1]);
+        return LossOutputs{cross_entropy(logits, in[1]) + 0.0f * sum(first), {}};
+    };
+    TrainerOptions o;
+    o.compute.backend = "reference";
+    Trainer trainer(LossOutputsFunction(loss), kSpecs, initial_params(),
+                    std::make_shared<Sgd>(SgdOptions{0.1}), o);
+    TrainerOptions fixed_options = o;
+    fixed_options.symbolic_batch = false;
+    Trainer fixed(LossOutputsFunction(softmax_regression), kSpecs, initial_params(),
+                  std::make_shared<Sgd>(SgdOptions{0.1}), fixed_options);
+    for (int b : {8, 8, 5, 8}) {
+        const std::vector<HostArray> data = batch(b, std::uint64_t(b));
+        CHECK(trainer.step(data, 0.1) == doctest::Approx(fixed.step(data, 0.1)).epsilon(1e-6));
+    }
+    CHECK(trainer.programs_compiled() == 2); // 8 and 5
+    CHECK(built == 3);                       // the symbolic attempt once, then one graph per size
+}
