@@ -86,10 +86,27 @@ std::unique_ptr<InFlight> Communicator::start_sum_in_place(void* data, std::int6
     return std::make_unique<Landed>();
 }
 
-HostArray Communicator::broadcast(const HostArray& a, int root) {
+std::unique_ptr<InFlight> Communicator::start_reduce_in_place(void* data, std::int64_t count,
+                                                              DType dtype, int root) {
+    check_root(root, "start_reduce_in_place");
+    return start_sum_in_place(data, count, dtype);
+}
+
+std::unique_ptr<InFlight> Communicator::start_broadcast_in_place(void* data, std::size_t bytes,
+                                                                 int root) {
+    check_root(root, "start_broadcast_in_place");
+    broadcast_raw(data, bytes, root);
+    return std::make_unique<Landed>();
+}
+
+void Communicator::check_root(int root, const char* what) const {
     if (root < 0 || root >= size())
-        throw Error("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
-                    std::to_string(size()));
+        throw Error(std::string(what) + ": root " + std::to_string(root) +
+                    " is not a rank of a group of " + std::to_string(size()));
+}
+
+HostArray Communicator::broadcast(const HostArray& a, int root) {
+    check_root(root, "broadcast");
     HostArray out(a.sizes(), a.dtype());
     std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
     broadcast_raw(out.raw_mutable(), out.bytes(), root);

@@ -56,8 +56,17 @@ public:
     // default finishes before it returns (no overlap).
     virtual std::unique_ptr<InFlight> start_sum_in_place(void* data, std::int64_t count,
                                                          DType dtype);
+    // The sum over all ranks into rank `root`'s `data`, started now (the others' `data` is
+    // unspecified afterwards). The default is start_sum_in_place: a sum on every rank.
+    virtual std::unique_ptr<InFlight> start_reduce_in_place(void* data, std::int64_t count,
+                                                            DType dtype, int root);
+    // Rank `root`'s `bytes` at `data` into every rank's `data`, started now. The default
+    // finishes before it returns.
+    virtual std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
+                                                               int root);
 
 protected:
+    void check_root(int root, const char* what) const; // throws unless 0 <= root < size()
     // The transport: byte-level collectives over `count` elements of `dtype` (checked above).
     virtual void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) = 0;
     virtual void broadcast_raw(void* data, std::size_t bytes, int root) = 0;

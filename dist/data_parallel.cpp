@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "nn/io/safetensors.hpp"
 
 namespace hedra::dist {
 namespace {
@@ -24,13 +25,31 @@ HostArray rows(const HostArray& a, std::int64_t first, std::int64_t last) {
 } // namespace
 
 DataParallelTrainer::DataParallelTrainer(std::shared_ptr<Communicator> comm, nn::Trainer trainer,
-                                         bool overlap)
-    : comm_(std::move(comm)), trainer_(std::move(trainer)), overlap_(overlap) {
+                                         DataParallelOptions options)
+    : comm_(std::move(comm)), trainer_(std::move(trainer)), options_(options) {
     if (!comm_) throw Error("DataParallelTrainer: no communicator; use dist::init()");
     std::vector<HostArray> params;
     for (const HostArray& p : trainer_.params())
         params.push_back(comm_->broadcast(p, 0));
     trainer_.set_params(std::move(params));
+    if (options_.shard_optimizer_state)
+        sharded_ = std::make_unique<ShardedOptimizer>(*comm_, trainer_);
+    if (options_.bucket_bytes == kMeasuredBuckets) cost_ = measure_cost(*comm_);
+    // Until the program shows its order: the backward pass's usual one, last layer first.
+    std::vector<std::size_t> order;
+    for (std::size_t p = trainer_.params().size(); p-- > 0;)
+        order.push_back(p);
+    replan(std::move(order));
+}
+
+void DataParallelTrainer::replan(std::vector<std::size_t> order) {
+    order_ = std::move(order);
+    const std::size_t bytes = options_.bucket_bytes == kMeasuredBuckets
+                                  ? cost_.bucket_bytes()
+                                  : static_cast<std::size_t>(std::max<std::int64_t>(
+                                        options_.bucket_bytes, 0));
+    plan_ = plan_flights(trainer_.params(), order_, sharded_ ? sharded_->owners() : std::vector<int>{},
+                         bytes);
 }
 
 std::int64_t DataParallelTrainer::batch_of(const std::vector<HostArray>& global_inputs) const {
@@ -74,115 +93,119 @@ DataParallelTrainer::local_inputs(const std::vector<HostArray>& global_inputs) c
     return out;
 }
 
-namespace {
-
-// Each gradient's in-place all-reduce, started in parameter order as the outputs become final
-// and progressed after every kernel.
-struct GradientFlights {
-    Communicator* comm;
-    const std::vector<HostArray>* params;
-    std::vector<void*> ready; // per parameter: its gradient's memory, once final
-    std::size_t next = 0;     // the next gradient to start
-    std::vector<std::unique_ptr<InFlight>> flights;
-    std::vector<void*> started; // memory already summed (two outputs may share it)
-
-    void start_ready() {
-        for (; next < ready.size() && ready[next]; ++next) {
-            void* data = ready[next];
-            if (std::find(started.begin(), started.end(), data) != started.end()) continue;
-            started.push_back(data);
-            const HostArray& p = (*params)[next];
-            flights.push_back(comm->start_sum_in_place(data, p.size(), p.dtype()));
-        }
-    }
-    static void on_ready(void* context, int output, void* data) {
-        auto* f = static_cast<GradientFlights*>(context);
-        if (output < 1 || output > static_cast<int>(f->ready.size())) return; // the loss, extras
-        f->ready[static_cast<std::size_t>(output - 1)] = data;
-        f->start_ready();
-    }
-    static void on_tick(void* context) {
-        for (auto& flight : static_cast<GradientFlights*>(context)->flights)
-            flight->done();
-    }
-};
-
-} // namespace
-
-std::vector<HostArray> DataParallelTrainer::summed_during(const std::vector<HostArray>& inputs,
-                                                          double divisor, HostArray& loss) {
-    GradientFlights flights{comm_.get(), &trainer_.params(),
-                            std::vector<void*>(trainer_.params().size(), nullptr)};
-    OutputHook hook{GradientFlights::on_ready, &flights, GradientFlights::on_tick};
-    nn::Trainer::Gradients g = trainer_.gradients(inputs, divisor, {}, &hook);
-    const auto start = std::chrono::steady_clock::now();
-    flights.start_ready(); // every output has been told by now
-    for (auto& flight : flights.flights)
-        flight->wait();
-    comm_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    loss = g.loss;
-    return std::move(g.grads);
-}
-
-std::vector<HostArray> DataParallelTrainer::summed_after(nn::Trainer::Gradients& g) {
-    std::int64_t total = 0;
-    for (const HostArray& x : g.grads) {
-        if (x.dtype() != DType::F32)
-            throw Error("DataParallelTrainer: a gradient of dtype " +
-                        std::string(dtype_name(x.dtype())) + "; without overlap, f32 only");
-        total += x.size();
-    }
-    HostArray flat({total}, DType::F32);
-    auto* f = static_cast<float*>(flat.raw_mutable());
-    for (const HostArray& x : g.grads) {
-        std::memcpy(f, x.raw(), x.bytes());
-        f += x.size();
-    }
-    const auto start = std::chrono::steady_clock::now();
-    HostArray sum = comm_->all_reduce(flat);
-    comm_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::vector<HostArray> grads;
-    const auto* s = static_cast<const float*>(sum.raw());
-    for (const HostArray& x : g.grads) {
-        HostArray y(x.sizes(), DType::F32);
-        std::memcpy(y.raw_mutable(), s, y.bytes());
-        s += x.size();
-        grads.push_back(std::move(y));
-    }
-    return grads;
-}
-
 double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, double lr) {
     const std::int64_t batch = batch_of(global_inputs);
     const auto [first, last] = shard(batch);
     const double share = static_cast<double>(last - first) / static_cast<double>(batch);
     // Gradients of (local loss) * share: their sum over ranks is the global batch's gradient.
-    std::vector<HostArray> grads;
-    HostArray loss;
-    if (overlap_) {
-        grads = summed_during(local_inputs(global_inputs), 1.0 / share, loss);
+    GradientFlights flights(*comm_, plan_, trainer_.params().size());
+    nn::Trainer::Gradients g;
+    if (options_.overlap) {
+        const OutputHook hook = flights.hook();
+        g = trainer_.gradients(local_inputs(global_inputs), 1.0 / share, {}, &hook);
     } else {
-        nn::Trainer::Gradients g = trainer_.gradients(local_inputs(global_inputs), 1.0 / share);
-        grads = summed_after(g);
-        loss = g.loss;
+        g = trainer_.gradients(local_inputs(global_inputs), 1.0 / share);
     }
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t p : order_) // without overlap, and any the program reported at its end
+        flights.ready(p, g.grads[p].raw_mutable());
+    flights.finish();
+    comm_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     HostArray weighted({1}, DType::F64);
-    static_cast<double*>(weighted.raw_mutable())[0] = loss.flat(0) * share;
+    weighted.set_flat(0, g.loss.flat(0) * share);
     const double global_loss = comm_->all_reduce(weighted).flat(0);
-    trainer_.apply_gradients(grads, lr);
+    if (sharded_)
+        sharded_->update(trainer_, g.grads, lr);
+    else
+        trainer_.apply_gradients(g.grads, lr);
+    if (!order_learned_ && options_.overlap) {
+        // Rank 0's order, so that every rank starts the same collectives in the same order.
+        std::vector<std::int64_t> seen(flights.arrival().begin(), flights.arrival().end());
+        HostArray order = comm_->broadcast(
+            HostArray::from(seen, {static_cast<std::int64_t>(seen.size())}), 0);
+        std::vector<std::size_t> learned;
+        for (std::int64_t i = 0; i < order.size(); ++i)
+            learned.push_back(static_cast<std::size_t>(order.flat(i)));
+        replan(std::move(learned));
+        order_learned_ = true;
+    }
     return global_loss;
 }
 
 double DataParallelTrainer::evaluate_loss(const std::vector<HostArray>& global_inputs) {
+    return evaluate(global_inputs).loss.flat(0);
+}
+
+namespace {
+
+// A float array times `share`, summed over ranks, in its dtype; an integer one summed.
+HostArray combined(Communicator& comm, const HostArray& a, double share) {
+    if (!is_float(a.dtype())) {
+        HostArray wide(a.sizes(), DType::I64);
+        for (std::int64_t i = 0; i < a.size(); ++i)
+            wide.set_flat(i, a.flat(i));
+        wide = comm.all_reduce(wide);
+        HostArray out(a.sizes(), a.dtype());
+        for (std::int64_t i = 0; i < a.size(); ++i)
+            out.set_flat(i, static_cast<double>(static_cast<const std::int64_t*>(wide.raw())[i]));
+        return out;
+    }
+    HostArray wide(a.sizes(), DType::F64);
+    for (std::int64_t i = 0; i < a.size(); ++i)
+        wide.set_flat(i, a.flat(i) * share);
+    wide = comm.all_reduce(wide);
+    HostArray out(a.sizes(), a.dtype());
+    for (std::int64_t i = 0; i < a.size(); ++i)
+        out.set_flat(i, wide.flat(i));
+    return out;
+}
+
+} // namespace
+
+nn::StepResult DataParallelTrainer::evaluate(const std::vector<HostArray>& global_inputs) {
     const std::int64_t batch = batch_of(global_inputs);
     const auto [first, last] = shard(batch);
-    const double loss = trainer_.evaluate(local_inputs(global_inputs)).loss.flat(0);
-    HostArray part({1}, DType::F64);
-    static_cast<double*>(part.raw_mutable())[0] =
-        loss * static_cast<double>(last - first) / static_cast<double>(batch);
-    return comm_->all_reduce(part).flat(0);
+    const double share = static_cast<double>(last - first) / static_cast<double>(batch);
+    nn::StepResult r = trainer_.evaluate(local_inputs(global_inputs));
+    r.loss = combined(*comm_, r.loss, share);
+    for (HostArray& out : r.outputs)
+        out = combined(*comm_, out, share);
+    return r;
+}
+
+nn::TrainerCheckpoint DataParallelTrainer::checkpoint() const {
+    return sharded_ ? sharded_->checkpoint(trainer_) : trainer_.checkpoint();
+}
+
+void DataParallelTrainer::save_checkpoint(const std::string& path) const {
+    const nn::TrainerCheckpoint c = checkpoint();
+    std::string failure;
+    if (comm_->rank() == 0) {
+        try {
+            nn::save_safetensors(path, c.names, c.arrays, c.metadata);
+        } catch (const Error& e) {
+            failure = e.what();
+        }
+    }
+    HostArray failed({1}, DType::I32);
+    failed.set_flat(0, failure.empty() ? 0 : 1);
+    if (comm_->all_reduce(failed).flat(0) != 0)
+        throw Error("DataParallelTrainer::save_checkpoint: rank 0 could not write '" + path +
+                    "'" + (failure.empty() ? std::string() : ": " + failure));
+}
+
+void DataParallelTrainer::restore(const nn::TrainerCheckpoint& c) {
+    trainer_.restore(c.names, c.arrays, c.metadata);
+    if (sharded_) sharded_->restore(c.names, c.arrays);
+}
+
+std::int64_t DataParallelTrainer::optimizer_state_bytes() const {
+    if (sharded_) return sharded_->state_bytes();
+    std::int64_t total = 0;
+    for (const HostArray& a : trainer_.optimizer_state())
+        total += static_cast<std::int64_t>(a.bytes());
+    return total;
 }
 
 } // namespace hedra::dist

@@ -68,14 +68,10 @@ int count_of(std::int64_t n) {
     return static_cast<int>(n);
 }
 
-// An MPI_Iallreduce in place in flight.
+// A non-blocking MPI collective in flight.
 class MpiInFlight : public InFlight {
 public:
-    MpiInFlight(void* data, std::int64_t count, DType dtype, MPI_Comm comm) {
-        check(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(count), mpi_type(dtype), MPI_SUM, comm,
-                             &request_),
-              "MPI_Iallreduce");
-    }
+    MPI_Request* request() { return &request_; }
     ~MpiInFlight() override {
         if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
     }
@@ -109,7 +105,29 @@ public:
     void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
     std::unique_ptr<InFlight> start_sum_in_place(void* data, std::int64_t count,
                                                  DType dtype) override {
-        return std::make_unique<MpiInFlight>(data, count, dtype, comm_);
+        auto flight = std::make_unique<MpiInFlight>();
+        check(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(count), mpi_type(dtype), MPI_SUM, comm_,
+                             flight->request()),
+              "MPI_Iallreduce");
+        return flight;
+    }
+    std::unique_ptr<InFlight> start_reduce_in_place(void* data, std::int64_t count, DType dtype,
+                                                    int root) override {
+        check_root(root, "start_reduce_in_place");
+        auto flight = std::make_unique<MpiInFlight>();
+        check(MPI_Ireduce(rank_ == root ? MPI_IN_PLACE : data, data, count_of(count),
+                          mpi_type(dtype), MPI_SUM, root, comm_, flight->request()),
+              "MPI_Ireduce");
+        return flight;
+    }
+    std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
+                                                       int root) override {
+        check_root(root, "start_broadcast_in_place");
+        auto flight = std::make_unique<MpiInFlight>();
+        check(MPI_Ibcast(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, root, comm_,
+                         flight->request()),
+              "MPI_Ibcast");
+        return flight;
     }
 
 protected:

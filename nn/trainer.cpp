@@ -111,8 +111,29 @@ void Trainer::set_params(std::vector<HostArray> params) {
                         array_string(params_[i].dtype(), params_[i].sizes()) + ", got " +
                         array_string(params[i].dtype(), params[i].sizes()));
     params_ = std::move(params);
-    state_ = optimizer_->initial_state(params_);
+    if (!state_released_) state_ = optimizer_->initial_state(params_);
     steps_ = 0;
+}
+
+void Trainer::take_updated_params(std::vector<HostArray> params) {
+    std::int64_t steps = steps_;
+    std::vector<HostArray> state = std::move(state_);
+    set_params(std::move(params));
+    state_ = std::move(state);
+    steps_ = steps + 1;
+}
+
+void Trainer::release_optimizer_state() {
+    state_.clear();
+    state_.shrink_to_fit();
+    state_released_ = true;
+}
+
+void Trainer::check_state_held(const char* op) const {
+    if (state_released_)
+        throw Error(std::string(op) +
+                    ": this trainer's optimizer state was released to a sharded optimizer "
+                    "(dist::DataParallelTrainer with shard_optimizer_state); step through that");
 }
 
 void Trainer::check_inputs(const char* op, const std::vector<HostArray>& inputs) const {
@@ -320,6 +341,7 @@ double Trainer::step(const std::vector<HostArray>& inputs, double lr) {
 
 StepResult Trainer::step_outputs(const std::vector<HostArray>& inputs, double lr) {
     check_inputs("Trainer::step", inputs);
+    check_state_held("Trainer::step");
     HostArray lr_value = lr_array(lr);
     const CompiledProgram& p = program(Kind::Train, inputs);
     std::vector<HostArray> in = params_;
@@ -340,6 +362,7 @@ double Trainer::step_accumulated(const std::vector<std::vector<HostArray>>& micr
                                  double lr) {
     if (micro_batches.empty())
         throw Error("Trainer::step_accumulated: no micro-batches given; pass at least one");
+    check_state_held("Trainer::step_accumulated");
     for (const std::vector<HostArray>& batch : micro_batches)
         check_inputs("Trainer::step_accumulated", batch);
     lr_array(lr); // checked before any work
@@ -377,6 +400,7 @@ Trainer::Gradients Trainer::gradients(const std::vector<HostArray>& inputs, doub
 }
 
 void Trainer::apply_gradients(const std::vector<HostArray>& grads, double lr) {
+    check_state_held("Trainer::apply_gradients");
     if (grads.size() != params_.size())
         throw Error("Trainer::apply_gradients: " + std::to_string(grads.size()) +
                     " gradients for " + std::to_string(params_.size()) + " parameters");

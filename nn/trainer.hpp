@@ -116,6 +116,15 @@ public:
     // Replaces the parameters (same shapes and dtypes), resets the optimizer state and the step
     // count.
     void set_params(std::vector<HostArray> params);
+    // Replaces the parameters with ones an update made elsewhere (a sharded optimizer: each rank
+    // updates a part), keeping the optimizer state, and counts a step.
+    void take_updated_params(std::vector<HostArray> params);
+    // Frees the optimizer state when another object holds it (dist's sharded optimizer, which
+    // keeps each rank's part only): step() and apply_gradients() then throw, gradients() and
+    // evaluate() work, and checkpoint()/restore() cover the parameters and step count only.
+    void release_optimizer_state();
+    bool optimizer_state_released() const { return state_released_; }
+    const TrainerOptions& options() const { return options_; }
 
     TrainerCheckpoint checkpoint() const;
     // Takes the parameters, optimizer state and step count from arrays named as checkpoint()
@@ -156,6 +165,7 @@ private:
     // The update from the gradients, clipped first when clip_norm > 0.
     UpdateGraph update_of(const std::vector<Array>& params, std::vector<Array> grads) const;
     void check_inputs(const char* op, const std::vector<HostArray>& inputs) const;
+    void check_state_held(const char* op) const;
     HostArray lr_array(double lr) const;
     std::vector<std::string> state_names() const;
     void take_update(const std::vector<HostArray>& out, std::size_t first);
@@ -169,6 +179,7 @@ private:
     DType lr_dtype_ = DType::F32;
     std::vector<HostArray> state_;
     std::int64_t steps_ = 0;
+    bool state_released_ = false;
     std::map<Key, CompiledProgram> programs_;
     double compile_seconds_ = 0.0;
     int programs_compiled_ = 0;

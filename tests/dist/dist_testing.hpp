@@ -34,19 +34,25 @@ inline std::vector<HostArray> batch(int b, unsigned seed) {
     return {x, y};
 }
 
-inline nn::Trainer make_trainer(unsigned seed) {
+// With clip_norm > 0, global-norm clipping; the loss also returns the count of correct rows
+// (i64) and the batch's mean squared logit (f32) as extra outputs.
+inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0) {
     std::vector<HostArray> params{
         values({kHidden, kIn}, seed, 0.5), values({kHidden}, seed + 1, 0.1),
         values({kClasses, kHidden}, seed + 2, 0.5), values({kClasses}, seed + 3, 0.1)};
     nn::TrainerOptions o;
     o.compute.backend = "openmp";
     o.compute.num_threads = 1;
+    o.clip_norm = clip_norm;
     auto loss = [](const std::vector<Array>& p, const std::vector<Array>& in) {
         Array h = tanh(nn::linear(in[0], p[0], p[1]));
-        return nn::cross_entropy(nn::linear(h, p[2], p[3]), in[1]);
+        Array logits = nn::linear(h, p[2], p[3]);
+        return nn::LossOutputs{nn::cross_entropy(logits, in[1]),
+                               {nn::count_correct(logits, in[1]),
+                                mean(lazy([](auto v) { return v * v; }, logits))}};
     };
     return nn::Trainer(
-        nn::LossFunction(loss),
+        nn::LossOutputsFunction(loss),
         {{{nn::kAnyExtent, kIn}, DType::F32, "x"}, {{nn::kAnyExtent}, DType::I64, "y"}},
         std::move(params),
         std::make_shared<nn::AdamW>(nn::AdamWOptions{0.05, 0.9, 0.99, 1e-8, 0.01}), o);
