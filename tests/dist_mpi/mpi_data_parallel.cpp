@@ -1,5 +1,6 @@
 // Data parallelism under mpirun (tests/CMakeLists.txt starts it with -np 2 and -np 4): every
-// rank trains 20 steps at global batch 24 over MPI; rank 0 also trains one process alone at
+// rank trains 20 steps at global batch 24 over MPI, with gradient clipping, all-reducing or with
+// the optimizer state sharded (MPI_Ireduce, MPI_Ibcast); rank 0 also trains one process alone at
 // batch 24 and checks the losses and parameters (1e-5) and that every rank's parameters are its
 // own bit for bit (all-gathered); and a non-blocking mean. Exits non-zero on any difference.
 #include <cmath>
@@ -13,10 +14,13 @@ using namespace hedra;
 using namespace hedra::dist;
 using namespace hedra::dist::test;
 
-int main() {
-    std::shared_ptr<Communicator> comm = init();
+namespace {
+
+// 20 steps on every rank; rank 0 compares them with one process's. Returns the failures.
+int check_training(const std::shared_ptr<Communicator>& comm, DataParallelOptions options,
+                   const char* what) {
     const int rank = comm->rank(), ranks = comm->size();
-    DataParallelTrainer dp(comm, make_trainer(rank == 0 ? 1 : 99));
+    DataParallelTrainer dp(comm, make_trainer(rank == 0 ? 1 : 99, 0.5), options);
     std::vector<double> losses;
     for (int s = 0; s < 20; ++s)
         losses.push_back(dp.step(batch(24, 100 + s), 0.05));
@@ -25,7 +29,7 @@ int main() {
     HostArray all = comm->all_gather(local);
     int failures = 0;
     if (rank == 0) {
-        nn::Trainer one = make_trainer(1);
+        nn::Trainer one = make_trainer(1, 0.5);
         for (int s = 0; s < 20; ++s) {
             const double want = one.step(batch(24, 100 + s), 0.05);
             if (std::fabs(losses[s] - want) > 1e-5 * std::fabs(want)) {
@@ -36,7 +40,7 @@ int main() {
         }
         const std::vector<float> want = flat(one.params());
         for (std::size_t i = 0; i < want.size(); ++i)
-            if (std::fabs(mine[i] - want[i]) > 1e-5 * std::fabs(want[i]) + 1e-8) {
+            if (std::fabs(mine[i] - want[i]) > 1e-5 * (std::fabs(want[i]) + 1e-2)) {
                 if (failures++ < 5)
                     std::printf("parameter %zu: %.9g on %d ranks, %.9g alone\n", i, mine[i], ranks,
                                 want[i]);
@@ -48,9 +52,21 @@ int main() {
                     if (failures++ < 5)
                         std::printf("rank %d's parameter %zu differs from rank 0's\n", r, i);
                 }
-        std::printf("mpi data parallel: %d ranks (%s), 20 steps, final loss %.6f, %s\n", ranks,
-                    comm->name().c_str(), losses.back(), failures ? "FAILED" : "ok");
+        std::printf("mpi data parallel (%s): %d ranks (%s), 20 steps, final loss %.6f, %s\n",
+                    what, ranks, comm->name().c_str(), losses.back(), failures ? "FAILED" : "ok");
     }
+    return failures;
+}
+
+} // namespace
+
+int main() {
+    std::shared_ptr<Communicator> comm = init();
+    const int rank = comm->rank(), ranks = comm->size();
+    int failures = check_training(comm, {}, "all-reduce, overlap");
+    failures += check_training(comm, {.shard_optimizer_state = true}, "sharded state, overlap");
+    failures += check_training(comm, {.overlap = false, .shard_optimizer_state = true},
+                               "sharded state, after the backward pass");
     // The non-blocking mean over MPI: every rank's value r + 1, so the mean is (ranks + 1) / 2.
     HostArray mine_value({2}, DType::F64);
     mine_value.set_flat(0, rank + 1);
