@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "dist/mpi_communicator.hpp"
+#include "dist/nccl_communicator.hpp"
 
 namespace hedra::dist {
 namespace {
@@ -22,8 +23,25 @@ bool launched_by_mpi() {
            std::getenv("PMIX_RANK") != nullptr;
 }
 
+int local_rank() {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK"})
+        if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
+    return 0;
+}
+
 std::shared_ptr<Communicator> init() {
-    if (launched_by_mpi()) return mpi_world();
+    const char* transport = std::getenv("HEDRA_DIST");
+    const std::string chosen = transport ? transport : "";
+    if (!chosen.empty() && chosen != "mpi" && chosen != "nccl")
+        throw Error("dist::init: HEDRA_DIST=" + chosen + "; choose mpi (processes on CPUs) or "
+                    "nccl (one GPU per process)");
+    if (launched_by_mpi()) {
+        if (chosen != "nccl") return mpi_world();
+        // One GPU per process on each host, unless the launcher's script chose.
+        if (!std::getenv("HEDRA_CUDA_DEVICE"))
+            setenv("HEDRA_CUDA_DEVICE", std::to_string(local_rank()).c_str(), 1);
+        return nccl_world(mpi_world());
+    }
     if (const int world = env_int("WORLD_SIZE"); world > 1)
         throw Error("dist::init: WORLD_SIZE=" + std::to_string(world) +
                     " (a torchrun-style launch), but hedra's ranks talk through MPI; start them "

@@ -33,6 +33,7 @@ namespace {
     X(cuStreamCreate, "cuStreamCreate", nullptr)                                                   \
     X(cuStreamDestroy, "cuStreamDestroy_v2", nullptr)                                              \
     X(cuStreamSynchronize, "cuStreamSynchronize", nullptr)                                         \
+    X(cuStreamQuery, "cuStreamQuery", nullptr)                                                     \
     X(cuModuleLoadDataEx, "cuModuleLoadDataEx", nullptr)                                           \
     X(cuModuleUnload, "cuModuleUnload", nullptr)                                                   \
     X(cuModuleGetFunction, "cuModuleGetFunction", nullptr)                                         \
@@ -190,6 +191,13 @@ Stream::~Stream() {
 
 void Stream::synchronize() const {
     check(g_api.cuStreamSynchronize(static_cast<CUstream>(stream_)), "cuStreamSynchronize");
+}
+
+bool Stream::query() const {
+    const CUresult r = g_api.cuStreamQuery(static_cast<CUstream>(stream_));
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    check(r, "cuStreamQuery");
+    return true;
 }
 
 void Stream::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) const {

@@ -61,6 +61,7 @@ public:
     Stream& operator=(const Stream&) = delete;
     void* get() const { return stream_; }
     void synchronize() const;
+    bool query() const; // whether all the work queued so far has finished
     void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) const;
     void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) const;
 
