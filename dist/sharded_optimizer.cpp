@@ -70,8 +70,9 @@ ShardedOptimizer::ShardedOptimizer(Communicator& comm, nn::Trainer& trainer)
             mine.push_back(params[p]);
         }
     if (!owned_.empty()) {
-        state_names_ = optimizer_->state_names(owned_names(trainer.param_names(), owned_));
-        state_ = optimizer_->initial_state(mine);
+        part_ = optimizer_->subset(owned_);
+        state_names_ = part().state_names(owned_names(trainer.param_names(), owned_));
+        state_ = part().initial_state(mine);
         program_ = build(trainer);
     }
     trainer.release_optimizer_state();
@@ -101,7 +102,7 @@ CompiledProgram ShardedOptimizer::build(const nn::Trainer& trainer) const {
             g = g * cast(scale, g.dtype());
     }
     ins.insert(ins.end(), grads.begin(), grads.end());
-    nn::OptimizerUpdate u = optimizer_->update(params, scaled, state, lr);
+    nn::OptimizerUpdate u = part().update(params, scaled, state, lr);
     std::vector<Array> outs = u.params;
     outs.insert(outs.end(), u.state.begin(), u.state.end());
     return compile(outs, ins, trainer.options().compute);

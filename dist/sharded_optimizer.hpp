@@ -44,10 +44,12 @@ public:
 
 private:
     CompiledProgram build(const nn::Trainer& trainer) const;
+    const nn::Optimizer& part() const { return part_ ? *part_ : *optimizer_; }
     double clip_scale(const std::vector<HostArray>& grads) const; // collective
 
     Communicator& comm_;
     const nn::Optimizer* optimizer_; // the trainer's (it outlives this)
+    std::shared_ptr<const nn::Optimizer> part_; // for the owned parameters, when it differs
     std::vector<int> owners_;
     std::vector<std::size_t> owned_; // this rank's parameters
     std::vector<std::string> state_names_;

@@ -67,6 +67,7 @@ struct Flags {
     std::string checkpoint = "gpt_char.safetensors";
     std::string plot = "gpt_char_loss.png";
     std::uint64_t seed = 0;
+    bool shard_optimizer_state = false;
 };
 
 Flags parse_flags(int argc, char** argv) {
@@ -103,6 +104,8 @@ Flags parse_flags(int argc, char** argv) {
     app.add_option("--plot", f.plot,
                    "loss-curve PNG ('' for none; the CSV goes beside it; needs gnuplot)")
         ->capture_default_str();
+    app.add_flag("--shard-optimizer-state", f.shard_optimizer_state,
+                 "under mpirun: each rank keeps 1/N of the AdamW state (ZeRO stage 1)");
     app.add_option("--seed", f.seed, "seed of the initial weights and the batch offsets")
         ->capture_default_str();
     try {
@@ -246,12 +249,15 @@ struct Evaluation {
     double train = 0, val = 0;
 };
 
-// The mean loss (in double, as w7_gpt.py) of the batches at fixed offsets of each split.
-Evaluation evaluate(nn::Trainer& trainer, const Corpus& c, const Plan& p, std::int64_t T) {
+// The mean loss (in double, as w7_gpt.py) of the batches at fixed offsets of each split; under
+// mpirun each rank evaluates its share of every batch.
+Evaluation evaluate(nn::Trainer& trainer, dist::DataParallelTrainer* parallel, const Corpus& c,
+                    const Plan& p, std::int64_t T) {
     auto mean = [&](const std::vector<std::int64_t>& split, const Offsets& rows) {
         double sum = 0;
         for (const auto& row : rows)
-            sum += trainer.evaluate(batch(split, row, T)).loss.flat(0);
+            sum += parallel ? parallel->evaluate_loss(batch(split, row, T))
+                            : trainer.evaluate(batch(split, row, T)).loss.flat(0);
         return sum / double(rows.size());
     };
     return {mean(c.train, p.eval_train), mean(c.val, p.eval_val)};
@@ -382,7 +388,9 @@ int train(const Flags& f) {
         plan.init, std::make_shared<nn::AdamW>(adamw), options);
     std::unique_ptr<dist::DataParallelTrainer> parallel;
     if (comm->size() > 1) {
-        parallel = std::make_unique<dist::DataParallelTrainer>(comm, std::move(trainer));
+        parallel = std::make_unique<dist::DataParallelTrainer>(
+            comm, std::move(trainer),
+            dist::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
         std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n",
                     comm->size(), comm->name().c_str(),
                     (long long)(parallel->shard(kBatch).second - parallel->shard(kBatch).first),
@@ -407,7 +415,7 @@ int train(const Flags& f) {
     auto run_evaluation = [&](std::int64_t step) {
         const double compiled = active.compile_seconds();
         const auto start = clock_type::now();
-        Evaluation e = evaluate(active, corpus, plan, T);
+        Evaluation e = evaluate(active, parallel.get(), corpus, plan, T);
         const double compile = active.compile_seconds() - compiled;
         if (compile > 0) std::printf("compiled the evaluation program in %.2f s\n", compile);
         const double s = seconds_since(start) - compile;
@@ -498,11 +506,16 @@ int train(const Flags& f) {
         const bool plotted = nn::plot_loss_png(csv, f.plot, "gpt_char training loss");
         std::printf("wrote %s%s\n", csv.c_str(), plotted ? (" and " + f.plot).c_str() : "");
     }
-    if (!f.checkpoint.empty() && lead) {
-        const nn::TrainerCheckpoint c = active.checkpoint();
-        nn::save_safetensors(f.checkpoint, c.names, c.arrays, c.metadata);
-        std::printf("wrote the checkpoint %s (parameters, AdamW state, step %lld)\n",
-                    f.checkpoint.c_str(), (long long)active.step_count());
+    if (!f.checkpoint.empty()) {
+        if (parallel) { // every rank takes part: a sharded state is gathered first
+            parallel->save_checkpoint(f.checkpoint);
+        } else {
+            const nn::TrainerCheckpoint c = active.checkpoint();
+            nn::save_safetensors(f.checkpoint, c.names, c.arrays, c.metadata);
+        }
+        if (lead)
+            std::printf("wrote the checkpoint %s (parameters, AdamW state, step %lld)\n",
+                        f.checkpoint.c_str(), (long long)active.step_count());
     }
     if (f.sample > 0) {
         const std::string text =

@@ -209,6 +209,23 @@ OptimizerUpdate Adam::apply(const std::vector<Array>& params, const std::vector<
     return out;
 }
 
+std::shared_ptr<const Optimizer> Optimizer::subset(const std::vector<std::size_t>&) const {
+    return nullptr;
+}
+
+std::shared_ptr<const Optimizer> AdamW::subset(const std::vector<std::size_t>& indices) const {
+    if (options_.decay_mask.empty()) return nullptr;
+    AdamWOptions o = options_;
+    o.decay_mask.clear();
+    for (std::size_t i : indices) {
+        if (i >= options_.decay_mask.size())
+            throw Error("adamw: a subset names parameter " + std::to_string(i) + " of " +
+                        std::to_string(options_.decay_mask.size()));
+        o.decay_mask.push_back(options_.decay_mask[i]);
+    }
+    return std::make_shared<AdamW>(std::move(o));
+}
+
 AdamW::AdamW(AdamWOptions options) : options_(std::move(options)) {
     check_adam_options("adamw", options_);
 }

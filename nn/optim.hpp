@@ -44,6 +44,10 @@ public:
     // A name per state array, for checkpoints ("exp_avg" and so on after PyTorch's state keys),
     // given a name per parameter. The default is empty: the caller numbers the arrays.
     virtual std::vector<std::string> state_names(const std::vector<std::string>& param_names) const;
+    // The same optimizer for the parameters at `indices` only (a rank's part when the state is
+    // sharded), or null when this one serves any subset as it is (the default). Optimizers
+    // with per-parameter options override it.
+    virtual std::shared_ptr<const Optimizer> subset(const std::vector<std::size_t>& indices) const;
 };
 
 struct SgdOptions {
@@ -138,6 +142,8 @@ public:
     // As Adam's.
     std::vector<std::string>
     state_names(const std::vector<std::string>& param_names) const override;
+    // With a decay mask, the mask's flags at `indices`.
+    std::shared_ptr<const Optimizer> subset(const std::vector<std::size_t>& indices) const override;
     const AdamWOptions& options() const { return options_; }
 
 private:

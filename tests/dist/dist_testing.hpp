@@ -36,7 +36,9 @@ inline std::vector<HostArray> batch(int b, unsigned seed) {
 
 // With clip_norm > 0, global-norm clipping; the loss also returns the count of correct rows
 // (i64) and the batch's mean squared logit (f32) as extra outputs.
-inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0) {
+// decay_mask: AdamW's per-parameter flags (empty: its default).
+inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0,
+                                std::vector<bool> decay_mask = {}) {
     std::vector<HostArray> params{
         values({kHidden, kIn}, seed, 0.5), values({kHidden}, seed + 1, 0.1),
         values({kClasses, kHidden}, seed + 2, 0.5), values({kClasses}, seed + 3, 0.1)};
@@ -55,7 +57,9 @@ inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0) {
         nn::LossOutputsFunction(loss),
         {{{nn::kAnyExtent, kIn}, DType::F32, "x"}, {{nn::kAnyExtent}, DType::I64, "y"}},
         std::move(params),
-        std::make_shared<nn::AdamW>(nn::AdamWOptions{0.05, 0.9, 0.99, 1e-8, 0.01}), o);
+        std::make_shared<nn::AdamW>(
+            nn::AdamWOptions{0.05, 0.9, 0.99, 1e-8, 0.01, std::move(decay_mask)}),
+        o);
 }
 
 inline std::vector<float> flat(const std::vector<HostArray>& arrays) {

@@ -99,6 +99,35 @@ TEST_CASE("data parallel: N ranks at global batch B take one process's steps at 
     }
 }
 
+TEST_CASE("data parallel: a sharded state keeps per-parameter options (AdamW's decay mask)") {
+    const std::vector<bool> mask{false, true, true, false};
+    nn::Trainer one = make_trainer(1, 0.0, mask);
+    std::vector<double> want;
+    for (int s = 0; s < 6; ++s)
+        want.push_back(one.step(batch(16, 100 + s), 0.05));
+    std::vector<std::vector<double>> got(2);
+    std::vector<std::vector<float>> params(2);
+    auto group = in_process_group(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+        threads.emplace_back([&, r] {
+            DataParallelTrainer dp(group[static_cast<std::size_t>(r)], make_trainer(1, 0.0, mask),
+                                   {.shard_optimizer_state = true});
+            for (int s = 0; s < 6; ++s)
+                got[r].push_back(dp.step(batch(16, 100 + s), 0.05));
+            params[r] = flat(dp.local().params());
+        });
+    for (std::thread& t : threads)
+        t.join();
+    const std::vector<float> want_params = flat(one.params());
+    for (int r = 0; r < 2; ++r) {
+        for (int s = 0; s < 6; ++s)
+            CHECK(got[r][s] == doctest::Approx(want[s]).epsilon(1e-5));
+        for (std::size_t i = 0; i < want_params.size(); ++i)
+            CHECK(params[r][i] == doctest::Approx(want_params[i]).epsilon(1e-5).scale(1e-2));
+    }
+}
+
 TEST_CASE("data parallel: buckets follow the start order, one root and dtype each") {
     std::vector<HostArray> params{HostArray({100}, DType::F32), HostArray({10}, DType::F32),
                                   HostArray({10}, DType::F32), HostArray({10}, DType::F64),
