@@ -99,7 +99,6 @@ int main(int argc, char** argv) {
                     parallel ? parallel->plan().buckets.size() : 0,
                     parallel ? parallel->cost().latency_seconds * 1e6 : 0.0,
                     parallel ? parallel->cost().bytes_per_second / 1e9 : 0.0,
-                    parallel ? static_cast<double>(parallel->optimizer_state_bytes()) / 1e6
-                             : 0.0);
+                    parallel ? static_cast<double>(parallel->optimizer_state_bytes()) / 1e6 : 0.0);
     return 0;
 }

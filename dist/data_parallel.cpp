@@ -44,12 +44,12 @@ DataParallelTrainer::DataParallelTrainer(std::shared_ptr<Communicator> comm, nn:
 
 void DataParallelTrainer::replan(std::vector<std::size_t> order) {
     order_ = std::move(order);
-    const std::size_t bytes = options_.bucket_bytes == kMeasuredBuckets
-                                  ? cost_.bucket_bytes()
-                                  : static_cast<std::size_t>(std::max<std::int64_t>(
-                                        options_.bucket_bytes, 0));
-    plan_ = plan_flights(trainer_.params(), order_, sharded_ ? sharded_->owners() : std::vector<int>{},
-                         bytes);
+    const std::size_t bytes =
+        options_.bucket_bytes == kMeasuredBuckets
+            ? cost_.bucket_bytes()
+            : static_cast<std::size_t>(std::max<std::int64_t>(options_.bucket_bytes, 0));
+    plan_ = plan_flights(trainer_.params(), order_,
+                         sharded_ ? sharded_->owners() : std::vector<int>{}, bytes);
 }
 
 std::int64_t DataParallelTrainer::batch_of(const std::vector<HostArray>& global_inputs) const {
@@ -122,8 +122,8 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
     if (!order_learned_ && options_.overlap) {
         // Rank 0's order, so that every rank starts the same collectives in the same order.
         std::vector<std::int64_t> seen(flights.arrival().begin(), flights.arrival().end());
-        HostArray order = comm_->broadcast(
-            HostArray::from(seen, {static_cast<std::int64_t>(seen.size())}), 0);
+        HostArray order =
+            comm_->broadcast(HostArray::from(seen, {static_cast<std::int64_t>(seen.size())}), 0);
         std::vector<std::size_t> learned;
         for (std::int64_t i = 0; i < order.size(); ++i)
             learned.push_back(static_cast<std::size_t>(order.flat(i)));
@@ -191,8 +191,8 @@ void DataParallelTrainer::save_checkpoint(const std::string& path) const {
     HostArray failed({1}, DType::I32);
     failed.set_flat(0, failure.empty() ? 0 : 1);
     if (comm_->all_reduce(failed).flat(0) != 0)
-        throw Error("DataParallelTrainer::save_checkpoint: rank 0 could not write '" + path +
-                    "'" + (failure.empty() ? std::string() : ": " + failure));
+        throw Error("DataParallelTrainer::save_checkpoint: rank 0 could not write '" + path + "'" +
+                    (failure.empty() ? std::string() : ": " + failure));
 }
 
 void DataParallelTrainer::restore(const nn::TrainerCheckpoint& c) {

@@ -32,7 +32,7 @@ namespace hedra::dist {
 inline constexpr std::int64_t kMeasuredBuckets = -1;
 
 struct DataParallelOptions {
-    bool overlap = true; // collectives during the backward pass; off: after it
+    bool overlap = true;                // collectives during the backward pass; off: after it
     bool shard_optimizer_state = false; // ZeRO stage 1
     // Gradients smaller than this share a collective; 0: one per gradient.
     std::int64_t bucket_bytes = kMeasuredBuckets;

@@ -68,8 +68,7 @@ FlightPlan plan_flights(const std::vector<HostArray>& params, const std::vector<
     return plan;
 }
 
-GradientFlights::GradientFlights(Communicator& comm, const FlightPlan& plan,
-                                 std::size_t num_params)
+GradientFlights::GradientFlights(Communicator& comm, const FlightPlan& plan, std::size_t num_params)
     : comm_(comm), plan_(plan), data_(num_params, nullptr), packed_(plan.buckets.size()) {}
 
 OutputHook GradientFlights::hook() {
@@ -116,9 +115,9 @@ void GradientFlights::start_ready() {
         if (!std::all_of(b.params.begin(), b.params.end(), [&](std::size_t p) { return data_[p]; }))
             return;
         const auto start = [&](void* data) {
-            flights_.push_back(b.root < 0 ? comm_.start_sum_in_place(data, b.count, b.dtype)
-                                          : comm_.start_reduce_in_place(data, b.count, b.dtype,
-                                                                        b.root));
+            flights_.push_back(b.root < 0
+                                   ? comm_.start_sum_in_place(data, b.count, b.dtype)
+                                   : comm_.start_reduce_in_place(data, b.count, b.dtype, b.root));
         };
         if (b.params.size() == 1) {
             // Every rank skips an alias alike: the program (so its outputs' sharing) is the same.
@@ -152,7 +151,8 @@ void GradientFlights::finish() {
         if (b.params.size() == 1 || (b.root >= 0 && b.root != comm_.rank())) continue;
         const auto* in = static_cast<const unsigned char*>(packed_[i].raw());
         for (std::size_t p : b.params) {
-            const std::size_t size = static_cast<std::size_t>(plan_.counts[p]) * dtype_size(b.dtype);
+            const std::size_t size =
+                static_cast<std::size_t>(plan_.counts[p]) * dtype_size(b.dtype);
             if (!aliases_earlier(data_, p)) std::memcpy(data_[p], in, size);
             in += size;
         }

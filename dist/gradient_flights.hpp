@@ -70,9 +70,9 @@ private:
 
     Communicator& comm_;
     const FlightPlan& plan_;
-    std::vector<void*> data_;            // per parameter, once final
-    std::size_t next_ = 0;               // the next bucket to start
-    std::vector<HostArray> packed_;      // per bucket of several gradients: its buffer
+    std::vector<void*> data_;       // per parameter, once final
+    std::size_t next_ = 0;          // the next bucket to start
+    std::vector<HostArray> packed_; // per bucket of several gradients: its buffer
     std::vector<std::unique_ptr<InFlight>> flights_;
     std::vector<std::size_t> arrival_;
 };

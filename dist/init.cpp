@@ -33,7 +33,8 @@ std::shared_ptr<Communicator> init() {
     const char* transport = std::getenv("HEDRA_DIST");
     const std::string chosen = transport ? transport : "";
     if (!chosen.empty() && chosen != "mpi" && chosen != "nccl")
-        throw Error("dist::init: HEDRA_DIST=" + chosen + "; choose mpi (processes on CPUs) or "
+        throw Error("dist::init: HEDRA_DIST=" + chosen +
+                    "; choose mpi (processes on CPUs) or "
                     "nccl (one GPU per process)");
     if (launched_by_mpi()) {
         if (chosen != "nccl") return mpi_world();

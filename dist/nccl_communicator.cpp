@@ -181,8 +181,8 @@ std::unique_ptr<InFlight> NcclCommunicator::start_reduce_in_place(void* data, st
     return flight;
 }
 
-std::unique_ptr<InFlight> NcclCommunicator::start_broadcast_in_place(void* data,
-                                                                     std::size_t bytes, int root) {
+std::unique_ptr<InFlight> NcclCommunicator::start_broadcast_in_place(void* data, std::size_t bytes,
+                                                                     int root) {
     check_root(root, "start_broadcast_in_place");
     auto flight = std::make_unique<NcclInFlight>(*api_, bytes, data);
     if (rank_ == root) api_->copy_to_device(flight->device(), data, bytes);

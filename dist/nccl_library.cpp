@@ -65,7 +65,7 @@ const Functions* load(std::string& why) {
 #define HEDRA_LOAD(fn)                                                                             \
     functions.fn = reinterpret_cast<decltype(functions.fn)>(dlsym(lib, #fn));                      \
     if (!functions.fn) {                                                                           \
-        failure = "libnccl.so.2 lacks " #fn " (NCCL 2.7 or newer is needed)";                     \
+        failure = "libnccl.so.2 lacks " #fn " (NCCL 2.7 or newer is needed)";                      \
         return;                                                                                    \
     }
         HEDRA_NCCL_FUNCTIONS(HEDRA_LOAD)
@@ -116,8 +116,8 @@ public:
                                static_cast<ncclComm_t>(comm), stream()),
               "ncclAllReduce");
     }
-    void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
-                int root, void* comm) override {
+    void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type, int root,
+                void* comm) override {
         check(f_.ncclReduce(ptr(send), ptr(recv), count, data_type(type), ncclSum, root,
                             static_cast<ncclComm_t>(comm), stream()),
               "ncclReduce");
@@ -157,8 +157,7 @@ public:
         // NCCL_VERSION(X, Y, Z): X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z before.
         const int major = v >= 10000 ? v / 10000 : v / 1000;
         const int minor = v >= 10000 ? (v / 100) % 100 : (v / 100) % 10;
-        return std::to_string(major) + "." + std::to_string(minor) + "." +
-               std::to_string(v % 100);
+        return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
     }
 
 private:

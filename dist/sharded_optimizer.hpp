@@ -48,7 +48,7 @@ private:
     double clip_scale(const std::vector<HostArray>& grads) const; // collective
 
     Communicator& comm_;
-    const nn::Optimizer* optimizer_; // the trainer's (it outlives this)
+    const nn::Optimizer* optimizer_;            // the trainer's (it outlives this)
     std::shared_ptr<const nn::Optimizer> part_; // for the owned parameters, when it differs
     std::vector<int> owners_;
     std::vector<std::size_t> owned_; // this rank's parameters

@@ -49,9 +49,9 @@ inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0,
     auto loss = [](const std::vector<Array>& p, const std::vector<Array>& in) {
         Array h = tanh(nn::linear(in[0], p[0], p[1]));
         Array logits = nn::linear(h, p[2], p[3]);
-        return nn::LossOutputs{nn::cross_entropy(logits, in[1]),
-                               {nn::count_correct(logits, in[1]),
-                                mean(lazy([](auto v) { return v * v; }, logits))}};
+        return nn::LossOutputs{
+            nn::cross_entropy(logits, in[1]),
+            {nn::count_correct(logits, in[1]), mean(lazy([](auto v) { return v * v; }, logits))}};
     };
     return nn::Trainer(
         nn::LossOutputsFunction(loss),

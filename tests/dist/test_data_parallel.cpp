@@ -11,9 +11,9 @@
 #include "dist/data_parallel.hpp"
 #include "dist/in_process.hpp"
 #include "dist/init.hpp"
-#include "nn/io/safetensors.hpp"
 #include "dist_testing.hpp"
 #include "hedra.hpp"
+#include "nn/io/safetensors.hpp"
 
 using namespace hedra;
 using namespace hedra::dist;
@@ -130,8 +130,8 @@ TEST_CASE("data parallel: a sharded state keeps per-parameter options (AdamW's d
 
 TEST_CASE("data parallel: buckets follow the start order, one root and dtype each") {
     std::vector<HostArray> params{HostArray({100}, DType::F32), HostArray({10}, DType::F32),
-                                  HostArray({10}, DType::F32), HostArray({10}, DType::F64),
-                                  HostArray({10}, DType::F32), HostArray({2}, DType::F32)};
+                                  HostArray({10}, DType::F32),  HostArray({10}, DType::F64),
+                                  HostArray({10}, DType::F32),  HostArray({2}, DType::F32)};
     const std::vector<std::size_t> order{5, 4, 3, 2, 1, 0};
     FlightPlan alone = plan_flights(params, order, {}, 0);
     CHECK(alone.buckets.size() == 6);
@@ -267,12 +267,11 @@ TEST_CASE("communicators: errors say what to do") {
                                 {.shard_optimizer_state = true});
     CHECK(sharded.local().optimizer_state_released());
     CHECK_ERROR(sharded.local().step(batch(4, 1), 0.1), "Trainer::step", "sharded optimizer");
-    CHECK_ERROR(
-        DataParallelTrainer(std::make_shared<SelfCommunicator>(),
-                            nn::Trainer([](const std::vector<Array>& p,
-                                           const std::vector<Array>&) { return sum(p[0]); },
-                                        {}, {HostArray({2}, DType::F32)},
-                                        std::make_shared<UnnamedState>()),
-                            {.shard_optimizer_state = true}),
-        "ShardedOptimizer", "state_names");
+    CHECK_ERROR(DataParallelTrainer(std::make_shared<SelfCommunicator>(),
+                                    nn::Trainer([](const std::vector<Array>& p,
+                                                   const std::vector<Array>&) { return sum(p[0]); },
+                                                {}, {HostArray({2}, DType::F32)},
+                                                std::make_shared<UnnamedState>()),
+                                    {.shard_optimizer_state = true}),
+                "ShardedOptimizer", "state_names");
 }

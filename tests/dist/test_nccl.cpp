@@ -76,8 +76,8 @@ public:
         HostArray sum = group(comm).all_reduce(array_at(send, count, dtype_of(type)));
         std::memcpy(at(recv), sum.raw(), sum.bytes());
     }
-    void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
-                int root, void* comm) override {
+    void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type, int root,
+                void* comm) override {
         HostArray sum = group(comm).all_reduce(array_at(send, count, dtype_of(type)));
         if (group(comm).rank() == root) std::memcpy(at(recv), sum.raw(), sum.bytes());
     }
@@ -166,10 +166,14 @@ TEST_CASE("nccl: collectives over a fake NCCL against sums formed here") {
         f1->wait();
         while (!f2->done()) {
         }
-        out[r] = {c->all_reduce(a),   c->all_reduce(a, Reduction::Mean),
-                  c->broadcast(a, 2), c->all_gather(a),
-                  c->reduce_scatter(a), c->start_all_reduce(a)->wait(),
-                  reduced,            bcast};
+        out[r] = {c->all_reduce(a),
+                  c->all_reduce(a, Reduction::Mean),
+                  c->broadcast(a, 2),
+                  c->all_gather(a),
+                  c->reduce_scatter(a),
+                  c->start_all_reduce(a)->wait(),
+                  reduced,
+                  bcast};
         c->barrier();
     });
     CHECK(world->ids_made == 1); // rank 0 alone made it, the others got it through the bootstrap
@@ -241,6 +245,5 @@ TEST_CASE("nccl: the real library opens where the toolkit has it; without a GPU 
                m.find("libnccl") != std::string::npos || m.find("toolkit") != std::string::npos));
     }
     SelfCommunicator self;
-    CHECK_ERROR(self.start_broadcast_in_place(nullptr, 0, 3), "start_broadcast_in_place",
-                "root 3");
+    CHECK_ERROR(self.start_broadcast_in_place(nullptr, 0, 3), "start_broadcast_in_place", "root 3");
 }

@@ -52,8 +52,8 @@ int check_training(const std::shared_ptr<Communicator>& comm, DataParallelOption
                     if (failures++ < 5)
                         std::printf("rank %d's parameter %zu differs from rank 0's\n", r, i);
                 }
-        std::printf("mpi data parallel (%s): %d ranks (%s), 20 steps, final loss %.6f, %s\n",
-                    what, ranks, comm->name().c_str(), losses.back(), failures ? "FAILED" : "ok");
+        std::printf("mpi data parallel (%s): %d ranks (%s), 20 steps, final loss %.6f, %s\n", what,
+                    ranks, comm->name().c_str(), losses.back(), failures ? "FAILED" : "ok");
     }
     return failures;
 }
