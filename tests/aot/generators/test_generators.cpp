@@ -1,0 +1,20 @@
+// Generators for tests/aot: a small program with a symbolic size and an output that aliases an
+// input, and one that throws (hedra-aot must exit non-zero naming it).
+#include <stdexcept>
+
+#include "aot/generator.hpp"
+#include "hedra.hpp"
+
+hedra::aot::Generated scale_and_sum(const hedra::aot::GeneratorParams& params) {
+    using namespace hedra;
+    Array x =
+        placeholder(Shape{dynamic("n", params.integer("max", 1000)), range(3)}, DType::F32, "x");
+    Array k = placeholder(Shape(), DType::F32, "k");
+    return {{x, k}, {x * k, sum(x, {0, 1}), k}, {"scaled", "total", "k_again"}};
+}
+HEDRA_AOT_GENERATOR(scale_and_sum)
+
+hedra::aot::Generated always_throws(const hedra::aot::GeneratorParams&) {
+    throw std::runtime_error("this generator always fails");
+}
+HEDRA_AOT_GENERATOR(always_throws)
