@@ -151,7 +151,7 @@ int run_aot_tool(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return app.exit(e) == 0 ? 0 : 2; // --help, or a usage error
     }
     try {
         return build(f);

@@ -87,6 +87,9 @@ TEST_CASE("hedra-aot refuses bad input with a message and a non-zero status") {
         CHECK(r.status == 1);
         CHECK(r.err.find("'max' must be an integer, got 'lots'") != std::string::npos);
     }
+    SUBCASE("an unknown flag") {
+        CHECK(run_command(kTool + " --bogus").status == 2);
+    }
     SUBCASE("neither a graph nor a generator") {
         CHECK(run_command(kTool + " -o '" + dir.string() + "'").status == 2);
     }
