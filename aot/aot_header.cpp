@@ -28,7 +28,10 @@ std::vector<std::string> parameters(const AotProgram& p, bool call) {
     for (const AotArray& a : p.outputs)
         parts.push_back(call ? a.name : std::string(c_type(a.dtype)) + "* " + a.name);
     parts.push_back(call ? "workspace" : "void* workspace");
-    parts.push_back(call ? "num_threads" : "int num_threads");
+    if (p.target == "cuda")
+        parts.push_back(call ? "stream" : "void* stream");
+    else
+        parts.push_back(call ? "num_threads" : "int num_threads");
     return parts;
 }
 
@@ -86,6 +89,8 @@ std::string aot_header(const AotProgram& p, const HeaderOptions& options) {
     h += "//\n" + call_comment(n, parameters(p, true)) + "// runs the program once.\n";
     h +=
         "// Arrays are dense, row-major and indexed from 0; a symbolic axis has the call's size.\n";
+    if (p.target == "cuda")
+        h += "// They are device pointers (device 0, its primary context: the CUDA runtime's).\n";
     if (!p.sizes.empty()) {
         h += "// Sizes:\n";
         for (const AotSize& s : p.sizes)
@@ -97,15 +102,26 @@ std::string aot_header(const AotProgram& p, const HeaderOptions& options) {
             width = std::max(width, a.name.size() + 1);
     h += "// Inputs (read):\n" + array_lines(p.inputs, width);
     h += "// Outputs (written):\n" + array_lines(p.outputs, width);
-    h += "// workspace: " + n + "_workspace_bytes() bytes (" + std::to_string(p.workspace_bytes) +
-         "), 64-byte aligned, for the temporaries;\n"
-         "//   or NULL: allocated and freed inside the call.\n"
-         "// num_threads: OpenMP threads; 0: the hardware's.\n"
-         "// Calls with distinct workspaces and outputs may run concurrently.\n";
+    if (p.target == "cuda")
+        h += "// workspace: " + n + "_workspace_bytes() bytes (" +
+             std::to_string(p.workspace_bytes) +
+             ") of device memory, 256-byte aligned, for the\n"
+             "//   temporaries; or NULL: allocated inside the call, which then waits for the "
+             "stream to free it.\n"
+             "// stream: the CUstream the kernels are launched on, in order (NULL: the default "
+             "stream);\n//   the call returns once they are queued. Compiled for " +
+             p.architecture + ".\n";
+    else
+        h += "// workspace: " + n + "_workspace_bytes() bytes (" +
+             std::to_string(p.workspace_bytes) +
+             "), 64-byte aligned, for the temporaries;\n"
+             "//   or NULL: allocated and freed inside the call.\n"
+             "// num_threads: OpenMP threads; 0: the hardware's.\n"
+             "// Calls with distinct workspaces and outputs may run concurrently.\n";
     h += "#pragma once\n\n#include <stddef.h>\n#include <stdint.h>\n\n";
     for (const AotSize& s : p.sizes)
         h += "#define " + upper(n + "_" + s.name) + "_MAX " + std::to_string(s.max) + "\n";
-    h += "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+    h += std::string(p.sizes.empty() ? "" : "\n") + "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     h += "size_t " + n + "_workspace_bytes(void);\n";
     h += "// 0 on success, else a code that " + n + "_error_message describes.\n";
     h += "int " + n + "_c(\n    " + joined(parameters(p, false), ",\n    ") + ");\n";
@@ -115,7 +131,8 @@ std::string aot_header(const AotProgram& p, const HeaderOptions& options) {
     h += "// Throws std::runtime_error where " + n + "_c returns an error.\n";
     std::vector<std::string> cpp = parameters(p, false);
     cpp.resize(cpp.size() - 2);
-    cpp.insert(cpp.end(), {"void* workspace = nullptr", "int num_threads = 0"});
+    cpp.insert(cpp.end(), {"void* workspace = nullptr",
+                           p.target == "cuda" ? "void* stream = nullptr" : "int num_threads = 0"});
     h += "inline void " + n + "(\n    " + joined(cpp, ",\n    ") + ") {\n";
     h += "    if (int code = ::" + n + "_c(" + joined(parameters(p, true), ", ") + "))\n";
     h += "        throw std::runtime_error(std::string(\"" + n + ": \") + ::" + n +

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "aot/aot_cuda.hpp"
 #include "core/error.hpp"
 
 namespace hedra::aot {
@@ -69,13 +70,20 @@ std::vector<fs::path> write_aot_library(const AotProgram& p, const fs::path& dir
     if (ec)
         throw Error("hedra-aot: cannot create the output folder '" + directory.string() +
                     "': " + ec.message());
-    const fs::path h = directory / (p.name + ".h"), program = directory / (p.name + ".program.cpp"),
+    const bool cuda = p.target == "cuda";
+    const fs::path h = directory / (p.name + ".h"),
+                   program = directory / (p.name + (cuda ? ".program.cu" : ".program.cpp")),
                    wrapper = directory / (p.name + ".cpp"),
                    library = directory / ("lib" + p.name + ".a");
     write_file(h, aot_header(p, header));
     write_file(program, p.source);
-    write_file(wrapper, aot_wrapper(p));
-    if (!options.build) return {h, program, wrapper};
+    write_file(wrapper, cuda ? aot_cuda_wrapper(p) : aot_wrapper(p));
+    std::vector<fs::path> written = {h, program, wrapper};
+    if (cuda) { // the image the library embeds, for reference (PTX text, or a cubin)
+        written.push_back(directory / (p.name + (p.cubin ? ".cubin" : ".ptx")));
+        write_file(written.back(), p.cubin ? p.image : p.image.substr(0, p.image.size() - 1));
+    }
+    if (!options.build) return written;
 
     const std::string compiler = options.compiler.empty() ? HEDRA_CLANG_PATH : options.compiler;
     const std::string archiver =
@@ -86,17 +94,24 @@ std::vector<fs::path> write_aot_library(const AotProgram& p, const fs::path& dir
         compile.push_back(flag == "-march=native" ? "-march=" + options.march : flag);
     const fs::path program_o = directory / (p.name + ".program.o"),
                    wrapper_o = directory / (p.name + ".o");
-    std::vector<std::string> compile_program = compile;
-    compile_program.insert(compile_program.end(),
-                           {"-x", "c++", program.string(), "-o", program_o.string()});
-    run_or_throw(compile_program);
+    std::vector<std::string> objects = {wrapper_o.string()};
+    if (!cuda) {
+        std::vector<std::string> compile_program = compile;
+        compile_program.insert(compile_program.end(),
+                               {"-x", "c++", program.string(), "-o", program_o.string()});
+        run_or_throw(compile_program);
+        objects.push_back(program_o.string());
+    }
     run_or_throw({compiler, "-c", "-std=c++17", "-O2", "-fPIC", "-I", directory.string(),
                   wrapper.string(), "-o", wrapper_o.string()});
     fs::remove(library, ec);
-    run_or_throw({archiver, "rcs", library.string(), program_o.string(), wrapper_o.string()});
+    std::vector<std::string> archive = {archiver, "rcs", library.string()};
+    archive.insert(archive.end(), objects.begin(), objects.end());
+    run_or_throw(archive);
     fs::remove(program_o, ec);
     fs::remove(wrapper_o, ec);
-    return {h, program, wrapper, library};
+    written.push_back(library);
+    return written;
 }
 
 } // namespace hedra::aot

@@ -2,6 +2,8 @@
 // described as a function's arguments.
 #include "aot/aot_program.hpp"
 
+#include "aot/aot_cuda.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -17,7 +19,10 @@
 namespace hedra::aot {
 namespace {
 
-constexpr std::size_t kAlignment = 64; // as the JIT's arena (buffer_plan.hpp)
+// As the JIT's arena (buffer_plan.hpp); the CUDA driver's allocations are 256-byte aligned.
+std::size_t alignment(const AotProgram& p) {
+    return p.target == "cuda" ? 256 : 64;
+}
 
 bool is_identifier(const std::string& s) {
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -90,8 +95,8 @@ AotArray describe(const NodePtr& node, std::string name, int buffer, const poly:
     return a;
 }
 
-std::size_t aligned(std::size_t n) {
-    return (n + kAlignment - 1) / kAlignment * kAlignment;
+std::size_t aligned(std::size_t n, std::size_t to) {
+    return (n + to - 1) / to * to;
 }
 
 // Workspace offsets: the arena's slots, then every other buffer the program allocates that no
@@ -102,7 +107,7 @@ void plan_workspace(const poly::ProgramIR& ir, const std::vector<backend::Buffer
     std::vector<std::size_t> slot_offset;
     for (std::size_t bytes : plan.slot_bytes) {
         slot_offset.push_back(p.workspace_bytes);
-        p.workspace_bytes += aligned(bytes);
+        p.workspace_bytes += aligned(bytes, alignment(p));
     }
     std::set<int> held;
     for (const AotArray& o : p.outputs)
@@ -114,25 +119,33 @@ void plan_workspace(const poly::ProgramIR& ir, const std::vector<backend::Buffer
             p.workspace_offset[b] = static_cast<std::int64_t>(slot_offset[plan.slot[b]]);
         } else if (!held.count(static_cast<int>(b))) {
             p.workspace_offset[b] = static_cast<std::int64_t>(p.workspace_bytes);
-            p.workspace_bytes += aligned(ir.buffers[b].storage_bytes());
+            p.workspace_bytes += aligned(ir.buffers[b].storage_bytes(), alignment(p));
         }
     }
 }
 
 } // namespace
 
-AotProgram lower_aot(const AotRequest& r) {
+AotProgram lower_aot(const AotRequest& r, const AotTarget& target) {
     check_request(r);
     std::vector<NodePtr> leaves = backend::graph_key(r.outputs, r.placeholders).leaves;
-    poly::ProgramIR ir = sched::partition(r.outputs, r.placeholders);
-    backend::LowerOptions lo;
-    lo.entry = "hedra_aot_" + r.name;
-    lo.min_parallel_work = backend::openmp_min_parallel_work();
     AotProgram p;
+    p.target = target.name;
     p.name = r.name;
-    p.entry = lo.entry;
-    p.source = backend::lower(ir, lo).source;
-    p.flags = backend::openmp_compile_flags();
+    poly::ProgramIR ir;
+    if (target.name == "openmp") {
+        ir = sched::partition(r.outputs, r.placeholders);
+        backend::LowerOptions lo;
+        lo.entry = "hedra_aot_" + r.name;
+        lo.min_parallel_work = backend::openmp_min_parallel_work();
+        p.entry = lo.entry;
+        p.source = backend::lower(ir, lo).source;
+        p.flags = backend::openmp_compile_flags();
+    } else if (target.name == "cuda") {
+        ir = lower_cuda_program(r, target, p);
+    } else {
+        throw Error("hedra-aot: unknown target '" + target.name + "' (known: openmp, cuda)");
+    }
     p.num_buffers = ir.buffers.size();
 
     std::set<std::string> taken = {r.name, "workspace", "num_threads"};
@@ -165,6 +178,11 @@ AotProgram lower_aot(const AotRequest& r) {
             describe(r.outputs[o], unique_identifier(want, taken), ir.outputs[o], ir));
     }
     plan_workspace(ir, bind, p);
+    for (std::int64_t& scratch : p.scratch_offset) { // (cuda) its size until here
+        const auto bytes = static_cast<std::size_t>(scratch);
+        scratch = static_cast<std::int64_t>(p.workspace_bytes);
+        p.workspace_bytes += aligned(bytes, alignment(p));
+    }
     return p;
 }
 

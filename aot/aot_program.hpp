@@ -5,6 +5,7 @@
 // wrapper and a static library from it (aot_files.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,15 +32,24 @@ struct AotArray {
     int buffer = -1;                 // the generated entry's buffer
 };
 
+// One kernel launch of the cuda target, in order on the caller's stream.
+struct AotLaunch {
+    std::string function; // the module's extern "C" __global__ function
+    std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+    // Per parameter: a buffer, or num_buffers + s for the scratch buffer s.
+    std::vector<int> args;
+};
+
 struct AotProgram {
-    std::string name;   // the function's name
+    std::string target = "openmp"; // or "cuda"
+    std::string name;              // the function's name
     std::string entry;  // the generated entry's symbol: extern "C" void entry(void**, int)
     std::string source; // the generated translation unit
     std::vector<std::string> flags; // the clang flags the JIT compiles `source` with
     std::vector<AotSize> sizes;     // in the entry's parameter order
     std::vector<AotArray> inputs, outputs;
     std::size_t num_buffers = 0;
-    // Per buffer: its offset in the workspace (64-byte aligned), or -1.
+    // Per buffer: its offset in the workspace (64-byte aligned; cuda: 256), or -1.
     std::vector<std::int64_t> workspace_offset;
     std::size_t workspace_bytes = 0;
     // Host data the graph holds (weights saved in a graph file): buffer and bytes.
@@ -48,6 +58,21 @@ struct AotProgram {
         std::string bytes;
     };
     std::vector<Embedded> embedded;
+    // cuda: the module's image (PTX text, or a cubin for an sm_XY architecture), its
+    // architecture, the launches and the scratch buffers' workspace offsets.
+    std::string image, architecture;
+    bool cubin = false; // else PTX, ending in a NUL
+    std::vector<AotLaunch> launches;
+    std::vector<std::int64_t> scratch_offset;
+};
+
+// Which code the program becomes, and for what machine.
+struct AotTarget {
+    std::string name = "openmp"; // "openmp" or "cuda"
+    // cuda: NVRTC's architecture ("compute_90": PTX, "sm_90": cubin; empty: $HEDRA_CUDA_ARCH,
+    // else compute_90), and the multiprocessors grids are sized for (0: sched::GpuTarget's).
+    std::string cuda_architecture;
+    int cuda_multiprocessors = 0;
 };
 
 struct AotRequest {
@@ -57,9 +82,10 @@ struct AotRequest {
     std::vector<NodePtr> placeholders;     // the inputs, in argument order
 };
 
-// Lowers the request with the openmp backend's passes and options. Throws hedra::Error when
+// Lowers the request with the target backend's passes and options. Throws hedra::Error when
 // the name is no C identifier, an input is not a placeholder, the outputs depend on a
-// placeholder not given, or a symbolic axis does not lead its array.
-AotProgram lower_aot(const AotRequest& request);
+// placeholder not given, a symbolic axis does not lead its array, the target is unknown, or
+// (cuda) the program has symbolic sizes or hedra was built without the CUDA toolkit.
+AotProgram lower_aot(const AotRequest& request, const AotTarget& target = {});
 
 } // namespace hedra::aot

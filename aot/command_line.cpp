@@ -18,9 +18,11 @@ namespace hedra::aot {
 namespace {
 
 struct Flags {
-    std::string graph, generator, name, output_dir, target = "openmp", cpp_namespace = "hedra_aot";
+    std::string graph, generator, name, output_dir, target = "openmp", cuda_arch,
+                                                    cpp_namespace = "hedra_aot";
     std::vector<std::string> params;
     bool list = false, no_library = false;
+    int cuda_multiprocessors = 0;
     LibraryOptions library;
 };
 
@@ -92,9 +94,9 @@ int build(const Flags& f) {
             std::printf("%s\n", name.c_str());
         return 0;
     }
-    if (f.target != "openmp") {
-        std::fprintf(stderr, "hedra-aot: unknown target '%s' (known: openmp%s)\n", f.target.c_str(),
-                     f.target == "cuda" ? "; the cuda target is not implemented yet" : "");
+    if (f.target != "openmp" && f.target != "cuda") {
+        std::fprintf(stderr, "hedra-aot: unknown target '%s' (known: openmp, cuda)\n",
+                     f.target.c_str());
         return 1;
     }
     if (f.graph.empty() == f.generator.empty()) {
@@ -109,7 +111,8 @@ int build(const Flags& f) {
     if (!f.params.empty() && !f.graph.empty())
         throw Error("hedra-aot: --param applies to generators, not to graph files");
     AotRequest request = f.graph.empty() ? from_generator(f) : from_graph(f);
-    AotProgram program = lower_aot(request);
+    AotProgram program =
+        lower_aot(request, AotTarget{f.target, f.cuda_arch, f.cuda_multiprocessors});
     HeaderOptions header{f.cpp_namespace, f.graph.empty() ? "generator " + f.generator : f.graph,
                          f.target};
     LibraryOptions library = f.library;
@@ -134,7 +137,17 @@ int run_aot_tool(int argc, char** argv) {
                    "the function's name, a C identifier (default: the generator's name, or the "
                    "graph file's stem); also names the files and lib<name>.a");
     app.add_option("-o,--output-dir", f.output_dir, "the folder to write the files into");
-    app.add_option("--target", f.target, "the code generator: openmp (the default)");
+    app.add_option("--target", f.target,
+                   "the code generator: openmp (the default), or cuda (kernels compiled by NVRTC "
+                   "and embedded, launched through the driver API; static sizes only)");
+    app.add_option("--cuda-arch", f.cuda_arch,
+                   "cuda: NVRTC's architecture, compute_XY (PTX, JIT-compiled by the driver on "
+                   "any newer GPU) or sm_XY (a cubin for that GPU); default: $HEDRA_CUDA_ARCH, "
+                   "else compute_90");
+    app.add_option(
+        "--cuda-multiprocessors", f.cuda_multiprocessors,
+        "cuda: the GPU's multiprocessor count, which sizes grids and split "
+        "reductions as the cuda backend does from its device (default: 132, an H100/H200)");
     app.add_option("--namespace", f.cpp_namespace,
                    "the C++ function's namespace (default: hedra_aot)");
     app.add_flag("--no-library", f.no_library,

@@ -5,7 +5,8 @@
 #   hedra_add_aot_library(<name> GENERATOR <exe> [FUNCTION <generator>] [PARAMS k=v...]
 #                         | GRAPH <file>  [TARGET openmp] [NAMESPACE <ns>])
 #     runs hedra-aot at build time and gives the INTERFACE target <name>: <name>.h and
-#     lib<name>.a (the generated code, compiled with the JIT's clang and flags) and libomp.
+#     lib<name>.a (the generated code, compiled with the JIT's clang and flags) and libomp;
+#     for TARGET cuda, the library embeds the kernels' image and opens libcuda with dlopen.
 include_guard(GLOBAL)
 
 function(hedra_add_aot_generator name)
@@ -54,7 +55,13 @@ function(hedra_add_aot_library name)
   if(ARG_NAMESPACE)
     list(APPEND command --namespace ${ARG_NAMESPACE})
   endif()
-  set(outputs ${dir}/${name}.h ${dir}/${name}.program.cpp ${dir}/${name}.cpp ${dir}/lib${name}.a)
+  if(ARG_TARGET STREQUAL "cuda")
+    set(outputs ${dir}/${name}.h ${dir}/${name}.program.cu ${dir}/${name}.cpp ${dir}/lib${name}.a)
+    set(runtime ${CMAKE_DL_LIBS}) # the library opens libcuda with dlopen
+  else()
+    set(outputs ${dir}/${name}.h ${dir}/${name}.program.cpp ${dir}/${name}.cpp ${dir}/lib${name}.a)
+    set(runtime ${HEDRA_AOT_LIBOMP})
+  endif()
   add_custom_command(OUTPUT ${outputs}
     COMMAND ${command} --name ${name} --target ${ARG_TARGET} --output-dir ${dir}
     DEPENDS ${depends} COMMENT "hedra-aot: ${name}" VERBATIM)
@@ -62,5 +69,5 @@ function(hedra_add_aot_library name)
   add_library(${name} INTERFACE)
   add_dependencies(${name} ${name}_hedra_aot)
   target_include_directories(${name} INTERFACE ${dir})
-  target_link_libraries(${name} INTERFACE ${dir}/lib${name}.a ${HEDRA_AOT_LIBOMP})
+  target_link_libraries(${name} INTERFACE ${dir}/lib${name}.a ${runtime})
 endfunction()

@@ -17,9 +17,10 @@ const std::string kGenerators = "'" HEDRA_AOT_TEST_GENERATORS "'";
 TEST_CASE("hedra-aot --help documents every flag") {
     auto r = run_command(kTool + " --help");
     CHECK(r.status == 0);
-    for (const char* flag : {"--graph", "--generator", "--param", "--list-generators", "--name",
-                             "--output-dir", "--target", "--namespace", "--no-library",
-                             "--compiler", "--archiver", "--march", "--help"})
+    for (const char* flag :
+         {"--graph", "--generator", "--param", "--list-generators", "--name", "--output-dir",
+          "--target", "--namespace", "--no-library", "--compiler", "--archiver", "--march",
+          "--cuda-arch", "--cuda-multiprocessors", "--help"})
         CHECK_MESSAGE(r.out.find(flag) != std::string::npos, flag);
 }
 
@@ -62,12 +63,14 @@ TEST_CASE("hedra-aot refuses bad input with a message and a non-zero status") {
     SUBCASE("an unknown target") {
         auto r = run_command(kTool + " --graph g.json --target metal -o '" + dir.string() + "'");
         CHECK(r.status == 1);
-        CHECK(r.err.find("unknown target 'metal' (known: openmp)") != std::string::npos);
+        CHECK(r.err.find("unknown target 'metal' (known: openmp, cuda)") != std::string::npos);
     }
-    SUBCASE("the cuda target, not built yet") {
-        auto r = run_command(kTool + " --graph g.json --target cuda -o '" + dir.string() + "'");
+    SUBCASE("the cuda target and a symbolic size") {
+        auto r = run_command(kGenerators + " --generator scale_and_sum --target cuda -o '" +
+                             dir.string() + "'");
         CHECK(r.status == 1);
-        CHECK(r.err.find("not implemented yet") != std::string::npos);
+        CHECK(r.err.find("compiles static sizes only, and 'scale_and_sum' has the symbolic size "
+                         "'n'") != std::string::npos);
     }
     SUBCASE("a generator that throws") {
         auto r = run_command(kGenerators + " --generator always_throws -o '" + dir.string() + "'");
@@ -78,8 +81,10 @@ TEST_CASE("hedra-aot refuses bad input with a message and a non-zero status") {
     SUBCASE("an unknown generator") {
         auto r = run_command(kGenerators + " --generator nope -o '" + dir.string() + "'");
         CHECK(r.status == 1);
-        CHECK(r.err.find("no generator 'nope' (known: always_throws, mlp_step, scale_and_sum)") !=
-              std::string::npos);
+        CHECK(
+            r.err.find(
+                "no generator 'nope' (known: always_throws, cuda_demo, mlp_step, scale_and_sum)") !=
+            std::string::npos);
     }
     SUBCASE("a generator parameter that is no integer") {
         auto r = run_command(kGenerators + " --generator scale_and_sum --param max=lots -o '" +

@@ -47,7 +47,9 @@ bool may_include(const std::string& layer, const std::string& target) {
         {"dist", {"core", "ad", "nn", "dist"}},
         {"nn/io", {"core", "nn/io"}},
         // ahead-of-time libraries: the openmp backend's lowering, without running the program
-        {"aot", {"core", "polyhedral", "scheduler", "backends/common", "backends/openmp", "aot"}},
+        {"aot",
+         {"core", "polyhedral", "scheduler", "backends/common", "backends/openmp", "backends/cuda",
+          "aot"}},
     };
     if (auto it = below.find(layer); it != below.end()) return it->second.count(target) > 0;
     if (layer == "registry")

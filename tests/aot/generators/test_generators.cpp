@@ -18,3 +18,13 @@ hedra::aot::Generated always_throws(const hedra::aot::GeneratorParams&) {
     throw std::runtime_error("this generator always fails");
 }
 HEDRA_AOT_GENERATOR(always_throws)
+
+// Static sizes, for the cuda target: relu(x·w) and a sum.
+hedra::aot::Generated cuda_demo(const hedra::aot::GeneratorParams&) {
+    using namespace hedra;
+    Array x = placeholder(Shape::of({8, 16}), DType::F32, "x");
+    Array w = placeholder(Shape::of({16, 4}), DType::F32, "w");
+    Array y = lazy([](auto v) { return max(v, 0.0f); }, matmul(x, w));
+    return {{x, w}, {y, sum(x, {0, 1})}, {"y", "total"}};
+}
+HEDRA_AOT_GENERATOR(cuda_demo)
