@@ -121,7 +121,8 @@ std::string aot_header(const AotProgram& p, const HeaderOptions& options) {
     h += "#pragma once\n\n#include <stddef.h>\n#include <stdint.h>\n\n";
     for (const AotSize& s : p.sizes)
         h += "#define " + upper(n + "_" + s.name) + "_MAX " + std::to_string(s.max) + "\n";
-    h += std::string(p.sizes.empty() ? "" : "\n") + "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+    h +=
+        std::string(p.sizes.empty() ? "" : "\n") + "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     h += "size_t " + n + "_workspace_bytes(void);\n";
     h += "// 0 on success, else a code that " + n + "_error_message describes.\n";
     h += "int " + n + "_c(\n    " + joined(parameters(p, false), ",\n    ") + ");\n";
