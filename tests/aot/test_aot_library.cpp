@@ -9,6 +9,7 @@
 #include "hedra.hpp"
 #include "scale_and_sum.h"
 #include "sum_twice.h"
+#include "with_weights.h"
 
 TEST_CASE("a generator's library: symbolic size, workspace inside or the caller's") {
     using namespace hedra;
@@ -46,4 +47,14 @@ TEST_CASE("a graph file's library") {
     float y = 0;
     hedra_aot::sum_twice(x, &y);
     CHECK(y == -1.0f);
+}
+
+TEST_CASE("host data in the graph is embedded in the library") {
+    const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    float y[4] = {};
+    hedra_aot::with_weights(x, y);
+    CHECK(y[0] == 0.5f);
+    CHECK(y[1] == -2.0f);
+    CHECK(y[2] == 6.0f);
+    CHECK(y[3] == 16.0f);
 }

@@ -28,3 +28,12 @@ hedra::aot::Generated cuda_demo(const hedra::aot::GeneratorParams&) {
     return {{x, w}, {y, sum(x, {0, 1})}, {"y", "total"}};
 }
 HEDRA_AOT_GENERATOR(cuda_demo)
+
+// Host data in the graph (weights the library embeds): y = x · weights, elementwise.
+hedra::aot::Generated with_weights(const hedra::aot::GeneratorParams&) {
+    using namespace hedra;
+    Array x = placeholder(Shape::of({4}), DType::F32, "x");
+    Array weights = array(std::vector<float>{0.5f, -1.0f, 2.0f, 4.0f}, Shape::of({4}));
+    return {{x}, {x * weights}, {"y"}};
+}
+HEDRA_AOT_GENERATOR(with_weights)
