@@ -19,15 +19,6 @@ namespace {
 // The C function's error codes beyond aot_wrapper's (1: misaligned, 2: no memory).
 constexpr int kNoDriver = 3, kNoDevice = 4, kNoModule = 5, kDriverCall = 6;
 
-std::string bytes_literal(const std::string& bytes) {
-    std::string s;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-        s += std::to_string(static_cast<unsigned char>(bytes[i])) + ",";
-        if (i % 24 == 23) s += "\n";
-    }
-    return s;
-}
-
 std::string byte_count(const AotArray& a) {
     std::size_t n = dtype_size(a.dtype);
     for (std::int64_t s : a.sizes)
@@ -196,7 +187,7 @@ std::string aot_cuda_wrapper(const AotProgram& p) {
          ", kNoDeviceCode = " + std::to_string(kNoDevice) +
          ", kNoModuleCode = " + std::to_string(kNoModule) +
          ", kDriverCallCode = " + std::to_string(kDriverCall) + ";\n";
-    s += "alignas(8) const unsigned char kImage[] = {\n" + bytes_literal(p.image) + "};\n";
+    s += "alignas(8) const unsigned char kImage[] = {\n" + c_bytes(p.image) + "};\n";
     s += "constexpr int kFunctions = " + std::to_string(p.launches.size()) + ";\n";
     s += "const char* const kFunctionNames[kFunctions + 1] = {";
     for (const AotLaunch& l : p.launches)
@@ -207,7 +198,7 @@ std::string aot_cuda_wrapper(const AotProgram& p) {
                 bytes = "const size_t kEmbeddedBytes[kEmbedded + 1] = {";
     for (const AotProgram::Embedded& e : p.embedded) {
         s += "const unsigned char embedded_b" + std::to_string(e.buffer) + "[] = {\n" +
-             bytes_literal(e.bytes) + "};\n";
+             c_bytes(e.bytes) + "};\n";
         data += "embedded_b" + std::to_string(e.buffer) + ", ";
         bytes += std::to_string(e.bytes.size()) + ", ";
     }

@@ -26,4 +26,7 @@ std::string aot_wrapper(const AotProgram& program);
 // The C type of an element of `t` ("float", "int64_t", "uint8_t" for bool).
 const char* c_type(DType t);
 
+// `bytes` as the elements of an unsigned char array initializer ("1,2,3,"), 24 to a line.
+std::string c_bytes(const std::string& bytes);
+
 } // namespace hedra::aot

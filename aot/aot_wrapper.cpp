@@ -8,15 +8,6 @@ namespace {
 
 constexpr int kMisaligned = 1, kNoMemory = 2, kSizeOutOfRange = 100; // + the size's position
 
-std::string bytes_literal(const std::string& bytes) {
-    std::string s;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-        s += std::to_string(static_cast<unsigned char>(bytes[i])) + ",";
-        if (i % 24 == 23) s += "\n";
-    }
-    return s;
-}
-
 // The byte count of `a` at the call's sizes, as a C expression.
 std::string byte_count(const AotProgram& p, const AotArray& a) {
     std::string s = "sizeof(" + std::string(c_type(a.dtype)) + ")";
@@ -42,6 +33,15 @@ std::string error_message(const AotProgram& p) {
 
 } // namespace
 
+std::string c_bytes(const std::string& bytes) {
+    std::string s;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        s += std::to_string(static_cast<unsigned char>(bytes[i])) + ",";
+        if (i % 24 == 23) s += "\n";
+    }
+    return s;
+}
+
 std::string aot_wrapper(const AotProgram& p) {
     const std::string& n = p.name;
     const std::size_t buffers = p.num_buffers;
@@ -53,7 +53,7 @@ std::string aot_wrapper(const AotProgram& p) {
     s += "namespace {\n";
     for (const AotProgram::Embedded& e : p.embedded)
         s += "alignas(64) const unsigned char embedded_b" + std::to_string(e.buffer) + "[] = {\n" +
-             bytes_literal(e.bytes) + "};\n";
+             c_bytes(e.bytes) + "};\n";
     s += "} // namespace\n\n";
     s += "extern \"C\" size_t " + n + "_workspace_bytes(void) { return " +
          std::to_string(p.workspace_bytes) + "; }\n\n";
