@@ -78,6 +78,9 @@ const char* c_type(DType t) {
         return "float";
     case DType::F64:
         return "double";
+    case DType::BF16:
+    case DType::F16:
+        return "uint16_t"; // the format's bits
     }
     return "void";
 }

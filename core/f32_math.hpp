@@ -128,3 +128,44 @@ static inline float hd_sigmoid_f32(float x) {
     float s = (x < 0.0f ? e : 1.0f) / (1.0f + e);
     return x != x ? x : s;
 }
+// bf16 and f16, the half storage formats: conversions from f32 round to nearest, ties to even
+// (overflow to infinity, NaN stays a quiet NaN of the same sign); to f32 they are exact.
+static inline float hd_bf16_to_f32(unsigned short h) {
+    return hd_f32_from_bits((int)((unsigned)h << 16));
+}
+static inline unsigned short hd_f32_to_bf16(float x) {
+    unsigned u = (unsigned)hd_f32_bits(x);
+    unsigned rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (unsigned short)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+}
+static inline float hd_f16_to_f32(unsigned short h) {
+    unsigned sign = ((unsigned)h & 0x8000u) << 16, e = ((unsigned)h >> 10) & 0x1fu,
+             m = (unsigned)h & 0x3ffu;
+    // Subnormal: m units of 2^-24, exact in f32.
+    float sub = (float)m * 5.9604644775390625e-8f;
+    unsigned bits = e == 0u    ? (unsigned)hd_f32_bits(sub)
+                    : e == 31u ? 0x7f800000u | (m << 13)
+                               : ((e + 112u) << 23) | (m << 13);
+    return hd_f32_from_bits((int)(sign | bits));
+}
+static inline unsigned short hd_f32_to_f16(float x) {
+    unsigned u = (unsigned)hd_f32_bits(x);
+    unsigned sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    // Below 2^-14 the result is subnormal: adding 0.5 (whose ulp is 2^-24, the f16 subnormal
+    // unit) rounds |x| to a multiple of 2^-24 in the float unit, ties to even.
+    float scaled = hd_f32_from_bits((int)a) + 0.5f;
+    unsigned sub = (unsigned)hd_f32_bits(scaled) - 0x3f000000u;
+    // Otherwise rebias the exponent and round the 13 dropped bits to nearest even.
+    unsigned normal = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
+    unsigned h = a > 0x7f800000u    ? 0x7e00u
+                 : a >= 0x477ff000u ? 0x7c00u
+                 : a < 0x38800000u  ? sub
+                                    : normal;
+    return (unsigned short)(sign | h);
+}
+static inline float hd_round_bf16(float x) {
+    return hd_bf16_to_f32(hd_f32_to_bf16(x));
+}
+static inline float hd_round_f16(float x) {
+    return hd_f16_to_f32(hd_f32_to_f16(x));
+}

@@ -2,6 +2,7 @@
 // untyped element access, and printing. Element conversion follows ScalarValue::of, so host
 // data and the reference interpreter agree on every cast.
 #include "core/host_array.hpp"
+#include "core/half.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -41,7 +42,7 @@ std::string format_number(double v, DType t) {
     if (!is_float(t)) return std::to_string(static_cast<std::int64_t>(v));
     if (std::isnan(v)) return "nan"; // the sign of a NaN means nothing (0/0 gives -nan on x86)
     char buf[64];
-    auto r = t == DType::F32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
+    auto r = t != DType::F64 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
                              : std::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, r.ptr);
 }
@@ -148,6 +149,9 @@ double HostArray::flat(std::int64_t i) const {
         return static_cast<const float*>(data_)[i];
     case DType::F64:
         return static_cast<const double*>(data_)[i];
+    case DType::BF16:
+    case DType::F16:
+        return half_to_f32(dtype_, static_cast<const std::uint16_t*>(data_)[i]);
     }
     return 0.0;
 }
@@ -172,6 +176,10 @@ void HostArray::set_flat(std::int64_t i, double v) {
         break;
     case DType::F64:
         static_cast<double*>(data_)[i] = x.f;
+        break;
+    case DType::BF16:
+    case DType::F16:
+        static_cast<std::uint16_t*>(data_)[i] = f32_to_half(dtype_, static_cast<float>(x.f));
         break;
     }
 }

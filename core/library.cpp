@@ -300,6 +300,10 @@ Array matmul(const Array& a, const Array& b, SourceLocation loc) {
     Array bv = view(b, Shape(std::move(sb)), AffineMap(rb2, rb, std::move(mb), std::move(ob)), loc);
     const DType out = promote(na->dtype, nb->dtype);
     const bool logical = out == DType::Bool;
+    if (is_half(out)) { // products (exact in f32) and their sum in f32, rounded once
+        av = Array(detail::cast_node(av.node(), DType::F32, loc));
+        bv = Array(detail::cast_node(bv.node(), DType::F32, loc));
+    }
     auto s = detail::trace_arguments({av, bv});
     Sym product = sym_binary(logical ? ScalarOp::And : ScalarOp::Mul, s[0], s[1]);
     Array p = detail::make_map({product.expr()}, {av, bv}, "matmul", loc).at(0);

@@ -1,7 +1,9 @@
 // The reference semantics of scalar expressions, used by the reference interpreter, constant
 // folding and tests. Per dtype:
 // - f32 results are rounded to float after every operation (computed in double first, which
-//   for + - * / sqrt gives exactly the float result); f64 is IEEE double.
+//   for + - * / sqrt gives exactly the float result); f64 is IEEE double. bf16 and f16 results
+//   are the f32 result rounded to the half format (to nearest even; core/f32_math.hpp), so an
+//   operation on them is computed in f32, as the kernels do.
 // - i32/i64 arithmetic wraps like two's complement; x/0 == 0; division truncates toward zero;
 //   x % y has the sign of x and x % 0 == x (so x == (x/y)*y + x%y); pow(x, n) is repeated
 //   multiplication for n >= 0 and 0 for n < 0; shl/shr by a count outside [0, bits) give 0
@@ -46,20 +48,21 @@ ScalarValue int_value(std::int64_t v, DType t) {
     case DType::F64:
         r.f = static_cast<double>(v);
         break;
+    case DType::BF16:
+    case DType::F16:
+        r.f = ScalarValue::of(static_cast<double>(static_cast<float>(v)), t).f;
+        break;
     }
     return r;
 }
 
 ScalarValue float_value(double v, DType t) {
-    ScalarValue r;
-    r.dtype = t;
-    r.f = t == DType::F32 ? static_cast<double>(static_cast<float>(v)) : v;
-    return r;
+    return ScalarValue::of(v, t);
 }
 
 // f32 math as the kernels compute it (core/f32_math.hpp); f64 through libm.
 ScalarValue f32_or_f64(float (*f32)(float), double (*f64)(double), double v, DType t) {
-    if (t == DType::F32) return float_value(f32(static_cast<float>(v)), t);
+    if (compute_dtype(t) == DType::F32) return float_value(f32(static_cast<float>(v)), t);
     return float_value(f64(v), t);
 }
 double sigmoid_f64(double v) {
@@ -323,6 +326,12 @@ ScalarValue ScalarValue::of(double v, DType t) {
         break;
     case DType::F64:
         r.f = v;
+        break;
+    case DType::BF16:
+        r.f = f32math::hd_round_bf16(static_cast<float>(v));
+        break;
+    case DType::F16:
+        r.f = f32math::hd_round_f16(static_cast<float>(v));
         break;
     }
     return r;

@@ -67,7 +67,7 @@ std::string format_const(const ScalarNode& n) {
     if (n.dtype == DType::Bool) return n.ivalue ? "true" : "false";
     if (!is_float(n.dtype)) return std::to_string(n.ivalue);
     char buf[64];
-    auto r = n.dtype == DType::F32
+    auto r = n.dtype != DType::F64
                  ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(n.fvalue))
                  : std::to_chars(buf, buf + sizeof buf, n.fvalue);
     return std::string(buf, r.ptr);
@@ -216,6 +216,10 @@ ScalarExpr scalar_const_int(std::int64_t value, DType dtype) {
         return make_node(ScalarOp::Const, dtype, {}, 0, static_cast<float>(value));
     case DType::F64:
         return make_node(ScalarOp::Const, dtype, {}, 0, static_cast<double>(value));
+    case DType::BF16:
+    case DType::F16: // through f32, as a cast of the integer would
+        return make_node(ScalarOp::Const, dtype, {}, 0,
+                         ScalarValue::of(static_cast<float>(value), dtype).f);
     }
     internal_error("scalar_const_int: unknown dtype");
 }

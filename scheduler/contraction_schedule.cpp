@@ -328,6 +328,7 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
 }
 
 bool vector_expression(const ScalarExpr& e, DType t) {
+    if (is_half(t)) return false; // computed in f32 and rounded per operation: scalar code
     constexpr std::int64_t kMaxTermNodes = 64; // printed as one term: shared nodes at every use
     std::unordered_map<const ScalarNode*, std::int64_t> term_nodes;
     for (const ScalarExpr& x : topological_order(e)) {

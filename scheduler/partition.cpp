@@ -23,6 +23,11 @@
 namespace hedra::sched::detail {
 namespace {
 
+// The accumulator of a wide sum: f64 for f32, f32 for the half formats.
+DType wide_dtype(DType t) {
+    return is_half(t) ? DType::F32 : DType::F64;
+}
+
 ScalarExpr cast_to(const ScalarExpr& e, DType t) {
     return e->dtype == t ? e : scalar_cast(e, t);
 }
@@ -317,7 +322,8 @@ void Partitioner::make_buffers() {
     wide_buffer_.assign(n, -1);
     for (std::size_t i = 0; i < n; ++i)
         if (wide_[i])
-            wide_buffer_[i] = add_buffer(g_.nodes[i].node, BufferRole::Temporary, DType::F64);
+            wide_buffer_[i] = add_buffer(g_.nodes[i].node, BufferRole::Temporary,
+                                         wide_dtype(g_.nodes[i].node->dtype));
 }
 
 // The value of `node` read at `access` (statement counters -> node counters).
@@ -420,7 +426,7 @@ void Partitioner::make_kernel(int i) {
         k.statements.push_back(std::move(u));
         if (wide >= 0) { // rounded once, into the sum's own buffer
             ReadList r;
-            ScalarExpr total = r.read(wide, id, DType::F64);
+            ScalarExpr total = r.read(wide, id, wide_dtype(n.dtype));
             k.statements.push_back(statement(StatementKind::Assign, n, w, id, total, std::move(r)));
         }
         for (int m : epilogues_of_[static_cast<std::size_t>(i)]) {

@@ -186,8 +186,10 @@ void Partitioner::unroll_small_reductions() {
     std::vector<int> root = roots();
     for (std::size_t r = 0; r < n; ++r) {
         const CanonicalNode& rc = g_.nodes[r];
+        // A half sum accumulates in f32 (a wide buffer), never as an unrolled half expression.
         if (kind(static_cast<int>(r)) != NodeKind::Reduce || !mat_[r] || rc.leaf || rc.output ||
-            rc.consumers.empty() || rc.node->reduce_op == ReduceOp::Custom)
+            rc.consumers.empty() || rc.node->reduce_op == ReduceOp::Custom ||
+            is_half(rc.node->dtype))
             continue;
         const Node& in = *rc.node->inputs.at(0);
         std::int64_t terms = 1;
@@ -318,8 +320,10 @@ bool Partitioner::wide_sum(int i) const {
     const CanonicalNode& c = cn(i);
     const Node& n = *c.node;
     if (c.leaf || n.kind != NodeKind::Reduce || n.reduce_op != ReduceOp::Sum ||
-        n.dtype != DType::F32 || unrolled_[static_cast<std::size_t>(i)])
+        unrolled_[static_cast<std::size_t>(i)])
         return false;
+    if (is_half(n.dtype)) return true; // accumulated in f32, rounded once (core/dtype.hpp)
+    if (n.dtype != DType::F32) return false;
     std::int64_t extent = 1;
     for (int a : n.axes)
         extent *= n.inputs.at(0)->shape[a].size;

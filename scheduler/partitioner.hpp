@@ -138,7 +138,7 @@ private:
     std::vector<std::int64_t> size_;
     std::vector<int> leaf_buffer_; // per graph node: its Input buffer (leaves)
     std::vector<int> buffer_of_;   // per graph node: the buffer its kernel writes
-    std::vector<bool> wide_;       // per sum: accumulated in f64 (wide_sum)
+    std::vector<bool> wide_;       // per sum: accumulated wider, f64 or f32 (wide_sum)
     std::vector<int> wide_buffer_; // per wide sum: its f64 accumulator
     int next_statement_ = 0;
 };

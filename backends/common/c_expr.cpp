@@ -261,12 +261,20 @@ std::string operand_text(const std::string& e) {
     return parenthesized(e) ? e : "(" + e + ")";
 }
 
+std::string c_round_half(DType t, const std::string& x) {
+    if (!is_half(t)) return x;
+    return call(t == DType::BF16 ? "hd_round_bf16" : "hd_round_f16", x);
+}
+
 std::string c_operation(const ScalarNode& n, const std::vector<std::string>& a) {
-    if (n.op == ScalarOp::Cast) return cast(n.args[0]->dtype, n.dtype, a[0]);
+    // The half formats compute in f32 and round each result (core/dtype.hpp).
+    if (n.op == ScalarOp::Cast)
+        return c_round_half(n.dtype,
+                            cast(compute_dtype(n.args[0]->dtype), compute_dtype(n.dtype), a[0]));
     if (n.op == ScalarOp::Select) return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-    if (a.size() == 1) return unary(n.op, n.dtype, a[0]);
+    if (a.size() == 1) return c_round_half(n.dtype, unary(n.op, compute_dtype(n.dtype), a[0]));
     HEDRA_INTERNAL_CHECK(a.size() == 2, "c_operation: unexpected arity");
-    return binary(n.op, n.args[0]->dtype, a[0], a[1]);
+    return c_round_half(n.dtype, binary(n.op, compute_dtype(n.args[0]->dtype), a[0], a[1]));
 }
 
 const char* c_value_type(DType t) {
@@ -281,12 +289,24 @@ const char* c_value_type(DType t) {
         return "float";
     case DType::F64:
         return "double";
+    case DType::BF16:
+    case DType::F16:
+        return "float"; // computed in f32; stored as hd_bf16 / hd_f16
     }
     return "void";
 }
 
 const char* c_storage_type(DType t) {
-    return t == DType::Bool ? "unsigned char" : c_value_type(t);
+    switch (t) {
+    case DType::Bool:
+        return "unsigned char";
+    case DType::BF16:
+        return "hd_bf16";
+    case DType::F16:
+        return "hd_f16";
+    default:
+        return c_value_type(t);
+    }
 }
 
 std::string c_literal(const ScalarNode& e) {
@@ -301,9 +321,11 @@ std::string c_literal(const ScalarNode& e) {
         return "(" + std::to_string(e.ivalue) + "LL)";
     case DType::F32:
     case DType::F64:
+    case DType::BF16:
+    case DType::F16:
         break;
     }
-    bool f32 = e.dtype == DType::F32;
+    bool f32 = e.dtype != DType::F64; // a half constant holds a value of its format, in f32
     double v = e.fvalue;
     if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
     if (std::isinf(v))
@@ -327,6 +349,7 @@ std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
 }
 
 std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value) {
+    t = compute_dtype(t); // half accumulators are f32 (c_value_type), rounded when stored
     switch (op) {
     case ReduceOp::Sum:
         return binary(ScalarOp::Add, t, acc, value);
@@ -396,7 +419,24 @@ typedef double hd_vd32 __attribute__((vector_size(32), aligned(8)));
 static inline long hd_floord(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static inline long hd_lmin(long a, long b) { return a < b ? a : b; }
 static inline long hd_lmax(long a, long b) { return a < b ? b : a; }
-)" + std::string(f32_math_source());
+)" + std::string(f32_math_source()) +
+                                    R"(
+// The half formats in memory: read as f32, written rounded to nearest even.
+#define HD_HALF_STORAGE(T, TO_F32, FROM_F32)                                                   \
+    struct T {                                                                                  \
+        unsigned short bits;                                                                    \
+        operator float() const { return TO_F32(bits); }                                         \
+        T& operator=(float v) {                                                                 \
+            bits = FROM_F32(v);                                                                 \
+            return *this;                                                                       \
+        }                                                                                       \
+        T& operator+=(float v) { return *this = (float)*this + v; }                            \
+        T& operator*=(float v) { return *this = (float)*this * v; }                            \
+    };
+HD_HALF_STORAGE(hd_bf16, hd_bf16_to_f32, hd_f32_to_bf16)
+HD_HALF_STORAGE(hd_f16, hd_f16_to_f32, hd_f32_to_f16)
+#undef HD_HALF_STORAGE
+)";
     return text;
 }
 

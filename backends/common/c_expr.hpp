@@ -46,6 +46,8 @@ std::vector<std::string> print_scalars(const std::vector<ScalarExpr>& roots,
                                        std::string& out);
 
 // combine(acc, value) of a reduction op of dtype `t` (not Custom), as a C expression.
+// `x` (an f32 value) rounded to `t` when `t` is a half format; `x` otherwise.
+std::string c_round_half(DType t, const std::string& x);
 std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value);
 
 // Helper functions the printed expressions call (static inline, no #include).

@@ -266,7 +266,7 @@ private:
         bool op = st.reduce_op == ReduceOp::Sum || st.reduce_op == ReduceOp::Max ||
                   st.reduce_op == ReduceOp::Min;
         if (st.kind != poly::StatementKind::Update || !st.tuple_writes.empty() || !op ||
-            !is_float(wb.dtype))
+            !is_float(wb.dtype) || is_half(wb.dtype))
             return nullptr;
         auto moves = sched::element_coefficient(wb, st.write_access, *call, n.iterator);
         return moves && *moves == 0 ? call : nullptr;

@@ -17,7 +17,9 @@ namespace {
 constexpr std::array<DType, 5> kTypes = {DType::Bool, DType::I32, DType::I64, DType::F32,
                                          DType::F64};
 
+// Slots hold values: the half formats' are f32.
 int type_number(DType t) {
+    t = compute_dtype(t);
     for (std::size_t i = 0; i < kTypes.size(); ++i)
         if (kTypes[i] == t) return static_cast<int>(i);
     internal_error("c_segments: unknown dtype");

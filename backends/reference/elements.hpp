@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/half.hpp"
 #include "core/host_array.hpp"
 #include "core/scalar_expr.hpp"
 
@@ -25,7 +26,7 @@ inline ScalarValue int_value(std::int64_t i, DType t) {
 inline ScalarValue float_value(double f, DType t) {
     ScalarValue v;
     v.dtype = t;
-    v.f = t == DType::F32 ? static_cast<double>(static_cast<float>(f)) : f;
+    v.f = t == DType::F64 ? f : ScalarValue::of(f, t).f; // f32 and the half formats round
     return v;
 }
 
@@ -45,6 +46,9 @@ inline ScalarValue convert(const ScalarValue& v, DType to) {
         return float_value(from_float ? static_cast<float>(v.f) : static_cast<float>(v.i), to);
     case DType::F64:
         return float_value(from_float ? v.f : static_cast<double>(v.i), to);
+    case DType::BF16:
+    case DType::F16: // through f32, as the kernels convert
+        return float_value(from_float ? static_cast<float>(v.f) : static_cast<float>(v.i), to);
     }
     internal_error("convert: unknown dtype");
 }
@@ -62,6 +66,10 @@ inline ScalarValue load(const HostArray& a, std::int64_t i) {
         return float_value(static_cast<const float*>(p)[i], DType::F32);
     case DType::F64:
         return float_value(static_cast<const double*>(p)[i], DType::F64);
+    case DType::BF16:
+    case DType::F16:
+        return float_value(half_to_f32(a.dtype(), static_cast<const std::uint16_t*>(p)[i]),
+                           a.dtype());
     }
     internal_error("load: unknown dtype");
 }
@@ -84,6 +92,10 @@ inline void store(HostArray& a, std::int64_t i, const ScalarValue& value) {
         return;
     case DType::F64:
         static_cast<double*>(p)[i] = v.f;
+        return;
+    case DType::BF16:
+    case DType::F16:
+        static_cast<std::uint16_t*>(p)[i] = f32_to_half(a.dtype(), static_cast<float>(v.f));
         return;
     }
     internal_error("store: unknown dtype");

@@ -124,6 +124,11 @@ HostArray converted(const IdxContents& c, DType dtype) {
     case DType::F64:
         convert_into<double>(c, out);
         break;
+    case DType::BF16:
+    case DType::F16: // through f32, rounded to the format
+        for (std::int64_t i = 0; i < out.size(); ++i)
+            out.set_flat(i, static_cast<double>(element_as<float>(c, i)));
+        break;
     }
     return out;
 }

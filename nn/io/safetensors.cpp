@@ -39,12 +39,17 @@ const char* safetensors_dtype(DType t) {
         return "F32";
     case DType::F64:
         return "F64";
+    case DType::BF16:
+        return "BF16";
+    case DType::F16:
+        return "F16";
     }
     return "?";
 }
 
 bool parse_dtype_name(const std::string& name, DType& out) {
-    for (DType t : {DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64})
+    for (DType t :
+         {DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64, DType::BF16, DType::F16})
         if (name == safetensors_dtype(t)) {
             out = t;
             return true;

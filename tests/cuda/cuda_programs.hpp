@@ -117,6 +117,15 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      return std::vector<Array>{sum(x, {1}), max(x), mean(x, {1}) * 2.0f + 1.0f,
                                                sum(transpose(x), {0})};
                  }});
+    p.push_back({"half formats", [] {
+                     // bf16 and f16 storage, computed in f32 and rounded (core/dtype.hpp)
+                     Array a = cast(cuda_random(Shape::of({20, 33}), 41), DType::BF16),
+                           b = cast(cuda_random(Shape::of({33, 12}), 42), DType::BF16);
+                     Array h = cast(cuda_random(Shape::of({20, 33}), 43), DType::F16);
+                     return std::vector<Array>{
+                         a * 3.0f + exp(a), sum(a, {1}), matmul(a, b),
+                         tanh(h) * h,       max(h, {0}), cast(h, DType::F32) + cast(a, DType::F32)};
+                 }});
     p.push_back({"matmul", [] {
                      Array a = cuda_random(Shape::of({70, 33}), 21),
                            b = cuda_random(Shape::of({33, 45}), 22);

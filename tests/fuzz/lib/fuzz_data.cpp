@@ -116,6 +116,10 @@ const char* cpp_dtype(DType t) {
         return "DType::F32";
     case DType::F64:
         return "DType::F64";
+    case DType::BF16:
+        return "DType::BF16";
+    case DType::F16:
+        return "DType::F16";
     }
     return "?";
 }
