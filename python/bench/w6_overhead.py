@@ -52,7 +52,7 @@ def torch_us(peers_python):
     script = pathlib.Path(os.environ.get("HEDRA_SHARED", REPO.parent / "shared")) / "bench" / "peer2_torch.py"
     out = subprocess.run([peers_python, str(script), "--workloads", "W6", "--threads", "1",
                           "--impls", "eager"], check=True, capture_output=True, text=True).stdout
-    line = next(l for l in out.splitlines() if l.startswith("W6 ") and "op=chain10 " in l)
+    line = next(l for l in out.splitlines() if l.startswith("W6 ") and "op=chain10 us " in l)
     return float(re.search(r"median=([0-9.]+)", line).group(1))
 
 

@@ -222,6 +222,8 @@ void bind_array_class(nb::module_& m) {
             return matmul(to_array(b, "matmul"), a, python_location());
         });
     cls.attr("__hash__") = nb::none(); // == builds an array, as in NumPy
+    // ndarray OP hd.Array defers to Array.__rOP__ (a lazy array) instead of computing it.
+    cls.attr("__array_ufunc__") = nb::none();
 #define HEDRA_BINARY(name, rname, op)                                                              \
     cls.def(name, &binary<op, false>, nb::is_operator());                                          \
     if (rname[0]) cls.def(rname, &binary<op, true>, nb::is_operator());

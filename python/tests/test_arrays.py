@@ -93,6 +93,7 @@ def test_operators_match_numpy():
              (a @ hd.array(x.T), x @ x.T), (a.T, x.T), (a.sum(), x.sum()),
              (a.mean(axis=1), x.mean(axis=1)), (a.max(axis=0, keepdims=True), x.max(0, keepdims=True)),
              (a.astype(hd.i32), x.astype(np.int32)), (a + y, x + y), (y + a, y + x)]
+    assert isinstance(y + a, hd.Array)  # NumPy defers to hd.Array's reflected operators
     for got, want in cases:
         np.testing.assert_allclose(hd.compute(got), want, rtol=1e-6, atol=1e-6)
     i = hd.array(np.array([5, 6, 7], dtype=np.int64))
