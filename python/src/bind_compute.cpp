@@ -64,12 +64,16 @@ void bind_compute(nb::module_& m) {
             return to_numpy_results(out, single);
         },
         "arrays"_a, "backend"_a = "", "num_threads"_a = 0,
+        nb::sig("def compute(*arrays: Array | typing.Sequence[Array], backend: str = '', "
+                "num_threads: int = 0) -> numpy.ndarray | tuple[numpy.ndarray, ...]"),
         "Evaluates the arrays together (shared work once) and returns read-only NumPy arrays over "
         "hedra's results: one array for one argument, else a tuple.");
 
     nb::class_<PythonProgram>(m, "Program",
                               "A compiled program: call it with one array per placeholder.")
-        .def("__call__", &call)
+        .def("__call__", &call,
+             nb::sig("def __call__(self, *inputs: numpy.typing.ArrayLike) -> numpy.ndarray | "
+                     "tuple[numpy.ndarray, ...]"))
         .def_prop_ro("num_inputs", [](const PythonProgram& p) { return p.program.num_inputs(); })
         .def_prop_ro("num_outputs", [](const PythonProgram& p) { return p.program.num_outputs(); });
     m.def(
@@ -86,6 +90,8 @@ void bind_compute(nb::module_& m) {
             return PythonProgram{compile(outs, ins, options_of(backend, num_threads)), single};
         },
         "outputs"_a, "placeholders"_a, "backend"_a = "", "num_threads"_a = 0,
+        nb::sig("def compile(outputs: Array | typing.Sequence[Array], placeholders: Array | "
+                "typing.Sequence[Array], backend: str = '', num_threads: int = 0) -> Program"),
         "Compiles the outputs (an array or a list) as a function of the placeholders (in call "
         "order).");
 

@@ -258,6 +258,9 @@ void bind_leaves(nb::module_& m) {
             return array(host, to_shape(shape), python_location());
         },
         "data"_a, "dtype"_a = nb::none(), "copy"_a = false, "shape"_a = nb::none(),
+        nb::sig("def array(data: numpy.typing.ArrayLike, dtype: DType | str | type | None = None, "
+                "copy: bool = False, shape: Shape | typing.Sequence[int | Range] | None = None) "
+                "-> Array"),
         "An array of host data. A C-contiguous NumPy (or DLPack) array of a hedra dtype is "
         "borrowed, not copied: keep it unchanged while hedra uses it, or pass copy=True. `shape` "
         "places the data on other ranges (a hd.Shape of the same sizes).");
@@ -267,7 +270,10 @@ void bind_leaves(nb::module_& m) {
             return placeholder(to_shape(shape), dtype.is_none() ? DType::F32 : to_dtype(dtype),
                                name, python_location());
         },
-        "shape"_a, "dtype"_a = nb::none(), "name"_a = "", "An input of a compiled program.");
+        "shape"_a, "dtype"_a = nb::none(), "name"_a = "",
+        nb::sig("def placeholder(shape: Shape | typing.Sequence[int | Range], dtype: DType | str | "
+                "type | None = None, name: str = '') -> Array"),
+        "An input of a compiled program.");
     m.def(
         "constant",
         [](double v, nb::handle dtype) {

@@ -118,6 +118,8 @@ void bind_lazy(nb::module_& m) {
             return nb::tuple(nb::cast(arrays));
         },
         "f"_a, "operands"_a,
+        nb::sig("def lazy(f: typing.Callable[..., Sym | float | tuple[Sym | float, ...]], "
+                "*operands: Array | numpy.typing.ArrayLike | float) -> Array | tuple[Array, ...]"),
         "f traced once on symbolic scalars (hd.Sym) and mapped over the broadcast operands "
         "(arrays, "
         "array-likes or numbers). f returns a Sym or a number, or a tuple of them (then a tuple of "
