@@ -11,10 +11,16 @@ from ._hedra import *  # noqa: F401,F403
 from ._hedra import Error, nn  # noqa: F401
 from ._hedra import bool_, i32, i64, f32, f64, int32, int64, float32, float64  # noqa: F401
 
+import builtins as _builtins
 import sys as _sys
+
+from . import _hedra
+
+# `from hedra import *` leaves Python's own range, compile, sum, max, abs, ... alone.
+__all__ = sorted(n for n in vars(_hedra) if not n.startswith("_") and not hasattr(_builtins, n))
 
 # `import hedra.nn` and `from hedra.nn import linear` find the extension's submodule.
 _sys.modules[__name__ + ".nn"] = nn
-del _sys
+del _sys, _builtins
 
 __version__ = "0.1.0"

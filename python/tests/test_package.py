@@ -17,3 +17,10 @@ def test_type_stubs_are_installed():
     assert "def lazy(f: " in text and "-> Array" in text
     assert "class TrainStep" in (stubs / "nn.pyi").read_text()
     assert (pathlib.Path(hedra.__file__).parent / "py.typed").exists()
+
+
+def test_star_import_keeps_python_builtins():
+    namespace = {}
+    exec("from hedra import *", namespace)
+    assert "lazy" in namespace and "Array" in namespace and "nn" in namespace
+    assert "range" not in namespace and "compile" not in namespace and "sum" not in namespace
