@@ -5,6 +5,7 @@
 #include <string>
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 
 #include "hedra_python.hpp"
@@ -259,6 +260,36 @@ std::vector<Array> to_arrays(nb::handle sequence, const char* op) {
     for (nb::handle item : sequence)
         out.push_back(to_array(item, op));
     return out;
+}
+
+std::vector<HostArray> to_host_arrays(nb::handle sequence) {
+    std::vector<HostArray> out;
+    for (nb::handle h : sequence)
+        out.push_back(to_host_array(h));
+    return out;
+}
+
+nb::list to_numpy_list(const std::vector<HostArray>& arrays) {
+    nb::list out;
+    for (const HostArray& a : arrays)
+        out.append(to_numpy(a));
+    return out;
+}
+
+nb::list to_array_list(const std::vector<Array>& arrays) {
+    nb::list out;
+    for (const Array& a : arrays)
+        out.append(nb::cast(a));
+    return out;
+}
+
+nb::tuple checkpoint_tuple(const std::vector<std::string>& names,
+                           const std::vector<HostArray>& arrays,
+                           const std::map<std::string, std::string>& metadata) {
+    nb::dict out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out[nb::str(names[i].c_str())] = to_numpy(arrays[i]);
+    return nb::make_tuple(out, nb::cast(metadata));
 }
 
 } // namespace hedra::python

@@ -4,7 +4,9 @@
 // messages, and one bind_* function per part of the API.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nanobind/nanobind.h>
@@ -43,11 +45,22 @@ Operand require_operand(nb::handle h, const char* op);
 Array to_array(nb::handle h, const char* op);
 std::vector<Array> to_arrays(nb::handle sequence, const char* op);
 
-void bind_core(nb::module_& m);    // DType, Range, Shape, Array and its operators, leaves
-void bind_trace(nb::module_& m);   // Sym, lazy, reduce, where and the math functions
-void bind_library(nb::module_& m); // reshape/view/fuse/stack, matmul, sum, ...
-void bind_compute(nb::module_& m); // compute, compile, backends
-void bind_ad(nb::module_& m);      // grad, vjp, stop_gradient, check_gradient
-void bind_nn(nb::module_& m);      // hedra.nn
+// Lists: each item through to_host_array; HostArrays as NumPy arrays; Arrays as hd.Array.
+std::vector<HostArray> to_host_arrays(nb::handle sequence);
+nb::list to_numpy_list(const std::vector<HostArray>& arrays);
+nb::list to_array_list(const std::vector<Array>& arrays);
+// ({name: array}, metadata), as checkpoints and safetensors files are given to Python.
+nb::tuple checkpoint_tuple(const std::vector<std::string>& names,
+                           const std::vector<HostArray>& arrays,
+                           const std::map<std::string, std::string>& metadata);
+
+void bind_core(nb::module_& m);      // DType, Range, Shape, Array and its operators, leaves
+void bind_trace(nb::module_& m);     // Sym, lazy, reduce, where and the math functions
+void bind_library(nb::module_& m);   // reshape/view/fuse/stack, matmul, sum, ...
+void bind_compute(nb::module_& m);   // compute, compile, backends
+void bind_ad(nb::module_& m);        // grad, vjp, stop_gradient, check_gradient
+void bind_nn(nb::module_& m);        // hedra.nn: layers, optimizers, models
+void bind_training(nb::module_& nn); // hedra.nn: TrainStep, Trainer
+void bind_nn_io(nb::module_& nn);    // hedra.nn: safetensors, MNIST data
 
 } // namespace hedra::python
