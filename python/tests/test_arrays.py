@@ -112,3 +112,10 @@ def test_array_protocols():
         hash(a)
     with pytest.raises(TypeError):
         a + "text"
+
+
+def test_empty_and_rank0():
+    assert hd.compute(hd.zeros((0, 3))).shape == (0, 3)
+    assert hd.compute(hd.array(np.zeros((0, 3), np.float32)) + 1).shape == (0, 3)
+    r = hd.compute(hd.array(np.float32(3)) * 2)
+    assert r.shape == () and r == 6
