@@ -56,7 +56,7 @@ void bind_ad(nb::module_& m) {
                 nb::list args;
                 for (const Array& x : xs)
                     args.append(nb::cast(x));
-                return to_array(f(*nb::tuple(args)), "check_gradient");
+                return to_array(call_python(f, *nb::tuple(args)), "check_gradient");
             };
             return check_gradient(fn, to_arrays(at, "check_gradient"), options);
         },

@@ -6,6 +6,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "hedra_python.hpp"
+#include "nn/clip_grad.hpp"
+#include "nn/gpt.hpp"
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
@@ -101,6 +103,72 @@ void bind_layers(nb::module_& nn) {
                                  python_location());
         },
         "indices"_a, "table"_a);
+    nn.def(
+        "causal_self_attention",
+        [](nb::handle x, nb::handle w_qkv, nb::handle b_qkv, nb::handle w_proj, nb::handle b_proj,
+           std::int64_t heads) {
+            const char* op = "causal_self_attention";
+            return nn::causal_self_attention(to_array(x, op), to_array(w_qkv, op),
+                                             optional_array(b_qkv, op), to_array(w_proj, op),
+                                             optional_array(b_proj, op), heads, python_location());
+        },
+        "x"_a, "w_qkv"_a, "b_qkv"_a, "w_proj"_a, "b_proj"_a, "heads"_a,
+        "nanoGPT's CausalSelfAttention (no dropout) of x (B, T, C).");
+    nn.def(
+        "clip_grad_norm",
+        [](nb::handle grads, double max_norm) {
+            nn::ClippedGradients c =
+                nn::clip_grad_norm(to_arrays(grads, "clip_grad_norm"), max_norm);
+            return nb::make_tuple(to_array_list(c.grads), c.total_norm);
+        },
+        "grads"_a, "max_norm"_a,
+        "(clipped gradients, total norm before clipping), PyTorch's clip_grad_norm_ as arrays.");
+}
+
+void bind_gpt(nb::module_& nn) {
+    nb::class_<nn::GptConfig>(nn, "GptConfig", "nanoGPT's model sizes.")
+        .def(
+            "__init__",
+            [](nn::GptConfig* c, std::int64_t vocab, std::int64_t block, std::int64_t layers,
+               std::int64_t heads, std::int64_t embd,
+               bool bias) { new (c) nn::GptConfig{vocab, block, layers, heads, embd, bias}; },
+            "vocab"_a = 84, "block"_a = 64, "layers"_a = 4, "heads"_a = 4, "embd"_a = 128,
+            "bias"_a = true)
+        .def_rw("vocab", &nn::GptConfig::vocab)
+        .def_rw("block", &nn::GptConfig::block)
+        .def_rw("layers", &nn::GptConfig::layers)
+        .def_rw("heads", &nn::GptConfig::heads)
+        .def_rw("embd", &nn::GptConfig::embd)
+        .def_rw("bias", &nn::GptConfig::bias);
+    nn.def(
+        "gpt_parameters",
+        [](const nn::GptConfig& config) {
+            nb::list out;
+            for (const nn::GptParameter& p : nn::gpt_parameters(config))
+                out.append(nb::make_tuple(p.name, p.shape, p.decay));
+            return out;
+        },
+        "config"_a, "(name, shape, decay) per parameter, in nanoGPT's order.");
+    nn.def(
+        "gpt_logits",
+        [](const nn::GptConfig& config, nb::handle params, nb::handle tokens) {
+            return nn::gpt_logits(config, to_arrays(params, "gpt_logits"),
+                                  to_array(tokens, "gpt_logits"));
+        },
+        "config"_a, "params"_a, "tokens"_a);
+    nn.def(
+        "gpt_loss",
+        [](const nn::GptConfig& config, nb::handle params, nb::handle tokens, nb::handle targets) {
+            return nn::gpt_loss(config, to_arrays(params, "gpt_loss"), to_array(tokens, "gpt_loss"),
+                                to_array(targets, "gpt_loss"));
+        },
+        "config"_a, "params"_a, "tokens"_a, "targets"_a);
+    nn.def(
+        "gpt_init",
+        [](const nn::GptConfig& config, std::uint64_t seed) {
+            return to_numpy_list(nn::gpt_init(config, seed));
+        },
+        "config"_a, "seed"_a, "nanoGPT's initialization from hedra's generator.");
 }
 
 void bind_optimizers(nb::module_& nn) {
@@ -137,7 +205,7 @@ void bind_optimizers(nb::module_& nn) {
 nn::ForwardFunction python_forward(nb::callable f) {
     return [f](const std::vector<Array>& params, const Array& x) {
         nb::gil_scoped_acquire gil;
-        return to_array(f(to_array_list(params), nb::cast(x)), "forward");
+        return to_array(call_python(f, to_array_list(params), nb::cast(x)), "forward");
     };
 }
 
@@ -176,6 +244,7 @@ void bind_nn(nb::module_& m) {
     bind_layers(nn);
     bind_optimizers(nn);
     bind_models(nn);
+    bind_gpt(nn);
     bind_training(nn);
     bind_nn_io(nn);
 }

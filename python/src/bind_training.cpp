@@ -8,6 +8,7 @@
 
 #include "hedra_python.hpp"
 #include "nn/io/safetensors.hpp"
+#include "nn/lr_schedule.hpp"
 #include "nn/train_step.hpp"
 #include "nn/trainer.hpp"
 
@@ -62,7 +63,7 @@ void bind_train_step(nb::module_& nn) {
 nn::LossOutputsFunction python_loss(nb::callable f) {
     return [f](const std::vector<Array>& params, const std::vector<Array>& inputs) {
         nb::gil_scoped_acquire gil;
-        nb::object r = f(to_array_list(params), to_array_list(inputs));
+        nb::object r = call_python(f, to_array_list(params), to_array_list(inputs));
         nn::LossOutputs out;
         if (nb::isinstance<nb::tuple>(r)) {
             nb::tuple t = nb::borrow<nb::tuple>(r);
@@ -73,6 +74,29 @@ nn::LossOutputsFunction python_loss(nb::callable f) {
         }
         return out;
     };
+}
+
+void bind_schedules(nb::module_& nn) {
+    nb::class_<nn::ConstantLr>(nn, "ConstantLr", "The same learning rate at every step.")
+        .def(
+            "__init__", [](nn::ConstantLr* s, double lr) { new (s) nn::ConstantLr{lr}; },
+            "lr"_a = 1e-3)
+        .def_rw("lr", &nn::ConstantLr::lr)
+        .def("__call__", &nn::ConstantLr::at, "step"_a);
+    nb::class_<nn::WarmupCosine>(nn, "WarmupCosine",
+                                 "nanoGPT's schedule: linear warm-up, cosine decay to min_lr.")
+        .def(
+            "__init__",
+            [](nn::WarmupCosine* s, double lr, double min_lr, std::int64_t warmup,
+               std::int64_t decay_steps) {
+                new (s) nn::WarmupCosine{lr, min_lr, warmup, decay_steps};
+            },
+            "lr"_a = 1e-3, "min_lr"_a = 1e-4, "warmup"_a = 100, "decay_steps"_a = 2000)
+        .def_rw("lr", &nn::WarmupCosine::lr)
+        .def_rw("min_lr", &nn::WarmupCosine::min_lr)
+        .def_rw("warmup", &nn::WarmupCosine::warmup)
+        .def_rw("decay_steps", &nn::WarmupCosine::decay_steps)
+        .def("__call__", &nn::WarmupCosine::at, "step"_a);
 }
 
 void bind_trainer(nb::module_& nn) {
@@ -175,6 +199,7 @@ void bind_trainer(nb::module_& nn) {
 void bind_training(nb::module_& nn) {
     bind_train_step(nn);
     bind_trainer(nn);
+    bind_schedules(nn);
 }
 
 } // namespace hedra::python

@@ -128,6 +128,11 @@ bool c_contiguous(const nb::ndarray<>& a) {
 
 } // namespace
 
+nb::handle& error_type() {
+    static nb::handle type;
+    return type;
+}
+
 SourceLocation python_location() {
     PyFrameObject* frame = PyEval_GetFrame();
     if (!frame) return SourceLocation{};

@@ -21,6 +21,14 @@ namespace nb = nanobind;
 // errors say "created at model.py:12" rather than naming a binding file.
 SourceLocation python_location();
 
+// Calls a Python function from C++ code that handles hedra::Error (a Trainer falling back to a
+// program per batch size): a hedra.Error raised through Python becomes hedra::Error again, with
+// its message; any other Python exception passes as nb::python_error.
+template <class... Args>
+nb::object call_python(const nb::callable& f, Args&&... args);
+// The Python class hedra.Error (set when the module is initialised).
+nb::handle& error_type();
+
 // hd.f32, "f32", numpy.float32 or np.dtype("float32").
 DType to_dtype(nb::handle h);
 // A hd.Shape, or a sequence of ints and hd.Range values (an int n is range(n)).
@@ -62,5 +70,15 @@ void bind_ad(nb::module_& m);        // grad, vjp, stop_gradient, check_gradient
 void bind_nn(nb::module_& m);        // hedra.nn: layers, optimizers, models
 void bind_training(nb::module_& nn); // hedra.nn: TrainStep, Trainer
 void bind_nn_io(nb::module_& nn);    // hedra.nn: safetensors, MNIST data
+
+template <class... Args>
+nb::object call_python(const nb::callable& f, Args&&... args) {
+    try {
+        return f(std::forward<Args>(args)...);
+    } catch (nb::python_error& e) {
+        if (e.matches(error_type())) throw Error(nb::cast<std::string>(nb::str(e.value())));
+        throw;
+    }
+}
 
 } // namespace hedra::python

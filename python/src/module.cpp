@@ -4,7 +4,7 @@
 NB_MODULE(_hedra, m) {
     using namespace hedra::python;
     m.doc() = "hedra: lazy arrays compiled by a polyhedral scheduler";
-    nb::exception<hedra::Error>(m, "Error");
+    error_type() = nb::exception<hedra::Error>(m, "Error");
     // Lazy graphs hold borrowed NumPy buffers and Python callables (a model's forward) from C++,
     // out of the cycle collector's sight; what is alive at exit is reported as a "leak".
     nb::set_leak_warnings(false);

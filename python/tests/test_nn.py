@@ -125,3 +125,22 @@ def test_mnist_helpers(tmp_path):
     np.testing.assert_allclose(split.images.mean(), 0, atol=1e-7)
     with pytest.raises(hd.Error, match="missing"):
         nn.load_mnist(str(tmp_path / "missing"))
+
+
+def test_exceptions_from_python_functions_keep_their_type():
+    images, labels = small_data()
+    init = nn.mlp([8, 3], seed=1)
+
+    def broken(params, x):
+        raise ValueError("my model is broken")
+
+    step = nn.TrainStep(nn.Model(init.names, init.params, broken, [8]), nn.SGD())
+    with pytest.raises(ValueError, match="my model is broken"):
+        step.step(images, labels)
+
+    def bad_shapes(params, x):
+        return nn.linear(x, hd.transpose(params[0]), params[1])  # an (8, 3) weight for 8 features
+
+    step = nn.TrainStep(nn.Model(init.names, init.params, bad_shapes, [8]), nn.SGD())
+    with pytest.raises(hd.Error, match="linear"):
+        step.step(images, labels)
