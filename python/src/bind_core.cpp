@@ -144,6 +144,63 @@ void bind_shapes(nb::module_& m) {
         .def("__str__", &Shape::to_string);
 }
 
+// a[key]: selection by hedra index (the array's own ranges, not positions from 0). An int picks
+// that index and drops the axis; a slice start:stop:step keeps the indices of the axis it
+// contains, at their places (hd.rebase renumbers from 0); `...` stands for the axes not named.
+Array select_items(const Array& a, nb::handle key) {
+    std::vector<nb::handle> items;
+    if (nb::isinstance<nb::tuple>(key))
+        for (nb::handle h : key)
+            items.push_back(h);
+    else
+        items.push_back(key);
+    const int rank = a.rank();
+    int named = 0;
+    for (nb::handle h : items)
+        named += h.is(nb::ellipsis()) ? 0 : 1;
+    if (named > rank)
+        throw Error("a[...]: " + std::to_string(named) + " indices for an array of rank " +
+                    std::to_string(rank) + " (" + a.describe() + ")");
+    std::vector<Range> ranges = a.shape().ranges();
+    std::vector<std::optional<std::int64_t>> pins(static_cast<std::size_t>(rank));
+    int axis = 0;
+    for (nb::handle h : items) {
+        if (h.is(nb::ellipsis())) {
+            axis += rank - named;
+            continue;
+        }
+        Range& r = ranges[static_cast<std::size_t>(axis)];
+        const std::string where = "a[...]: axis " + std::to_string(axis) + " " + r.to_string();
+        if (nb::isinstance<nb::slice>(h)) {
+            auto get = [&](const char* name, std::int64_t fallback) {
+                nb::object v = h.attr(name);
+                return v.is_none() ? fallback : nb::cast<std::int64_t>(v);
+            };
+            const std::int64_t step = get("step", 1);
+            if (step < 1)
+                throw Error(where + ": slice step " + std::to_string(step) +
+                            " must be positive (reverse with hd.reshape and a Transform)");
+            const std::int64_t start = get("start", r.start), stop = get("stop", r.end());
+            r = intersect(r, range(start, std::max(start, stop), step));
+        } else {
+            const std::int64_t i = nb::cast<std::int64_t>(h);
+            if (!r.contains(i))
+                throw Error(where + " has no index " + std::to_string(i) +
+                            " (hedra indices are the array's ranges, not positions from 0)");
+            r = Range(i, 1, 1);
+            pins[static_cast<std::size_t>(axis)] = i;
+        }
+        ++axis;
+    }
+    SourceLocation loc = python_location();
+    Array out = ranges == a.shape().ranges() ? a : reshape(a, Shape(ranges), loc);
+    std::vector<TransformAxis> kept;
+    for (int k = 0; k < rank; ++k)
+        if (!pins[static_cast<std::size_t>(k)]) kept.push_back(TransformAxis{k, 1, 0});
+    if (static_cast<int>(kept.size()) == rank) return out;
+    return reshape(out, Transform(rank, kept, pins), loc);
+}
+
 void bind_array_class(nb::module_& m) {
     auto cls = nb::class_<Array>(m, "Array",
                                  "A lazy array: a node of the graph that compute() evaluates.");
@@ -153,6 +210,17 @@ void bind_array_class(nb::module_& m) {
         .def_prop_ro("ndim", &Array::rank)
         .def_prop_ro("size", &Array::size)
         .def("describe", &Array::describe)
+        .def("__getitem__", &select_items, "key"_a,
+             "Selection by hedra index: an int drops the axis, a slice keeps its indices.")
+        .def("__iter__",
+             [](const Array& a) {
+                 if (a.rank() == 0) throw nb::type_error("iteration over a rank-0 hd.Array");
+                 nb::list rows;
+                 const Range& r = a.shape()[0];
+                 for (std::int64_t k = 0; k < r.size; ++k)
+                     rows.append(nb::cast(select_items(a, nb::int_(r.index(k)))));
+                 return nb::iter(rows);
+             })
         .def("__repr__", [](const Array& a) { return "hd.Array(" + a.describe() + ")"; })
         .def("__len__",
              [](const Array& a) {

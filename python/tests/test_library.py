@@ -76,3 +76,23 @@ def test_shape_errors_name_the_operation_and_the_python_line():
     assert "test_library.py" in str(e.value)  # the Python line that created the arrays
     with pytest.raises(hd.Error, match="matmul"):
         hd.matmul(hd.array(np.ones((2, 3))), np.ones((4, 2)))
+
+
+def test_indexing_selects_by_hedra_index():
+    a = hd.array(X)
+    np.testing.assert_array_equal(c(a[1]), X[1])
+    np.testing.assert_array_equal(c(a[:, 2]), X[:, 2])
+    np.testing.assert_array_equal(c(a[..., 2]), X[..., 2])
+    sub = a[1:3, ::2]
+    assert sub.shape == hd.Shape([hd.range(1, 3), hd.range(0, 6, 2)])  # indices kept
+    np.testing.assert_array_equal(c(sub), X[1:3, ::2])
+    np.testing.assert_array_equal(c(hd.rebase(sub)), X[1:3, ::2])
+    shifted = hd.reshape(a, hd.Transform.shift([10, 0]))  # rows 10..13
+    np.testing.assert_array_equal(c(shifted[11, 0:2]), X[1, 0:2])
+    assert [r.shape.sizes for r in a] == [[6]] * 4
+    with pytest.raises(hd.Error, match="no index 4"):
+        a[4]
+    with pytest.raises(hd.Error, match="step"):
+        a[::-1]
+    with pytest.raises(hd.Error, match="rank"):
+        a[0, 0, 0]
