@@ -210,6 +210,13 @@ void bind_array_class(nb::module_& m) {
         .def_prop_ro("ndim", &Array::rank)
         .def_prop_ro("size", &Array::size)
         .def("describe", &Array::describe)
+        .def(
+            "value",
+            [](const Array& a) -> nb::object {
+                auto v = a.value();
+                return v ? to_numpy(*v) : nb::none();
+            },
+            "The memoized result (a read-only NumPy array) if computed, else None.")
         .def("__getitem__", &select_items, "key"_a,
              "Selection by hedra index: an int drops the axis, a slice keeps its indices.")
         .def("__iter__",

@@ -12,6 +12,7 @@ NB_MODULE(_hedra, m) {
     bind_trace(m);
     bind_library(m);
     bind_compute(m);
+    bind_graph_file(m);
     bind_ad(m);
     bind_nn(m);
 }
