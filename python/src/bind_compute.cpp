@@ -14,10 +14,12 @@ using namespace nb::literals;
 
 namespace {
 
-ComputeOptions options_of(const std::string& backend, int num_threads) {
+ComputeOptions options_of(const std::string& backend, int num_threads,
+                          std::vector<std::int64_t> tile_sizes) {
     ComputeOptions options;
     options.backend = backend;
     options.num_threads = num_threads;
+    options.tile_sizes = std::move(tile_sizes);
     return options;
 }
 
@@ -48,7 +50,8 @@ nb::object call(const PythonProgram& p, nb::args args) {
 void bind_compute(nb::module_& m) {
     m.def(
         "compute",
-        [](nb::args arrays, const std::string& backend, int num_threads) {
+        [](nb::args arrays, const std::string& backend, int num_threads,
+           std::vector<std::int64_t> tile_sizes) {
             std::vector<Array> xs;
             bool single = arrays.size() == 1 && !nb::isinstance<nb::list>(arrays[0]) &&
                           !nb::isinstance<nb::tuple>(arrays[0]);
@@ -59,13 +62,15 @@ void bind_compute(nb::module_& m) {
             std::vector<HostArray> out;
             {
                 nb::gil_scoped_release release;
-                out = compute(xs, options_of(backend, num_threads));
+                out = compute(xs, options_of(backend, num_threads, std::move(tile_sizes)));
             }
             return to_numpy_results(out, single);
         },
         "arrays"_a, "backend"_a = "", "num_threads"_a = 0,
+        "tile_sizes"_a = std::vector<std::int64_t>{},
         nb::sig("def compute(*arrays: Array | typing.Sequence[Array], backend: str = '', "
-                "num_threads: int = 0) -> numpy.ndarray | tuple[numpy.ndarray, ...]"),
+                "num_threads: int = 0, tile_sizes: typing.Sequence[int] = []) -> numpy.ndarray | "
+                "tuple[numpy.ndarray, ...]"),
         "Evaluates the arrays together (shared work once) and returns read-only NumPy arrays over "
         "hedra's results: one array for one argument, else a tuple.");
 
@@ -78,8 +83,8 @@ void bind_compute(nb::module_& m) {
         .def_prop_ro("num_outputs", [](const PythonProgram& p) { return p.program.num_outputs(); });
     m.def(
         "compile",
-        [](nb::handle outputs, nb::handle placeholders, const std::string& backend,
-           int num_threads) {
+        [](nb::handle outputs, nb::handle placeholders, const std::string& backend, int num_threads,
+           std::vector<std::int64_t> tile_sizes) {
             const bool single = nb::isinstance<Array>(outputs);
             std::vector<Array> outs = single ? std::vector<Array>{nb::cast<Array>(outputs)}
                                              : to_arrays(outputs, "compile");
@@ -87,11 +92,15 @@ void bind_compute(nb::module_& m) {
                                          ? std::vector<Array>{nb::cast<Array>(placeholders)}
                                          : to_arrays(placeholders, "compile");
             nb::gil_scoped_release release;
-            return PythonProgram{compile(outs, ins, options_of(backend, num_threads)), single};
+            return PythonProgram{
+                compile(outs, ins, options_of(backend, num_threads, std::move(tile_sizes))),
+                single};
         },
         "outputs"_a, "placeholders"_a, "backend"_a = "", "num_threads"_a = 0,
+        "tile_sizes"_a = std::vector<std::int64_t>{},
         nb::sig("def compile(outputs: Array | typing.Sequence[Array], placeholders: Array | "
-                "typing.Sequence[Array], backend: str = '', num_threads: int = 0) -> Program"),
+                "typing.Sequence[Array], backend: str = '', num_threads: int = 0, tile_sizes: "
+                "typing.Sequence[int] = []) -> Program"),
         "Compiles the outputs (an array or a list) as a function of the placeholders (in call "
         "order).");
 

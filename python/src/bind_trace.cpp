@@ -152,8 +152,30 @@ void bind_lazy(nb::module_& m) {
         },
         "op"_a, "a"_a, "axis"_a = nb::none(), "keepdims"_a = false, "identity"_a = nb::none(),
         "Reduce over axes (None: all) by 'sum', 'prod', 'max', 'min', 'and', 'or', or an "
-        "associative "
-        "combiner f(acc, x) traced on Syms, with its identity.");
+        "associative combiner f(acc, x) traced on Syms, with its identity.");
+
+    m.def(
+        "reduce_multiple_value",
+        [](nb::callable f, const std::vector<double>& identities, nb::handle arrays,
+           nb::handle axes, bool keepdims) {
+            SourceLocation loc = python_location();
+            std::vector<Array> xs = to_arrays(arrays, "reduce_multiple_value");
+            const int k = static_cast<int>(xs.size());
+            nb::list acc, el;
+            for (int i = 0; i < k; ++i) {
+                const DType t = xs[static_cast<std::size_t>(i)].dtype();
+                acc.append(nb::cast(Sym(scalar_input(i, t))));
+                el.append(nb::cast(Sym(scalar_input(k + i, t))));
+            }
+            auto combiners =
+                traced_results(f(nb::tuple(acc), nb::tuple(el)), "reduce_multiple_value");
+            return nb::tuple(nb::cast(detail::make_multi_reduce(combiners, identities, xs,
+                                                                to_axes(axes), keepdims, loc)));
+        },
+        "f"_a, "identities"_a, "arrays"_a, "axis"_a = nb::none(), "keepdims"_a = false,
+        "Arrays of one shape reduced together: f(acc, x) gets two tuples of Syms (the "
+        "accumulators, one element of each array) and returns the new accumulators; one array per "
+        "component, e.g. an argmax as (value, index).");
 }
 
 using UnaryArray = Array (*)(const Array&, SourceLocation);

@@ -80,3 +80,11 @@ def test_error_is_a_hedra_error_with_its_message():
         hd.range(0, 10, 0)
     with pytest.raises(hd.Error):
         hd.reduce("median", np.ones(3))
+
+
+def test_tile_sizes_give_the_same_result():
+    a = np.random.default_rng(0).random((64, 64), dtype=np.float32)
+    x = hd.placeholder((64, 64), name="x")
+    y = hd.matmul(x, x)
+    np.testing.assert_allclose(hd.compile(y, x, tile_sizes=[8])(a), hd.compile(y, x)(a), rtol=1e-5)
+    np.testing.assert_allclose(hd.compute(hd.matmul(a, a), tile_sizes=[16, 8]), a @ a, rtol=1e-4)

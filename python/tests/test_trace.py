@@ -59,3 +59,16 @@ def test_reduce_by_name_and_by_function():
     np.testing.assert_allclose(hd.compute(r), (x * x).sum(0))
     with pytest.raises(hd.Error, match="identity"):
         hd.reduce(lambda acc, v: acc + v, x)
+
+
+def test_reduce_multiple_value_argmax():
+    x = np.array([[3.0, 9.0, 1.0], [7.0, 2.0, 7.0]])
+    index = hd.index_components(hd.Shape.of([2, 3]), 1)
+
+    def argmax(acc, v):
+        take = v[0] > acc[0]
+        return hd.where(take, v[0], acc[0]), hd.where(take, v[1], acc[1])
+
+    best, where = hd.reduce_multiple_value(argmax, [-np.inf, 0], [hd.array(x), index], axis=1)
+    np.testing.assert_array_equal(hd.compute(best), x.max(1))
+    np.testing.assert_array_equal(hd.compute(where), x.argmax(1))
