@@ -19,6 +19,12 @@ std::optional<Sym> to_sym(nb::handle h) {
     if (nb::isinstance<nb::bool_>(h)) return Sym(nb::cast<bool>(h));
     if (nb::isinstance<nb::int_>(h)) return Sym(nb::cast<std::int64_t>(h));
     if (nb::isinstance<nb::float_>(h)) return Sym(nb::cast<double>(h));
+    // A NumPy scalar (np.float32(2)) is a literal like the Python number it holds.
+    if (nb::hasattr(h, "item") && nb::hasattr(h, "dtype") && nb::hasattr(h, "ndim") &&
+        nb::cast<int>(h.attr("ndim")) == 0) {
+        nb::object value = h.attr("item")();
+        if (!nb::hasattr(value, "item")) return to_sym(value);
+    }
     return std::nullopt;
 }
 
@@ -76,6 +82,7 @@ void bind_sym(nb::module_& m) {
         .def(
             "astype", [](const Sym& a, nb::handle t) { return cast(a, to_dtype(t)); }, "dtype"_a);
     cls.attr("__hash__") = nb::none();
+    cls.attr("__array_ufunc__") = nb::none(); // np.float32(2) * sym defers to Sym.__rmul__
 #define HEDRA_SYM(name, rname, op)                                                                 \
     cls.def(name, &sym_op<ScalarOp::op, false>, nb::is_operator());                                \
     if (rname[0]) cls.def(rname, &sym_op<ScalarOp::op, true>, nb::is_operator());

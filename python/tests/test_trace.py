@@ -72,3 +72,11 @@ def test_reduce_multiple_value_argmax():
     best, where = hd.reduce_multiple_value(argmax, [-np.inf, 0], [hd.array(x), index], axis=1)
     np.testing.assert_array_equal(hd.compute(best), x.max(1))
     np.testing.assert_array_equal(hd.compute(where), x.argmax(1))
+
+
+def test_numpy_scalars_are_literals_in_traced_functions():
+    x = np.ones(3, np.float32)
+    for f in [lambda v: v * np.float32(2), lambda v: np.float32(2) * v, lambda v: v + np.int64(1)]:
+        y = hd.lazy(f, x)
+        assert y.dtype == hd.f32
+        np.testing.assert_array_equal(hd.compute(y), f(x))
