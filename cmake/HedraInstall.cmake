@@ -3,13 +3,14 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(FILES hedra.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra)
-foreach(layer core polyhedral scheduler backends ad nn)
+foreach(layer core polyhedral scheduler backends ad nn aot)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra/${layer}
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 
 install(TARGETS hedra hedra_options hedra_core hedra_polyhedral hedra_scheduler hedra_backends
                 hedra_ad hedra_nn hedra_nn_io hedra_backend_common hedra_jit hedra_openmp hedra_c
+                hedra_aot hedra_aot_main
         EXPORT hedraTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -21,6 +22,6 @@ configure_package_config_file(cmake/hedraConfig.cmake.in
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hedra)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/hedraConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/hedraConfig.cmake
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/hedraConfig.cmake cmake/HedraAot.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/hedraConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/hedra)

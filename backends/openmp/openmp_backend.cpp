@@ -22,8 +22,12 @@ namespace {
 
 using Entry = void (*)(void**, int);
 
-// $HEDRA_MIN_PARALLEL_WORK: kernels with fewer statement instances run sequentially.
-std::int64_t min_parallel_work() {
+// Added to the JIT's defaults: every value computed exactly (c_renderer.hpp), no errno.
+const std::vector<std::string> kKernelFlags = {"-ffp-contract=off", "-fno-math-errno"};
+
+} // namespace
+
+std::int64_t openmp_min_parallel_work() {
     if (const char* env = std::getenv("HEDRA_MIN_PARALLEL_WORK")) {
         char* end = nullptr;
         long long v = std::strtoll(env, &end, 10);
@@ -31,6 +35,14 @@ std::int64_t min_parallel_work() {
     }
     return LowerOptions{}.min_parallel_work;
 }
+
+std::vector<std::string> openmp_compile_flags() {
+    std::vector<std::string> flags = JitCompiler::default_flags();
+    flags.insert(flags.end(), kKernelFlags.begin(), kKernelFlags.end());
+    return flags;
+}
+
+namespace {
 
 // The generated source of `ir`: from the plan cache when `plan_key` names an entry and
 // `lowered` is false (it stays so), else lowered through isl (`lowered` becomes true) and stored.
@@ -64,12 +76,12 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
     std::shared_ptr<HostProgramCode> code = bind_host_program(ir, placeholders, leaves, "openmp");
     LowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
-    lo.min_parallel_work = min_parallel_work();
+    lo.min_parallel_work = openmp_min_parallel_work();
     lo.profile = profile_enabled();
     lo.profile_clock = profile_clock();
     lo.units = compile_units();
     lo.kernel_hooks = options.output_hooks;
-    const std::vector<std::string> flags = {"-ffp-contract=off", "-fno-math-errno"};
+    const std::vector<std::string>& flags = kKernelFlags;
     std::string source = program_source(ir, lo, plan_key, lowered);
     dump::PassTimer timer("jit");
     try {
@@ -93,7 +105,7 @@ std::string options_key(const CompileOptions& options) {
     std::string s = "units:" + std::to_string(compile_units()) + "|tiles:";
     for (std::int64_t t : options.tile_sizes)
         s += std::to_string(t) + ",";
-    return s + "|parallel:" + std::to_string(min_parallel_work()) + "|" +
+    return s + "|parallel:" + std::to_string(openmp_min_parallel_work()) + "|" +
            (profile_enabled() ? "profile" + std::to_string(profile_clock()) + "|" : "") +
            (options.output_hooks ? "hooks|" : "");
 }

@@ -54,4 +54,10 @@ private:
 // else the hardware concurrency.
 int openmp_thread_count(int requested);
 
+// What the backend compiles a program with: the printer's parallel-work threshold
+// ($HEDRA_MIN_PARALLEL_WORK, else PrintOptions' default) and the full list of clang flags.
+// hedra-aot uses the same, so that its libraries compute what the JIT's programs do, bit for bit.
+std::int64_t openmp_min_parallel_work();
+std::vector<std::string> openmp_compile_flags();
+
 } // namespace hedra::backend
