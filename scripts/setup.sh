@@ -9,5 +9,7 @@ bash scripts/get_shakespeare.sh || echo "setup: no Shakespeare text; examples/gp
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 ./build/examples/quickstart
+# The Python module (build/python-venv; docs/python.md).
+bash scripts/python_setup.sh
 # The main example: an MLP trained for one epoch on Fashion-MNIST (Debian's dataset-fashion-mnist).
 ./build/examples/mnist_mlp --epochs 1
