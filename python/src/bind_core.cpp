@@ -76,12 +76,14 @@ Array power(const Operand& a, const Operand& b) {
 }
 
 void bind_dtype(nb::module_& m) {
-    nb::enum_<DType>(m, "DType", "An element type: bool, i32, i64, f32 or f64.")
+    nb::enum_<DType>(m, "DType", "An element type: bool, i32, i64, f32, f64, bf16 or f16.")
         .value("bool", DType::Bool)
         .value("i32", DType::I32)
         .value("i64", DType::I64)
         .value("f32", DType::F32)
         .value("f64", DType::F64)
+        .value("bf16", DType::BF16)
+        .value("f16", DType::F16)
         .def_prop_ro("itemsize", [](DType t) { return dtype_size(t); })
         .def("__str__", [](DType t) { return std::string(dtype_name(t)); });
     for (auto [name, t] : {std::pair{"bool_", DType::Bool},
@@ -92,7 +94,11 @@ void bind_dtype(nb::module_& m) {
                            {"f32", DType::F32},
                            {"float32", DType::F32},
                            {"f64", DType::F64},
-                           {"float64", DType::F64}})
+                           {"float64", DType::F64},
+                           {"bf16", DType::BF16},
+                           {"bfloat16", DType::BF16},
+                           {"f16", DType::F16},
+                           {"float16", DType::F16}})
         m.attr(name) = t;
 }
 

@@ -52,6 +52,11 @@ DType dtype_of_dlpack(nb::dlpack::dtype t, bool& ok) {
     if (t == nb::dtype<std::int32_t>()) return DType::I32;
     if (t == nb::dtype<std::int64_t>()) return DType::I64;
     if (t == nb::dtype<bool>()) return DType::Bool;
+    if (t.bits == 16 && t.lanes == 1) {
+        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float)) return DType::F16;
+        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat))
+            return DType::BF16;
+    }
     ok = false;
     return DType::F32;
 }
@@ -68,6 +73,10 @@ nb::dlpack::dtype dlpack_of(DType t) {
         return nb::dtype<float>();
     case DType::F64:
         return nb::dtype<double>();
+    case DType::F16:
+        return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::BF16:
+        return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
     }
     return nb::dtype<float>();
 }
@@ -86,6 +95,10 @@ const char* numpy_name(DType t) {
         return "float32";
     case DType::F64:
         return "float64";
+    case DType::F16:
+        return "float16";
+    case DType::BF16: // NumPy has no bfloat16: values pass through float32
+        return "float32";
     }
     return "float32";
 }
@@ -101,7 +114,7 @@ DType nearest_dtype(nb::handle np_dtype) {
     const std::string kind = nb::cast<std::string>(np_dtype.attr("kind"));
     const int size = nb::cast<int>(np_dtype.attr("itemsize"));
     if (kind == "b") return DType::Bool;
-    if (kind == "f") return size <= 4 ? DType::F32 : DType::F64;
+    if (kind == "f") return size == 2 ? DType::F16 : size <= 4 ? DType::F32 : DType::F64;
     if (kind == "i" || kind == "u")
         return size < 4 || (kind == "i" && size == 4) ? DType::I32 : DType::I64;
     throw Error("hd.array: NumPy dtype " + nb::cast<std::string>(nb::str(np_dtype)) +
@@ -147,17 +160,21 @@ DType to_dtype(nb::handle h) {
     if (nb::isinstance<DType>(h)) return nb::cast<DType>(h);
     if (nb::isinstance<nb::str>(h)) {
         std::string name = nb::cast<std::string>(h);
-        if (name == "f32" || name == "f64" || name == "i32" || name == "i64" || name == "bool")
+        if (name == "f32" || name == "f64" || name == "i32" || name == "i64" || name == "bool" ||
+            name == "bf16" || name == "f16")
             return parse_dtype(name);
+        if (name == "bfloat16") return DType::BF16;
     }
     nb::object d = numpy().attr("dtype")(h);
     const std::string name = nb::cast<std::string>(d.attr("name"));
     if (name == "float32") return DType::F32;
     if (name == "float64") return DType::F64;
+    if (name == "float16") return DType::F16;
     if (name == "int32") return DType::I32;
     if (name == "int64") return DType::I64;
     if (name == "bool") return DType::Bool;
-    throw Error("dtype " + name + " is not one of hedra's: bool, int32, int64, float32, float64");
+    throw Error("dtype " + name +
+                " is not one of hedra's: bool, int32, int64, float32, float64, float16, bfloat16");
 }
 
 Shape to_shape(nb::handle h) {
@@ -208,10 +225,23 @@ HostArray to_host_array(nb::handle h, std::optional<DType> dtype, bool copy) {
     std::vector<std::int64_t> sizes(a.ndim());
     for (std::size_t i = 0; i < a.ndim(); ++i)
         sizes[i] = static_cast<std::int64_t>(a.shape(i));
+    if (target == DType::BF16) { // float32 from NumPy, rounded into a copy
+        HostArray f32(sizes, DType::F32, python_owner(converted), a.data());
+        HostArray out(std::move(sizes), DType::BF16);
+        for (std::int64_t i = 0; i < out.size(); ++i)
+            out.set_flat(i, f32.flat(i));
+        return out;
+    }
     return HostArray(std::move(sizes), target, python_owner(converted), a.data());
 }
 
 nb::object to_numpy(const HostArray& a) {
+    if (a.dtype() == DType::BF16) { // NumPy has no bfloat16: a float32 copy of the values
+        HostArray wide(a.sizes(), DType::F32);
+        for (std::int64_t i = 0; i < a.size(); ++i)
+            wide.set_flat(i, a.flat(i));
+        return to_numpy(wide);
+    }
     auto* keep = new HostArray(a);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<HostArray*>(p); });
     std::vector<std::size_t> shape(a.sizes().begin(), a.sizes().end());

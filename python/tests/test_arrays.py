@@ -119,3 +119,20 @@ def test_empty_and_rank0():
     assert hd.compute(hd.array(np.zeros((0, 3), np.float32)) + 1).shape == (0, 3)
     r = hd.compute(hd.array(np.float32(3)) * 2)
     assert r.shape == () and r == 6
+
+
+def test_half_formats():
+    # float16 arrays are borrowed as f16; bf16 has no NumPy dtype: values travel as float32.
+    x = np.array([[0.1, 1.0, 65519.0], [-2.5, 1e-7, 3.0]], dtype=np.float16)
+    a = hd.array(x)
+    assert a.dtype == hd.f16 and hd.float16 == hd.f16
+    y = hd.compute(a * 2)
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y, (x.astype(np.float32) * 2).astype(np.float16))
+    b = hd.cast(hd.array(np.array([1 / 3, 256.5, -1e-3], dtype=np.float32)), hd.bf16)
+    assert b.dtype == hd.bfloat16
+    got = hd.compute(b)
+    assert got.dtype == np.float32
+    # bf16 keeps 8 significant bits (the values PyTorch's .bfloat16() gives): 256.5 ties to 256
+    np.testing.assert_array_equal(got, np.array([0.333984375, 256.0, -0.00099945068359375], np.float32))
+    assert hd.array(np.array([0.1], np.float32), dtype="bfloat16").dtype == hd.bf16

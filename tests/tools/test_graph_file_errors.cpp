@@ -78,9 +78,9 @@ TEST_CASE("graph file errors: references, kinds and fields") {
                    "r.json"),
         "r.json:4:10:", "node 0", "unknown node kind 'tensor'");
     CHECK_ERROR(
-        load_graph(file(kExprs, nodes(replace(kX, "\"f32\"", "\"f16\""), kMap, kView, kSum)),
+        load_graph(file(kExprs, nodes(replace(kX, "\"f32\"", "\"f8\""), kMap, kView, kSum)),
                    "r.json"),
-        "r.json:4:", "node 0 (placeholder)", "f16");
+        "r.json:4:", "node 0 (placeholder)", "f8");
     CHECK_ERROR(
         load_graph(file(kExprs, nodes(replace(kX, "[0,1,2]", "[0,0,2]"), kMap, kView, kSum)),
                    "r.json"),
