@@ -122,9 +122,7 @@ struct GeneratedMatmul {
 backend::CudaLowerOptions lower_options() {
     cu::Device& dev = cu::Device::instance();
     backend::CudaLowerOptions lo;
-    lo.gpu.multiprocessors = dev.multiprocessors;
-    lo.gpu.shared_memory_per_block =
-        std::min<std::size_t>(lo.gpu.shared_memory_per_block, dev.shared_memory_per_block);
+    lo.gpu = dev.target();
     return lo;
 }
 

@@ -57,6 +57,9 @@ public:
     CompileObserver* operator->() const { return chosen_; }
     // Whether nobody watches: neither the caller nor HEDRA_DUMP.
     bool quiet() const { return chosen_ == &quiet_; }
+    // The observer for sched::lower: null while nobody watches (so that kernels of one
+    // structure may share a loop AST).
+    CompileObserver* watching() const { return quiet() ? nullptr : chosen_; }
 
 private:
     std::unique_ptr<CompileObserver> dumper_;

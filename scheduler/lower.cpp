@@ -171,6 +171,17 @@ const std::vector<PassInfo>& pass_list() {
          "chains of stencil sweeps stream over the rows once, intermediates in row windows"},
         {"narrow-domains", "program", "partition",
          "temporaries computed only where they are read (narrow_domains.hpp)"},
+        {"gpu.forms", "gpu", "gpu.forms",
+         "cuda: each kernel's form: maps (launch groups), contraction, reduction, tuple reduction "
+         "or generic (gpu_mapping.hpp)"},
+        {"gpu.tile", "gpu", "gpu.tile",
+         "cuda: a contraction's block tile over M and N, thread tile, reduction chunk, split K"},
+        {"gpu.stage", "gpu", "gpu.stage",
+         "cuda: reads staged in shared memory (hulls, padding, 16-byte loads, fragments, double "
+         "buffering), 32-bit indices, blocks per multiprocessor"},
+        {"gpu.reduction", "gpu", "gpu.reduction",
+         "cuda: a reduction's strategy (thread, block or split per output) and threads"},
+        {"gpu.launch", "gpu", "gpu.launch", "cuda: threads per block of the launches of maps"},
         {"scop", "kernel", "domains, accesses",
          "iteration domains and access relations as isl sets and maps"},
         {"dependences", "kernel", "deps", "flow, anti and output dependences (isl's dataflow)"},
@@ -178,12 +189,14 @@ const std::vector<PassInfo>& pass_list() {
         {"schedule", "kernel", "constraints, schedule",
          "a known form's direct schedule, else isl's scheduler (compute_schedule.hpp)"},
         {"tile", "kernel", "final-schedule",
-         "permutable bands tiled, point loops in stride order (tile.hpp; not on cuda)"},
+         "permutable bands tiled, point loops in stride order (tile.hpp; not on cuda's generic "
+         "kernels)"},
         {"ast", "kernel", "", "isl's AST generator; parallel loops marked (ast_build.hpp)"},
         {"coalesce", "kernel", "ast",
          "perfect nests that walk memory as one run marked for one loop (loop_coalesce.hpp)"},
         {"print", "backend", "code",
-         "the backend's renderer: C (register tiles, coalesced loops) or CUDA"},
+         "the backend's renderer: C (register tiles, coalesced loops) or CUDA (the gpu passes' "
+         "mapping)"},
         {"jit", "backend", "", "openmp: clang in process; c: the system compiler; cuda: NVRTC"},
     };
     return passes;
@@ -214,6 +227,44 @@ LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOption
         out.asts.push_back(kernel_passes(ctx, program, kernel, options, *observer, fell_back));
         out.fallbacks += fell_back;
         if (reuse) seen.emplace(std::move(key), out.asts.size() - 1);
+    }
+    out.isl_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
+                     const LowerOptions& options) {
+    KernelPassOptions passes;
+    passes.tile_sizes = options.tile_sizes;
+    passes.tile = options.tile;
+    passes.observer = options.observer;
+    LoweredKernels out;
+    if (target.kind == Target::Kind::Cpu) {
+        LoopProgram loops = lower_kernels(program, passes);
+        out.asts = std::move(loops.asts);
+        out.fallbacks = loops.fallbacks;
+        out.reused = loops.reused;
+        out.isl_ms = loops.isl_ms;
+        return out;
+    }
+    dump::CompileScope dump_scope;
+    GpuMappingOptions mapping = options.gpu;
+    mapping.tile_sizes = options.tile_sizes;
+    out.gpu = map_gpu_kernels(program, target.gpu, mapping);
+    // The kernels of no known form: isl's schedule as computed, one thread per point of its
+    // outer parallel loops.
+    passes.tile = false;
+    ChosenObserver observer(options.observer);
+    passes.observer = &*observer;
+    out.asts.resize(program.kernels.size());
+    auto start = std::chrono::steady_clock::now();
+    for (const GpuKernelMapping& m : out.gpu->kernels) {
+        const poly::Kernel& k = program.kernels.at(static_cast<std::size_t>(m.kernel));
+        if (m.form != GpuForm::Generic || k.statements.empty()) continue;
+        bool fell_back = false;
+        out.asts[static_cast<std::size_t>(m.kernel)] = lower_kernel(program, k, passes, &fell_back);
+        out.fallbacks += fell_back;
     }
     out.isl_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

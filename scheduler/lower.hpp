@@ -3,7 +3,10 @@
 // the ASTs as C (backends/common/c_renderer.hpp); cuda maps kernels of known forms in closed
 // form and the rest through lower_kernel.
 //   program passes: canonicalize, the partition's steps (partition.hpp), narrow-domains
-//   kernel passes:  scop, dependences, dead-writes, schedule, tile, ast
+//   gpu passes:     (cuda) gpu.forms, gpu.tile, gpu.stage, gpu.reduction, gpu.launch
+//                   (gpu_mapping.hpp): each kernel's launches, for a GpuTarget
+//   kernel passes:  scop, dependences, dead-writes, schedule, tile, ast, coalesce (on cuda, for
+//                   the kernels of no known form, without tile)
 //   backend passes: print, then the backend's compile step (jit, cc, nvrtc)
 // pass_list() is this list as data: `hedra-dump --list-passes` prints it, docs/pipeline.md shows
 // it, and each name is the pass's HEDRA_TIME_PASSES timer. Every pass is shown to the
@@ -11,19 +14,22 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
 #include "scheduler/compile_observer.hpp"
+#include "scheduler/gpu_mapping.hpp"
 #include "scheduler/loop_ast.hpp"
 #include "scheduler/partition.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::sched {
 
 struct PassInfo {
     std::string_view name;  // the HEDRA_TIME_PASSES timer
-    std::string_view unit;  // "program", "kernel" or "backend"
+    std::string_view unit;  // "program", "gpu", "kernel" or "backend"
     std::string_view dumps; // the HEDRA_DUMP stage written after it ("" for none)
     std::string_view what;
 };
@@ -53,5 +59,42 @@ LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOption
 // The kernel passes over one kernel; `fell_back` (if given) says whether isl's quota ran out.
 AstNode lower_kernel(const poly::ProgramIR& program, const poly::Kernel& kernel,
                      const KernelPassOptions& options, bool* fell_back = nullptr);
+
+// What a program is lowered for: the CPU's vector units (openmp, c: every kernel through the
+// kernel passes, tiled) or a GPU (cuda: the gpu passes, then the kernel passes without tiling
+// for the kernels of no known form).
+struct Target {
+    enum class Kind { Cpu, Gpu };
+    Kind kind = Kind::Cpu;
+    CpuTarget cpu;
+    GpuTarget gpu;
+    static Target for_cpu(const CpuTarget& cpu = cpu_target()) { return {Kind::Cpu, cpu, {}}; }
+    static Target for_gpu(const GpuTarget& gpu) { return {Kind::Gpu, {}, gpu}; }
+};
+
+struct LowerOptions {
+    std::vector<std::int64_t> tile_sizes; // empty: the scheduler's defaults (tile.hpp, gpu.tile)
+    bool tile = true;                     // CPU: false keeps the schedule as computed
+    // GPU: the autotuner's tilings, one kernel alone, the generic mapping for every kernel (its
+    // tile_sizes are LowerOptions::tile_sizes).
+    GpuMappingOptions gpu;
+    // Sees every stage; null: nobody watches but HEDRA_DUMP, if set. Kernels of one structure
+    // share one loop AST only while nobody watches.
+    CompileObserver* observer = nullptr;
+};
+
+struct LoweredKernels {
+    // Per kernel: its loop AST (on a GPU, only the kernels of the generic form have one).
+    std::vector<AstNode> asts;
+    std::optional<GpuMapping> gpu; // on a GPU: every kernel's mapping
+    int fallbacks = 0, reused = 0;
+    double isl_ms = 0;
+};
+
+// The one entry every code-generating backend calls after partition(): the gpu passes for a GPU
+// target, and the kernel passes, for `target`. The backend then renders what it returns in its
+// dialect and compiles the text.
+LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
+                     const LowerOptions& options = {});
 
 } // namespace hedra::sched

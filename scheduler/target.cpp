@@ -49,4 +49,12 @@ const CpuTarget& cpu_target() {
     return target;
 }
 
+std::string to_string(const GpuTarget& t) {
+    return "warp " + std::to_string(t.warp_size) + ", shared " +
+           std::to_string(t.shared_memory_per_block) + " B/block, " +
+           std::to_string(t.registers_per_thread) + " registers/thread, " +
+           std::to_string(t.multiprocessors) + " SMs, " + std::to_string(t.max_threads_per_block) +
+           " threads/block";
+}
+
 } // namespace hedra::sched

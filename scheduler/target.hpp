@@ -2,8 +2,8 @@
 // description is the one generated code is written for, read from the machine once (the vector
 // width of the renderer's vector types and the register count of the register tile): AVX-512
 // where the CPU has it, else AVX2; HEDRA_CPU_TARGET=avx2|avx512 chooses instead. The GPU
-// description is filled from the device by the cuda backend (cuda_driver.hpp) and defaults to
-// an H100/H200.
+// description is filled from the device by the cuda backend (cuda_driver.hpp: Device::target)
+// and defaults to an H100/H200; the GPU mapping passes (gpu_mapping.hpp) are its only readers.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +33,8 @@ struct GpuTarget {
     int multiprocessors = 132; // to size grids (H100/H200 SXM)
     int max_threads_per_block = 1024;
 };
+// "warp 32, shared 49152 B/block, ...": every field, for cache keys and dumps.
+std::string to_string(const GpuTarget& target);
 
 // The described targets: "avx2" and "avx512".
 CpuTarget cpu_target_named(const std::string& name);

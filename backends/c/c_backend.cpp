@@ -25,10 +25,10 @@ std::string compiler() {
 // The program's source: every kernel pass, then the serial renderer.
 std::string render(const poly::ProgramIR& ir, const CompileOptions& options) {
     sched::ChosenObserver observer(nullptr);
-    sched::KernelPassOptions passes;
+    sched::LowerOptions passes;
     passes.tile_sizes = options.tile_sizes;
-    passes.observer = &*observer;
-    sched::LoopProgram loops = sched::lower_kernels(ir, passes);
+    passes.observer = observer.watching();
+    sched::LoweredKernels loops = sched::lower(ir, sched::Target::for_cpu(), passes);
     PrintOptions print;
     print.style = serial_style();
     dump::PassTimer timer("print");
@@ -43,15 +43,8 @@ std::unique_ptr<Program> CBackend::compile(const std::vector<NodePtr>& outputs,
                                            const std::vector<NodePtr>& placeholders,
                                            const CompileOptions& options) {
     GraphKey key = graph_key(outputs, placeholders);
-    std::string text = "tiles:";
-    for (std::int64_t t : options.tile_sizes)
-        text += std::to_string(t) + ",";
-    text += "|" + key.text;
-    std::shared_ptr<const HostProgramCode> code;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (auto it = cache_.find(text); it != cache_.end()) code = it->second;
-    }
+    std::string text = tile_sizes_key(options.tile_sizes) + key.text;
+    std::shared_ptr<const HostProgramCode> code = cache_.find(text);
     if (!code) {
         dump::CompileScope dump_scope;
         dump::write_graph(outputs);
@@ -68,8 +61,7 @@ std::unique_ptr<Program> CBackend::compile(const std::vector<NodePtr>& outputs,
             compiler_name, source, flags, sha256_hex(compiler_name + "\n" + source),
             std::filesystem::temp_directory_path() / "hedra-c");
         made->entry = made->module->function<void(void**, int)>(PrintOptions{}.entry);
-        std::lock_guard<std::mutex> lock(mutex_);
-        code = cache_.emplace(std::move(text), std::move(made)).first->second;
+        code = cache_.insert(std::move(text), std::move(made));
     }
     return std::make_unique<HostProgram>(std::move(code), std::move(key.leaves), 1);
 }

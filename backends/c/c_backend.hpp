@@ -8,10 +8,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
+#include "backends/common/program_cache.hpp"
 #include "core/backend.hpp"
 
 namespace hedra::backend {
@@ -26,8 +25,7 @@ public:
                                      const CompileOptions& options) override;
 
 private:
-    std::mutex mutex_;
-    std::unordered_map<std::string, std::shared_ptr<const HostProgramCode>> cache_;
+    ProgramCache<HostProgramCode> cache_;
 };
 
 } // namespace hedra::backend

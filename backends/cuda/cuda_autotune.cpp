@@ -140,9 +140,8 @@ autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, c
         if (distinct.size() < 2) continue; // nothing to choose from
         ++stats.kernels;
         std::string key =
-            sha256_hex("hedra contraction tiling v1\n" + device.name + "\n" + arch + "\n" +
-                       std::to_string(base.gpu.multiprocessors) + "\n" +
-                       std::to_string(base.gpu.shared_memory_per_block) + "\n" + sources[0]);
+            sha256_hex("hedra contraction tiling v2\n" + device.name + "\n" + arch + "\n" +
+                       sched::to_string(base.gpu) + "\n" + sources[0]);
         if (auto cached = choice_cache().load(key))
             if (auto t = decode(*cached)) {
                 ++stats.from_cache;

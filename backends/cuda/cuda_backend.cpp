@@ -93,9 +93,7 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     code->plan = plan_temporaries(ir);
     CudaLowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
-    lo.gpu.multiprocessors = state.device.multiprocessors;
-    lo.gpu.shared_memory_per_block =
-        std::min<std::size_t>(lo.gpu.shared_memory_per_block, state.device.shared_memory_per_block);
+    lo.gpu = state.device.target();
     if (lo.tile_sizes.empty() && cuda::autotune_enabled()) {
         cuda::AutotuneStats tuning;
         cuda::ImageObserver observe;
@@ -105,10 +103,7 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
         stats.tuned_kernels += tuning.kernels;
         stats.tuning_candidates += tuning.candidates;
     }
-    {
-        dump::PassTimer timer("print");
-        code->lowered = lower_cuda(ir, lo);
-    }
+    code->lowered = lower_cuda(ir, lo); // the GPU mapping passes, then "print"
     std::string arch = cuda::default_architecture(state.device.architecture());
     cuda::NvrtcImage image = [&] {
         dump::PassTimer timer("jit");
@@ -281,12 +276,6 @@ private:
     std::shared_ptr<CudaCounters> counters_;
 };
 
-std::string options_key(const CompileOptions& options) {
-    std::string s = "tiles:";
-    for (std::int64_t t : options.tile_sizes)
-        s += std::to_string(t) + ",";
-    return s + "|";
-}
 
 class CudaProgram : public Program {
 public:
@@ -330,15 +319,8 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
     GraphKey key = graph_key(outputs, placeholders);
     leaves = std::move(key.leaves);
     // (Tuned and untuned programs differ: the autotuner's switch is part of the key.)
-    std::string text = options_key(options) + (cuda::autotune_enabled() ? "tuned;" : "") + key.text;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (auto it = cache_.find(text); it != cache_.end()) {
-            std::lock_guard<std::mutex> counters_lock(counters_->mutex);
-            ++counters_->stats.program_cache_hits;
-            return it->second;
-        }
-    }
+    std::string text = tile_sizes_key(options.tile_sizes) + (cuda::autotune_enabled() ? "tuned;" : "") + key.text;
+    if (std::shared_ptr<const CudaProgramCode> cached = cache_.find(text)) return cached;
     // Epilogues, chains of them included, are applied where each sum's element is stored
     // (cuda_epilogue.cpp).
     poly::ProgramIR ir = sched::partition(outputs, placeholders, cuda_partition_options());
@@ -356,8 +338,7 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
         counters_->stats.tuned_kernels += local.tuned_kernels;
         counters_->stats.tuning_candidates += local.tuning_candidates;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    return cache_.emplace(std::move(text), std::move(code)).first->second;
+    return cache_.insert(std::move(text), std::move(code));
 }
 
 std::unique_ptr<Program> CudaBackend::compile(const std::vector<NodePtr>& outputs,
@@ -378,7 +359,9 @@ std::vector<HostArray> CudaBackend::evaluate(const std::vector<NodePtr>& outputs
 
 CudaStats CudaBackend::stats() const {
     std::lock_guard<std::mutex> lock(counters_->mutex);
-    return counters_->stats;
+    CudaStats s = counters_->stats;
+    s.program_cache_hits = cache_.hits();
+    return s;
 }
 
 } // namespace hedra::backend

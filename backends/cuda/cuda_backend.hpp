@@ -13,9 +13,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "backends/common/program_cache.hpp"
 #include "backends/cuda/cuda_lower.hpp"
 #include "core/backend.hpp"
 
@@ -53,8 +53,7 @@ private:
                                                     const CompileOptions& options,
                                                     std::vector<NodePtr>& leaves);
 
-    std::mutex mutex_; // guards cache_
-    std::unordered_map<std::string, std::shared_ptr<const CudaProgramCode>> cache_;
+    ProgramCache<CudaProgramCode> cache_;
     std::shared_ptr<CudaCounters> counters_;
 };
 

@@ -1,17 +1,16 @@
-// The contraction template (PPCG's mapping with shared-memory promotion and register tiles):
-// two coincident output members M and N are tiled BM×BN per block, each thread keeps a TM×TN
-// tile of accumulators in registers (its rows and columns in groups of 4 consecutive ones, so
-// operands come from shared memory in 16-byte loads and a warp's stores stay coalesced), the
-// other output members run over blockIdx.z, and the reduction members are tiled by a chunk
-// (innermost members first), the chunks walked by one loop. Per chunk, the box hull of every
-// reused read over (block tile × chunk) is staged into __shared__ memory by all threads
-// (double-buffered, the next chunk prefetched into registers), then every thread folds its
-// tile. The hull of an access m over a box is m's image's bounding box, so a read of the staged
-// copy is the access minus the hull origin: constant coefficients, no div/mod in the hot loop.
-// N is the member that is contiguous in the result; M is the member that best splits the reads
-// into "independent of N" and "independent of M" (matmul's A and B; conv's input and weights).
-// Maps of the result (epilogues) are applied to the accumulators before they are stored; with
-// few output tiles the chunks are split over blockIdx.z (split K). docs/cuda.md has the details.
+// The contraction template (PPCG's mapping with shared-memory promotion and register tiles), as
+// the mapping passes decided it (scheduler/gpu_mapping.hpp): two coincident output members M
+// and N are tiled BM×BN per block, each thread keeps a TM×TN tile of accumulators in registers
+// (its rows and columns in groups of 4 consecutive ones, so operands come from shared memory in
+// 16-byte loads and a warp's stores stay coalesced), the other output members run over
+// blockIdx.z, and the reduction members are tiled by a chunk (innermost members first), the
+// chunks walked by one loop. Per chunk, the staged reads' box hulls over (block tile × chunk)
+// are copied into __shared__ memory by all threads (double-buffered: the next chunk prefetched
+// into registers), then every thread folds its tile. The hull of an access over a box is its
+// image's bounding box, so a read of the staged copy is the access minus the hull origin:
+// constant coefficients, no div/mod in the hot loop. Maps of the result (epilogues) are applied
+// to the accumulators before they are stored; with split K, blockIdx.z also walks the slices
+// of the chunks and a second launch combines them. docs/cuda.md has the details.
 #include <algorithm>
 #include <cstdlib>
 
@@ -20,90 +19,19 @@
 
 namespace hedra::backend::cuda {
 
-namespace {
-
-int gemm_score(const ReductionForm& f, int m, int n) {
-    bool a = false, b = false;
-    for (const poly::Read& r : f.update->reads) {
-        if (r.buffer < 0) continue;
-        a = a || (!depends(r, m) && depends(r, n));
-        b = b || (!depends(r, n) && depends(r, m));
-    }
-    return int(a) + int(b);
-}
-
-Tile fit(std::int64_t bm, std::int64_t bn, std::int64_t kb) {
-    std::int64_t ty = std::min<std::int64_t>(bm, 16), tx = std::min<std::int64_t>(bn, 16);
-    std::int64_t tm = ceil_div(bm, ty), tn = ceil_div(bn, tx);
-    return {tm * ty, tn * tx, tm, tn, std::max<std::int64_t>(kb, 1)};
-}
-
-// `tile` cut to the next power of two of `extent`.
-std::int64_t narrowed(std::int64_t tile, std::int64_t extent) {
-    std::int64_t p = 1;
-    while (p < extent)
-        p *= 2;
-    return std::min(tile, p);
-}
-
-// The policy's tile (below), narrowed to the output where M or N is smaller than it: a conv's
-// 16 channels by a 28-wide row in a 128x128 tile would leave 97% of the threads' accumulators
-// idle; 16x32 is two per thread, 87% of them used.
-Tile choose_policy_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::int64_t z,
-                        std::int64_t reduction);
-
-Tile choose_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::int64_t z,
-                 std::int64_t reduction) {
-    Tile t = choose_policy_tile(b, m, n, z, reduction);
-    if (!b.options.tile_sizes.empty()) return t;
-    std::int64_t bm = narrowed(t.bm, m), bn = narrowed(t.bn, n);
-    return bm == t.bm && bn == t.bn ? t : fit(bm, bn, t.kb);
-}
-
-Tile choose_policy_tile(const SourceBuilder& b, std::int64_t m, std::int64_t n, std::int64_t z,
-                        std::int64_t reduction) {
-    const std::vector<std::int64_t>& ts = b.options.tile_sizes;
-    if (!ts.empty()) {
-        std::int64_t bm = std::max<std::int64_t>(ts[0], 1);
-        std::int64_t bn = ts.size() > 1 ? std::max<std::int64_t>(ts[1], 1) : bm;
-        return fit(bm, bn, ts.size() > 2 ? ts[2] : 16);
-    }
-    // 2x2 accumulators per thread spend as many shared loads as FMAs; 4x4 a quarter; 8x8 an
-    // eighth. 128x128 tiles (two blocks per multiprocessor) from one block per multiprocessor
-    // up: measured on an H200 (132 SMs), N = 2048 takes 0.39 ms with them against 0.55 ms
-    // with 64x64, and chunks of 16 beat 8 at N = 4096 (2.94 against 3.04 ms). 64x64 tiles are
-    // used down to a quarter of a block per multiprocessor when split K (choose_splits: slices
-    // of >= 4 chunks of 16) can make up the rest: a 256x1024 result over 784 is 64 blocks x 4
-    // slices, not 256 blocks of 2x2.
-    auto blocks = [&](std::int64_t t) { return ceil_div(m, t) * ceil_div(n, t) * z; };
-    int sms = b.options.gpu.multiprocessors;
-    if (blocks(128) >= sms) return {128, 128, 8, 8, 16};
-    std::int64_t slices = ceil_div(reduction, 16) / 4;
-    if (blocks(64) >= sms || (4 * blocks(64) >= sms && slices * blocks(64) >= sms))
-        return {64, 64, 4, 4, 16};
-    return {32, 32, 2, 2, 16};
-}
-
-} // namespace
-
-Contraction::Contraction(SourceBuilder& b, int kernel, const ReductionForm& f, int m, int n, Tile t)
-    : b_(b), kernel_(kernel), f_(f), u_(*f.update), m_(m), n_(n), t_(t) {
-    tile_.assign(f.extents.size(), 1);
-    local_.assign(f.extents.size(), "0");
-    tile_[m] = t.bm;
-    tile_[n] = t.bn;
-    local_[m] = local_offset("hd_tm", "hd_ty", t.ty(), vector_width(t.tm));
-    local_[n] = local_offset("hd_tn", "hd_tx", t.tx(), vector_width(t.tn));
-    std::int64_t budget = t.kb;
-    for (std::size_t k = f.reductions.size(); k-- > 0;) {
-        int c = f.reductions[k];
-        std::int64_t chunk = std::min(f.extents[c], budget);
-        tile_[c] = std::max<std::int64_t>(chunk, 1);
-        budget = std::max<std::int64_t>(budget / tile_[c], 1);
+Contraction::Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping)
+    : b_(b), c_(mapping.contraction), kernel_(mapping.kernel), f_(*mapping.reduction),
+      u_(*f_.update), m_(c_.m), n_(c_.n), t_(c_.tile), tile_(c_.block_tile), z_(c_.z),
+      shared_bytes_(c_.shared_bytes), double_(c_.double_buffer), splits_(c_.splits) {
+    local_.assign(f_.extents.size(), "0");
+    local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), vector_width(t_.tm));
+    local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), vector_width(t_.tn));
+    for (int c : f_.reductions)
         local_[c] = "hd_c" + std::to_string(c);
+    for (const sched::GpuStagedRead& read : c_.staged) {
+        Staged s{read, "hd_s" + std::to_string(staged_.size())};
+        staged_.push_back(std::move(s));
     }
-    for (int c : f.outputs)
-        if (c != m && c != n) z_.push_back(c);
 }
 
 void Contraction::emit() {
@@ -129,60 +57,11 @@ void Contraction::emit() {
     else
         add_epilogue_params(b_, kernel_, f_, params);
     l.buffers = params.buffers;
-    // 32-bit index arithmetic when every buffer and counter range fits in int: it frees
-    // enough registers (141 -> 128 on the 8x8 tile) for two blocks per multiprocessor.
-    // (Not with 8-byte accumulators: 64 of them alone take 128 registers.)
-    bool narrow = fits_in_int(params, zt);
-    bool two_blocks =
-        narrow && (dtype_size(b_.buffer_dtype(u_.write_buffer)) <= 4 || t_.tm * t_.tn <= 16);
-    Index32Scope scope(narrow);
+    Index32Scope scope(c_.index32);
     emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt),
-                two_blocks ? 2 : 0);
+                c_.min_blocks_per_sm);
     b_.launches.push_back(std::move(l));
     if (splits_ > 1) emit_final();
-}
-
-void Contraction::choose_splits(int multiprocessors) {
-    std::int64_t zt = 1;
-    for (int c : z_)
-        zt *= f_.extents[c];
-    std::int64_t blocks = ceil_div(f_.extents[m_], t_.bm) * ceil_div(f_.extents[n_], t_.bn) * zt;
-    // Slices to give about two blocks per multiprocessor when fewer than half have one; else,
-    // for tiles narrowed below 256 threads, about 16 warps per multiprocessor when there are
-    // fewer than 8: a conv's weight gradient (32x16x5x5 over 64x14x14 in the MNIST CNN) is 80
-    // blocks of 4 warps, each folding 12544 products per element, which took 57% of the
-    // step's GPU time on an H200 unsplit.
-    std::int64_t threads = t_.tx() * t_.ty(), warps = blocks * ceil_div(threads, 32), want = 1;
-    if (blocks * 2 <= multiprocessors)
-        want = 2 * multiprocessors / blocks;
-    else if (threads < 256 && warps < 8 * multiprocessors)
-        want = ceil_div(16 * multiprocessors, warps);
-    if (want < 2) return;
-    set_splits(std::min<std::int64_t>({want, chunk_count() / 4, 64}));
-}
-
-void Contraction::set_splits(std::int64_t s) {
-    std::int64_t zt = 1;
-    for (int c : z_)
-        zt *= f_.extents[c];
-    if (u_.reduce_op == ReduceOp::Custom || !f_.whole) return;
-    s = std::min<std::int64_t>({s, chunk_count(), 65535 / zt});
-    if (s < 2) return;
-    splits_ = ceil_div(chunk_count(), ceil_div(chunk_count(), s)); // no empty slice
-}
-
-bool Contraction::fits_in_int(const KernelParams& params, std::int64_t zt) const {
-    const std::int64_t limit = (std::int64_t{1} << 31) - 1;
-    std::size_t nb = b_.program.buffers.size();
-    for (int buffer : params.buffers) {
-        auto ub = static_cast<std::size_t>(buffer);
-        std::int64_t n =
-            ub < nb ? product(b_.buffer_sizes(buffer)) : b_.scratch.at(ub - nb).elements;
-        if (n >= limit) return false;
-    }
-    for (std::size_t c = 0; c < tile_.size(); ++c)
-        if (padded_extent(int(c)) + tile_[c] >= limit) return false;
-    return zt < limit;
 }
 
 std::string Contraction::base(int c, bool negative) const {
@@ -206,13 +85,6 @@ void Contraction::print_chunk_bases(const std::string& q, const std::string& in,
         out += in + "(void)hd_k" + std::to_string(c) + ";\n";
         below *= chunks;
     }
-}
-
-std::int64_t Contraction::chunk_count() const {
-    std::int64_t n = 1;
-    for (int c : f_.reductions)
-        n *= ceil_div(f_.extents[c], tile_[c]);
-    return n;
 }
 
 bool Contraction::needs_guard() const {
@@ -360,58 +232,8 @@ std::string Contraction::body(std::int64_t zt) const {
     return out + "    }\n";
 }
 
-std::optional<std::array<int, 2>> contraction_members(const ReductionForm& f) {
-    if (f.num_outputs == 0 || f.reduction_size < 4) return std::nullopt;
-    int n = -1;
-    for (int c : f.outputs)
-        if (f.extents[c] > 1 && (n < 0 || f.out_stride[c] < f.out_stride[n])) n = c;
-    if (n < 0) return std::nullopt;
-    int m = -1, best = 0;
-    for (int c : f.outputs) {
-        if (c == n || f.extents[c] <= 1) continue;
-        int score = gemm_score(f, c, n);
-        if (score > best ||
-            (score == best && m >= 0 && score > 0 && f.extents[c] >= f.extents[m])) {
-            best = score;
-            m = c;
-        }
-    }
-    if (m < 0 || best == 0 || f.extents[m] * f.extents[n] < 64) return std::nullopt;
-    return std::array<int, 2>{m, n};
-}
-
-std::vector<std::int64_t> narrowed_tile(const ReductionForm& f, std::vector<std::int64_t> tile) {
-    auto mn = contraction_members(f);
-    if (!mn || tile.size() < 2) return tile;
-    tile[0] = narrowed(tile[0], f.extents[(*mn)[0]]);
-    tile[1] = narrowed(tile[1], f.extents[(*mn)[1]]);
-    return tile;
-}
-
-bool emit_contraction(SourceBuilder& b, int kernel, const ReductionForm& f) {
-    auto mn = contraction_members(f);
-    if (!mn) return false;
-    auto [m, n] = *mn;
-    std::int64_t z = f.num_outputs / (f.extents[m] * f.extents[n]);
-    // The autotuner's tiling for this kernel, else the policy's.
-    auto tuned = b.options.contraction_tilings.find(kernel);
-    const ContractionTiling* tiling =
-        tuned == b.options.contraction_tilings.end() ? nullptr : &tuned->second;
-    Tile t = tiling && !tiling->tile.empty()
-                 ? fit(tiling->tile[0], tiling->tile.size() > 1 ? tiling->tile[1] : tiling->tile[0],
-                       tiling->tile.size() > 2 ? tiling->tile[2] : 16)
-                 : choose_tile(b, f.extents[m], f.extents[n], z, f.reduction_size);
-    if (ceil_div(f.extents[m], t.bm) > 65535 || ceil_div(f.extents[n], t.bn) > (1LL << 31) - 1 ||
-        t.tx() * t.ty() > 1024)
-        return false;
-    Contraction c(b, kernel, f, m, n, t);
-    if (tiling && tiling->splits > 0)
-        c.set_splits(tiling->splits);
-    else if (b.options.tile_sizes.empty() || tiling)
-        c.choose_splits(b.options.gpu.multiprocessors);
-    c.stage(b.options.gpu.shared_memory_per_block);
-    c.emit();
-    return true;
+void emit_contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping) {
+    Contraction(b, mapping).emit();
 }
 
 } // namespace hedra::backend::cuda

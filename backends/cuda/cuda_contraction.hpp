@@ -1,7 +1,8 @@
-// The contraction template's state, shared by its three files: cuda_contraction.cpp (the
-// mapping, the kernel body, split K), cuda_contraction_staging.cpp (shared-memory staging and
-// register fragments) and cuda_contraction_epilogue.cpp (epilogues and the split-K final
-// launch). See cuda_contraction.cpp for the design. Internal to backends/cuda.
+// The contraction template's state, shared by its three files: cuda_contraction.cpp (the kernel
+// body), cuda_contraction_staging.cpp (the staging loops and register fragments) and
+// cuda_contraction_epilogue.cpp (epilogues and the split-K final launch). What it prints was
+// decided by the mapping passes (scheduler/gpu_mapping.hpp: gpu.tile, gpu.stage). Internal to
+// backends/cuda.
 #pragma once
 
 #include <algorithm>
@@ -14,11 +15,8 @@
 
 namespace hedra::backend::cuda {
 
-struct Tile {
-    std::int64_t bm, bn, tm, tn, kb;
-    std::int64_t ty() const { return bm / tm; }
-    std::int64_t tx() const { return bn / tn; }
-};
+using Tile = sched::GpuTile;
+using sched::depends;
 
 // A thread's TM rows (TN columns) come in groups of V consecutive ones, V in {4, 2, 1}: group g
 // of thread t starts at g·T·V + t·V (T threads along that member). So one 16-byte shared load
@@ -28,24 +26,9 @@ inline std::int64_t vector_width(std::int64_t per_thread) {
     return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
 }
 
-inline bool depends(const poly::Read& r, int counter) {
-    for (int row = 0; row < r.access.out_rank(); ++row)
-        if (r.access.coeff(row, counter) != 0) return true;
-    return false;
-}
-
-// A read that depends on one of M, N (the vector member v) through one buffer axis alone, with
-// coefficient 1, is staged with that axis innermost ("counter-major": A of a row-major matmul
-// is stored transposed, k-major), so a thread's operands along v are consecutive and each
-// thread loads them into a register fragment with vector loads once per reduction step.
-struct Staged {
-    int read = -1;
-    std::vector<std::int64_t> hull, pitch; // pitch: element strides in shared memory
-    std::int64_t elements = 0, stored = 0; // hull points, shared elements (with padding)
+// A staged read (gpu.stage) and the name of its shared copy.
+struct Staged : sched::GpuStagedRead {
     std::string name;
-    int vector_counter = -1, vector_row = -1; // v and its buffer axis; -1: no fragment
-    bool in_bounds = false; // every hull element of every block is inside the buffer
-    int load_width = 1;     // elements per global load along the buffer's last axis (1 or 4)
 };
 
 // "k1·(v1) + k2·(v2) + c" for the nonzero terms.
@@ -54,22 +37,14 @@ std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
 
 class Contraction {
 public:
-    Contraction(SourceBuilder& b, int kernel, const ReductionForm& f, int m, int n, Tile t);
+    // The contraction as the mapping passes decided it (gpu.tile, gpu.stage).
+    Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping);
 
-    // Chooses the staged reads and their shared layout within `limit` bytes, and whether to
-    // double-buffer them.
-    void stage(std::size_t limit);
     // Appends the launch (and a split's final launch) to the source builder.
     void emit();
 
-    // Split K: S slices per tile (blockIdx.z) when the tiles alone would leave most
-    // multiprocessors idle, or give them few warps, and the reduction is long (each slice
-    // keeps >= 4 chunks).
-    void choose_splits(int multiprocessors);
-    // S slices (at most one per chunk); not for custom combiners or narrowed result boxes.
-    void set_splits(std::int64_t s);
-
 private:
+    std::int64_t chunk_count() const { return c_.chunks; }
     std::int64_t chunks_per_split() const { return ceil_div(chunk_count(), splits_); }
     std::int64_t result_elements() const { return product(b_.buffer_sizes(u_.write_buffer)); }
 
@@ -79,24 +54,9 @@ private:
 
     std::string counter(int c) const { return "i" + std::to_string(c); }
 
-    bool fits_in_int(const KernelParams& params, std::int64_t zt) const;
-
     static std::string local_offset(const std::string& index, const std::string& thread,
                                     std::int64_t threads, std::int64_t v);
 
-    // Sets s.vector_counter/row if read r reaches M or N (not both) through exactly one axis,
-    // with coefficient 1, and that axis depends on no other tiled counter.
-    void find_vector_axis(const poly::Read& r, Staged& s) const;
-
-    // The counter's extent rounded up to whole tiles (the staging of the last tile reads
-    // that far); z members run over their extent.
-    std::int64_t padded_extent(int c) const;
-
-    // Sets s.in_bounds (no bounds test in the staging loop) and s.load_width: 4 when the hull's
-    // rows along the buffer's last axis are whole, 16-byte aligned runs of a 4-byte dtype in
-    // every block (the row's coefficients non-negative, each tile base a multiple of 4 there,
-    // the offset and the buffer's row length too), so each thread loads a float4/int4.
-    void find_load_width(const poly::Read& r, Staged& s) const;
     bool contiguous_in_shared(const Staged& s) const;
 
     // The fragment of staged read s: a thread's T operands along v, loaded V at a time.
@@ -133,8 +93,6 @@ private:
     // Declares the chunk's reduction bases hd_k<c> for chunk number `q` (innermost fastest).
     void print_chunk_bases(const std::string& q, const std::string& in, std::string& out) const;
 
-    std::int64_t chunk_count() const;
-
     // The sum's result must be stored: it is an output, or read outside this kernel's
     // epilogues.
     bool result_needed() const;
@@ -148,25 +106,20 @@ private:
     std::string body(std::int64_t zt) const;
 
     SourceBuilder& b_;
+    const sched::GpuContractionMapping& c_;
     int kernel_;
     const ReductionForm& f_;
     const poly::Statement& u_;
     int m_, n_;
     Tile t_;
-    std::vector<std::int64_t> tile_;
-    // per counter: its extent in the block tile
-    std::vector<std::string> local_;
-    // per counter: its offset within the tile (C)
-    std::vector<int> z_;
-    // output members over blockIdx.z
+    const std::vector<std::int64_t>& tile_; // per counter: its extent in the block tile
+    std::vector<std::string> local_;        // per counter: its offset within the tile (C)
+    const std::vector<int>& z_;             // output members over blockIdx.z
     std::vector<Staged> staged_;
-    std::size_t shared_bytes_ = 0;
-    bool double_ = false;
-    // two shared buffers per staged read, the next chunk prefetched
-    std::int64_t splits_ = 1;
-    // split K: slices of the chunks, combined by a second launch
-    int partials_ = -1;
-    // their scratch buffer: splits_ × the result's elements
+    std::size_t shared_bytes_;
+    bool double_;         // two shared buffers per staged read, the next chunk prefetched
+    std::int64_t splits_; // split K: slices of the chunks, combined by a second launch
+    int partials_ = -1;   // their scratch buffer: splits_ × the result's elements
 };
 
 } // namespace hedra::backend::cuda

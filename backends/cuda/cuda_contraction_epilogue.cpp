@@ -14,8 +14,7 @@ void Contraction::emit_final() {
     params.add(u_.write_buffer, true);
     params.add(partials_, false);
     add_epilogue_params(b_, kernel_, f_, params);
-    bool narrow = fits_in_int(params, 1);
-    Index32Scope scope(narrow);
+    Index32Scope scope(c_.final_index32);
     std::string it = index_type(), in = "        ";
     std::string body = "    const " + it + " hd_stride = (" + it + ")gridDim.x * blockDim.x;\n";
     body += "    for (" + it + " hd_flat = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; " +
@@ -42,7 +41,7 @@ void Contraction::emit_final() {
     l.function = b_.next_name(kernel_);
     l.strategy = "contraction_final";
     l.kernel = kernel_;
-    std::int64_t threads = std::min<std::int64_t>(256, ceil_div(total, 32) * 32);
+    const std::int64_t threads = c_.final_threads;
     l.block = {static_cast<unsigned>(threads), 1, 1};
     l.grid = {static_cast<unsigned>(std::min<std::int64_t>(ceil_div(total, threads), 1 << 20)), 1,
               1};

@@ -1,7 +1,6 @@
-// The contraction's shared-memory staging (cuda_contraction.hpp): which reads are staged and
-// in what layout (counter-major for the operands along M or N), double buffering, the staging
-// loops (direct, or prefetched into registers; 16-byte global loads where aligned) and the
-// register fragments the fold reads.
+// The contraction's shared-memory staging as gpu.stage laid it out (which reads, their hulls,
+// pitches and load widths, double buffering): the staging loops (direct, or prefetched into
+// registers; 16-byte global loads where aligned) and the register fragments the fold reads.
 #include <cstdlib>
 
 #include "backends/common/c_expr.hpp"
@@ -21,111 +20,12 @@ std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
     return s;
 }
 
-void Contraction::stage(std::size_t limit) {
-    std::size_t used = 0;
-    for (std::size_t q = 0; q < u_.reads.size(); ++q) {
-        const poly::Read& r = u_.reads[q];
-        if (r.buffer < 0 || r.access.out_rank() == 0) continue;
-        if (depends(r, m_) && depends(r, n_)) continue; // no reuse across the block
-        Staged s;
-        s.read = static_cast<int>(q);
-        int rank = r.access.out_rank();
-        for (int row = 0; row < rank; ++row) {
-            std::int64_t h = 1;
-            for (std::size_t c = 0; c < tile_.size(); ++c)
-                h += std::llabs(r.access.coeff(row, int(c))) * (tile_[c] - 1);
-            s.hull.push_back(h);
-        }
-        find_vector_axis(r, s);
-        find_load_width(r, s);
-        // Shared layout: the buffer's axes in order, the vector axis moved innermost.
-        std::vector<int> order;
-        for (int row = 0; row < rank; ++row)
-            if (row != s.vector_row) order.push_back(row);
-        if (s.vector_row >= 0) order.push_back(s.vector_row);
-        std::int64_t inner = s.hull[static_cast<std::size_t>(order.back())], padded = inner;
-        if (s.vector_row >= 0) {
-            // 16-byte rows; a pitch of 4 mod 32 words keeps the transposed stores of the
-            // staging loop (consecutive threads walk the other axis) free of bank conflicts.
-            padded = (inner + 3) / 4 * 4;
-            if (rank >= 2 && padded % 32 == 0) padded += 4;
-        } else if (rank >= 2 && inner % 2 == 0) {
-            ++padded; // odd row pitch: no bank conflicts
-        }
-        s.pitch.assign(s.hull.size(), 1);
-        std::int64_t stride = padded;
-        for (std::size_t k = order.size() - 1; k-- > 0;) {
-            s.pitch[static_cast<std::size_t>(order[k])] = stride;
-            stride *= s.hull[static_cast<std::size_t>(order[k])];
-        }
-        s.elements = product(s.hull);
-        s.stored = stride;
-        std::size_t bytes =
-            static_cast<std::size_t>(s.stored) * dtype_size(b_.buffer_dtype(r.buffer));
-        if (used + bytes > limit) continue;
-        used += bytes;
-        s.name = "hd_s" + std::to_string(staged_.size());
-        staged_.push_back(std::move(s));
-    }
-    // Double buffering (one __syncthreads per chunk; the next chunk's global loads are in
-    // flight while this one is folded) when twice the staged bytes fit and the prefetched
-    // elements fit in a few registers per thread.
-    std::int64_t registers = 0;
-    for (const Staged& st : staged_)
-        registers += ceil_div(st.elements / st.load_width, threads()) * st.load_width;
-    double_ = !staged_.empty() && 2 * used <= limit && registers <= 32;
-    shared_bytes_ = used * (double_ ? 2 : 1);
-}
-
 std::string Contraction::local_offset(const std::string& index, const std::string& thread,
                                       std::int64_t threads, std::int64_t v) {
     if (v == 1) return thread + " + " + index + " * " + std::to_string(threads);
     std::string vs = std::to_string(v);
     return "(" + index + " / " + vs + ") * " + std::to_string(threads * v) + " + " + thread +
            " * " + vs + " + " + index + " % " + vs;
-}
-
-void Contraction::find_vector_axis(const poly::Read& r, Staged& s) const {
-    int v = depends(r, m_) ? m_ : n_;
-    if (depends(r, m_) == depends(r, n_)) return;
-    int found = -1;
-    for (int row = 0; row < r.access.out_rank(); ++row) {
-        if (r.access.coeff(row, v) == 0) continue;
-        if (found >= 0 || r.access.coeff(row, v) != 1) return;
-        for (std::size_t c = 0; c < tile_.size(); ++c)
-            if (int(c) != v && tile_[c] > 1 && r.access.coeff(row, int(c)) != 0) return;
-        found = row;
-    }
-    s.vector_counter = v;
-    s.vector_row = found;
-}
-
-std::int64_t Contraction::padded_extent(int c) const {
-    return is_z(c) ? f_.extents[c] : ceil_div(f_.extents[c], tile_[c]) * tile_[c];
-}
-
-void Contraction::find_load_width(const poly::Read& r, Staged& s) const {
-    const std::vector<std::int64_t>& sizes = b_.buffer_sizes(r.buffer);
-    int rank = r.access.out_rank();
-    s.in_bounds = true;
-    for (int row = 0; row < rank; ++row) {
-        std::int64_t lo = r.access.offset(row), hi = lo;
-        for (std::size_t c = 0; c < tile_.size(); ++c) {
-            std::int64_t a = r.access.coeff(row, int(c)), top = padded_extent(int(c)) - 1;
-            (a > 0 ? hi : lo) += a * top;
-        }
-        s.in_bounds = s.in_bounds && lo >= 0 && hi < sizes[static_cast<std::size_t>(row)];
-    }
-    DType dt = b_.buffer_dtype(r.buffer);
-    int last = rank - 1;
-    bool aligned = s.in_bounds && (dt == DType::F32 || dt == DType::I32) &&
-                   s.hull.back() % 4 == 0 && r.access.offset(last) % 4 == 0 &&
-                   (rank == 1 || sizes.back() % 4 == 0);
-    for (std::size_t c = 0; c < tile_.size() && aligned; ++c) {
-        std::int64_t a = r.access.coeff(last, int(c));
-        aligned = a >= 0 && (a * (is_z(int(c)) ? 1 : tile_[c])) % 4 == 0;
-    }
-    s.load_width = aligned ? 4 : 1;
 }
 
 bool Contraction::contiguous_in_shared(const Staged& s) const {

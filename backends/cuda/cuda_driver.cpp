@@ -1,6 +1,7 @@
 // The dlopen'ed CUDA driver API and its RAII handles (see cuda_driver.hpp).
 #include "backends/cuda/cuda_driver.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cuda.h>
@@ -107,6 +108,8 @@ std::string initialise(Device& d) {
     d.multiprocessors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     d.shared_memory_per_block =
         static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+    d.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    d.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     g_api.cuDriverGetVersion(&d.driver_version);
     CUcontext ctx = nullptr;
     if (CUresult r = g_api.cuDevicePrimaryCtxRetain(&ctx, dev); r != CUDA_SUCCESS)
@@ -148,6 +151,16 @@ void Device::make_current() const {
 
 std::string Device::architecture() const {
     return "sm_" + std::to_string(compute_major) + std::to_string(compute_minor);
+}
+
+sched::GpuTarget Device::target(sched::GpuTarget base) const {
+    if (multiprocessors > 0) base.multiprocessors = multiprocessors;
+    if (warp_size > 0) base.warp_size = warp_size;
+    if (max_threads_per_block > 0) base.max_threads_per_block = max_threads_per_block;
+    if (shared_memory_per_block > 0)
+        base.shared_memory_per_block =
+            std::min(base.shared_memory_per_block, shared_memory_per_block);
+    return base;
 }
 
 DevicePtr raw_allocate(std::size_t bytes) {

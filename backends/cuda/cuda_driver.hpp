@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "scheduler/target.hpp"
+
 namespace hedra::backend::cuda {
 
 using DevicePtr = std::uint64_t; // CUdeviceptr
@@ -32,12 +34,17 @@ public:
     int compute_major = 0, compute_minor = 0;
     int multiprocessors = 0;
     std::size_t shared_memory_per_block = 0;
-    int driver_version = 0; // e.g. 13000
+    int warp_size = 0, max_threads_per_block = 0; // 0: the driver did not say
+    int driver_version = 0;                       // e.g. 13000
 
     void* context = nullptr; // CUcontext: the primary context, retained for the process
 
     // "sm_90" for compute capability 9.0.
     std::string architecture() const;
+    // The machine facts the GPU mapping passes read: `base`'s, with what the device reports
+    // instead (multiprocessors, warp size, threads per block; shared memory per block at most
+    // the device's).
+    sched::GpuTarget target(sched::GpuTarget base = {}) const;
 
 private:
     Device() = default;

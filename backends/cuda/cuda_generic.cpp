@@ -1,6 +1,7 @@
 // The generic CUDA path, for kernels of no known form (and, in tests, for every kernel): the
-// scheduler's kernel passes without tiling (scheduler/lower.hpp: its schedule with reduction
-// inits hoisted into their own nests, and its loop AST with PPCG's per-loop dependence test). Each
+// loop AST of the scheduler's kernel passes without tiling (scheduler/lower.hpp: its schedule
+// with reduction inits hoisted into their own nests, and its loop AST with PPCG's per-loop
+// dependence test), computed before printing (cuda_lower.cpp). Each
 // top-level nest is one launch: its outer loops that passed the dependence test and have constant
 // bounds (up to three, perfectly nested) are flattened over a grid-stride thread index; everything
 // inside runs sequentially in the thread. A nest whose outer loop is not parallel runs on one
@@ -11,7 +12,7 @@
 #include "backends/common/c_expr.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
 #include "core/error.hpp"
-#include "scheduler/lower.hpp"
+#include "scheduler/loop_ast.hpp"
 
 namespace hedra::backend::cuda {
 
@@ -209,13 +210,7 @@ void emit_nest(SourceBuilder& b, int kernel, const AstNode& top) {
 
 } // namespace
 
-void emit_generic(SourceBuilder& b, int kernel) {
-    const poly::Kernel& k = b.program.kernels.at(kernel);
-    if (k.statements.empty()) return;
-    sched::KernelPassOptions passes;
-    passes.tile = false; // one thread per point: the schedule's loops as computed
-    passes.observer = &b.observer;
-    AstNode root = sched::lower_kernel(b.program, k, passes);
+void emit_generic(SourceBuilder& b, int kernel, const AstNode& root) {
     if (root.kind == AstNode::Kind::Block) {
         for (const AstNode& top : root.body)
             emit_nest(b, kernel, top);

@@ -1,37 +1,36 @@
-// The CUDA code generator's pass list (see cuda_lower.hpp): classify each kernel of the IR by
-// its form, emit its launches with the matching template, then assemble one translation unit.
+// The CUDA renderer's driver (see cuda_lower.hpp): the GPU mapping passes decide each kernel's
+// launches, the templates print them, then one translation unit is assembled.
 #include "backends/cuda/cuda_lower.hpp"
 
 #include "backends/cuda/cuda_kernels.hpp"
 #include "core/dump.hpp"
 #include "scheduler/compile_observer.hpp"
+#include "scheduler/lower.hpp"
 
 namespace hedra::backend {
 
 namespace {
 
-bool all_assigns(const poly::Kernel& kernel) {
-    for (const poly::Statement& st : kernel.statements) {
-        if (st.kind != poly::StatementKind::Assign) return false;
-        for (const poly::Read& r : st.reads)
-            if (r.buffer == st.write_buffer) return false;
-    }
-    return true;
-}
-
-void lower_kernel(cuda::SourceBuilder& b, int k) {
-    const poly::Kernel& kernel = b.program.kernels[static_cast<std::size_t>(k)];
-    if (b.options.generic_only) {
-        cuda::emit_generic(b, k);
-    } else if (auto form = cuda::reduction_form(b.program, kernel)) {
-        if (!cuda::emit_contraction(b, k, *form)) cuda::emit_reduction(b, k, *form);
-    } else if (auto tuple = cuda::tuple_reduction_form(b.program, kernel);
-               tuple && cuda::emit_tuple_reduction(b, k, *tuple)) {
-    } else if (all_assigns(kernel)) {
-        for (const std::vector<int>& group : cuda::map_launch_groups(kernel))
-            cuda::emit_maps(b, k, group);
-    } else {
-        cuda::emit_generic(b, k);
+void render_kernel(cuda::SourceBuilder& b, const sched::GpuKernelMapping& m,
+                   const std::vector<sched::AstNode>& asts) {
+    switch (m.form) {
+    case sched::GpuForm::Map:
+        for (std::size_t g = 0; g < m.map_groups.size(); ++g)
+            cuda::emit_maps(b, m.kernel, m.map_groups[g], m.map_threads[g]);
+        break;
+    case sched::GpuForm::Contraction:
+        cuda::emit_contraction(b, m);
+        break;
+    case sched::GpuForm::Reduction:
+        cuda::emit_reduction(b, m.kernel, *m.reduction, m.reduction_mapping);
+        break;
+    case sched::GpuForm::TupleReduction:
+        cuda::emit_tuple_reduction(b, m.kernel, *m.tuple, m.reduction_mapping.threads);
+        break;
+    case sched::GpuForm::Generic:
+        if (!b.program.kernels.at(static_cast<std::size_t>(m.kernel)).statements.empty())
+            cuda::emit_generic(b, m.kernel, asts.at(static_cast<std::size_t>(m.kernel)));
+        break;
     }
 }
 
@@ -52,10 +51,18 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     dump::CompileScope dump_scope; // joins the backend's, if it opened one
     sched::ChosenObserver observer(options.observer);
     observer->partitioned(program);
+    sched::LowerOptions passes;
+    passes.tile_sizes = options.tile_sizes;
+    passes.gpu = options;
+    passes.observer = &*observer;
+    const sched::LoweredKernels lowered =
+        sched::lower(program, sched::Target::for_gpu(options.gpu), passes);
     cuda::SourceBuilder b{program, options, *observer, {}, {}, {}};
-    for (std::size_t k = 0; k < program.kernels.size(); ++k)
-        if (options.only_kernel < 0 || options.only_kernel == static_cast<int>(k))
-            lower_kernel(b, static_cast<int>(k));
+    {
+        dump::PassTimer timer("print");
+        for (const sched::GpuKernelMapping& m : lowered.gpu->kernels)
+            render_kernel(b, m, lowered.asts);
+    }
     CudaLoweredProgram out;
     out.source = cuda::cuda_prelude() + "\n" + b.functions + "// launches, in order:\n";
     for (const CudaLaunch& l : b.launches)
@@ -63,20 +70,6 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     out.launches = std::move(b.launches);
     out.scratch = std::move(b.scratch);
     observer->emitted(out.source, "cu");
-    return out;
-}
-
-std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& program, int kernel) {
-    const poly::Kernel& k = program.kernels.at(static_cast<std::size_t>(kernel));
-    std::optional<cuda::ReductionForm> form = cuda::reduction_form(program, k);
-    if (!form || !cuda::contraction_members(*form)) return {};
-    const std::vector<std::vector<std::int64_t>> tiles = {
-        {128, 128, 16}, {128, 128, 8}, {128, 64, 8}, {64, 128, 8},
-        {64, 64, 8},    {64, 64, 16},  {32, 32, 16}};
-    std::vector<ContractionTiling> out{{}};
-    for (const std::vector<std::int64_t>& tile : tiles)
-        for (std::int64_t splits : {0, 1})
-            out.push_back({cuda::narrowed_tile(*form, tile), splits});
     return out;
 }
 

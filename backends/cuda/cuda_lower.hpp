@@ -1,26 +1,25 @@
-// lower_cuda: the CUDA code generator's pass list for a partitioned program (kernel IR). Each
-// kernel of the IR becomes one or more __global__ functions of one CUDA C++ translation unit
-// and a list of launches, run in order on one stream. The mapping follows PPCG: tile the band,
-// blocks = outer coincident tile members, threads = coincident point members; here the bands
-// are the kernel IR's box domains, so the mapping is computed in closed form per kernel form:
-// - map (one Assign; fuse pieces are one launch each, in order, so the later piece wins):
-//   every point of the domain is one thread (1-D grid-stride over the flattened box);
-// - contraction (a reduction whose output has two coincident members with a read independent
-//   of each, e.g. matmul, batched matmul, conv, weight gradients): an output tile per block
-//   (grid = (⌈N/BN⌉, ⌈M/BM⌉, batch)), a TM×TN register tile of accumulators per thread,
-//   reduction members tiled by a chunk; the box hull of every reused read over (tile × chunk)
-//   is staged in __shared__ memory (bounded by 48 KiB);
-// - reduction: one thread per output (a sequential fold, any combiner), or one block per
-//   output (threads over the reduction, a shared-memory tree) when the reduction runs along
-//   contiguous memory or the outputs are few, or split-K (partials, then a second block
-//   reduction) when very few outputs have very long reductions;
+// lower_cuda: the CUDA renderer of a partitioned program (kernel IR). The GPU mapping passes of
+// the pass list (scheduler/gpu_mapping.hpp: gpu.forms, gpu.tile, gpu.stage, gpu.reduction,
+// gpu.launch) decide each kernel's launches; this prints them: every kernel of the IR becomes
+// one or more __global__ functions of one CUDA C++ translation unit and a list of launches, run
+// in order on one stream, by its form:
+// - map: every point of the domain is one thread (1-D grid-stride over the flattened box); the
+//   statements of one launch group one after the other in the flat range;
+// - contraction: an output tile per block (grid = (⌈N/BN⌉, ⌈M/BM⌉, batch × split-K slices)),
+//   a TM×TN register tile of accumulators per thread, the reduction members walked chunk by
+//   chunk; the staged reads copied into __shared__ memory per chunk (double-buffered when the
+//   mapping says so), fragments loaded into registers;
+// - reduction: one thread per output (a sequential fold, any combiner), one block per output
+//   (threads over the reduction, a shared-memory tree), or split (partials, then a second
+//   block reduction);
 // - reduction of several values (reduce_multiple_value): one block per output, each thread
 //   folding a contiguous chunk, partial tuples combined in index order in shared memory;
-// - anything else: isl's schedule (compute_schedule) and loop AST, outer parallel loops with
-//   constant bounds mapped to threads, the rest sequential in each thread.
+// - generic: the scheduler's kernel passes without tiling (isl's schedule and loop AST), outer
+//   parallel loops with constant bounds mapped to threads, the rest sequential in each thread.
 // The source ends with the list of launches as comments. Every stage is shown to a
 // CompileObserver (scheduler/compile_observer.hpp): the partition, the isl stages of kernels on
-// the generic path, and the emitted source (extension "cu"); by default HEDRA_DUMP's observer.
+// the generic path, and the emitted source (extension "cu"); by default HEDRA_DUMP's observer,
+// which also writes the mapping passes' stages.
 #pragma once
 
 #include <array>
@@ -31,6 +30,7 @@
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
+#include "scheduler/gpu_mapping.hpp"
 #include "scheduler/partition.hpp"
 #include "scheduler/target.hpp"
 
@@ -66,26 +66,15 @@ struct CudaLoweredProgram {
     std::vector<ScratchBuffer> scratch; // device temporaries the launches need besides buffers
 };
 
-// One tiling of a contraction: the tile {BM, BN, reduction chunk} (empty: the policy's, from the
-// problem size) and the split-K slices (0: the policy's for that tile; 1: unsplit).
-struct ContractionTiling {
-    std::vector<std::int64_t> tile;
-    std::int64_t splits = 0;
-    bool operator==(const ContractionTiling&) const = default;
-};
+using sched::ContractionTiling;
 
-struct CudaLowerOptions {
-    // Contraction tile (BM, BN, reduction chunk) for every contraction, never split; empty:
-    // chosen from the problem size.
-    std::vector<std::int64_t> tile_sizes;
-    // Per kernel (its index in the IR): the tiling the autotuner chose (cuda_autotune.hpp).
-    std::map<int, ContractionTiling> contraction_tilings;
-    int only_kernel = -1;      // >= 0: lower this kernel only (the autotuner's candidates)
-    bool generic_only = false; // every kernel through the isl path (tests)
+// The mapping passes' options (tile sizes, the autotuner's tilings, one kernel alone, the
+// generic mapping for every kernel), the observer and the target the passes map for.
+struct CudaLowerOptions : sched::GpuMappingOptions {
     // Sees every stage; null: the HEDRA_DUMP observer, if HEDRA_DUMP is set.
     sched::CompileObserver* observer = nullptr;
-    // The device's facts (the backend fills them from the device when one is present): shared
-    // memory bounds the contraction's staging, multiprocessors size grids and split-K.
+    // The device's facts (the backend fills them from the device when one is present): the
+    // only machine facts the mapping passes read.
     sched::GpuTarget gpu;
 };
 
@@ -96,10 +85,7 @@ sched::PartitionOptions cuda_partition_options();
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
 
-// The tilings worth timing for kernel `kernel` (the autotuner's candidates): the policy's first,
-// then other tiles (narrowed to the output) with the policy's split and unsplit. Empty when the
-// kernel is not a contraction. Candidates may lower to the same code (the caller compares).
-std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& program, int kernel);
+using sched::contraction_candidates; // the autotuner's candidates (gpu_mapping.hpp)
 
 // One launch per line ("k0_0 contraction grid(2,2,1) block(16,16,1) smem 8704 args b0 b1 b2").
 std::string to_string(const CudaLaunch& launch, const poly::ProgramIR& program);

@@ -1,11 +1,10 @@
 // The map template: one thread per point of an Assign statement's box, the box flattened
 // (last counter fastest, so consecutive threads write consecutive elements of a row-major
-// result) and walked grid-stride, so any size fits the grid limits. Consecutive Assigns of a
-// kernel share one launch, the flat index running over their boxes one after the other, when
-// no one reads what another writes, and pieces of one buffer write disjoint elements (a
-// pooling gradient's strided pieces) or a later piece's elements form a box that an earlier
-// piece tests and leaves to it (a pad's zeros around the interior, a Jacobi sweep's copy
-// around the new interior: later wins, as when launched in order).
+// result) and walked grid-stride, so any size fits the grid limits. The statements of one
+// launch group (gpu.forms, sched::map_launch_groups) run over the flat index one after the
+// other; where a later statement of the group writes an element an earlier one does too (a
+// pad's zeros around the interior), the earlier one tests and leaves it (later wins, as when
+// launched in order).
 #include <algorithm>
 
 #include "backends/cuda/cuda_kernels.hpp"
@@ -17,69 +16,13 @@ namespace {
 constexpr int kThreads = 256;
 constexpr std::int64_t kMaxBlocks = 1 << 20;
 
-// The values o + a·i, 0 <= i < e, of one output row of a write whose row depends on one
-// counter at most; false when the row mixes counters (no simple test then).
-struct Progression {
-    std::int64_t offset = 0, step = 0, count = 1;
-};
-bool row_progression(const poly::Statement& st, int row, Progression& p) {
-    const AffineMap& w = st.write_access;
-    p = {w.offset(row), 0, 1};
-    for (int c = 0; c < w.in_rank(); ++c) {
-        std::int64_t a = w.coeff(row, c);
-        if (a == 0 || st.extents[static_cast<std::size_t>(c)] == 1) continue;
-        if (p.step != 0) return false;
-        p.step = a;
-        p.count = st.extents[static_cast<std::size_t>(c)];
-    }
-    return true;
-}
-
-bool in_progression(std::int64_t x, const Progression& p) {
-    if (p.step == 0) return x == p.offset;
-    std::int64_t d = x - p.offset;
-    return d % p.step == 0 && d / p.step >= 0 && d / p.step < p.count;
-}
-
-// Whether two Assigns provably write disjoint elements: along some buffer axis their values
-// never meet (each row a progression of at most 4096 terms, checked term by term).
-bool disjoint_writes(const poly::Statement& s, const poly::Statement& t) {
-    if (s.write_buffer != t.write_buffer) return true;
-    for (int row = 0; row < s.write_access.out_rank(); ++row) {
-        Progression a, b;
-        if (!row_progression(s, row, a) || !row_progression(t, row, b)) continue;
-        if (a.count > 4096) continue;
-        bool meet = false;
-        for (std::int64_t i = 0; i < a.count && !meet; ++i)
-            meet = in_progression(a.offset + a.step * i, b);
-        if (!meet) return true;
-    }
-    return false;
-}
-
-// Whether `t` writes a product of progressions (each buffer axis walked by one counter at
-// most, no counter on two axes), so whether it writes an element can be tested per axis.
-bool box_write(const poly::Statement& t) {
-    std::vector<bool> used(t.extents.size(), false);
-    for (int row = 0; row < t.write_access.out_rank(); ++row) {
-        Progression p;
-        if (!row_progression(t, row, p)) return false;
-        for (int c = 0; c < t.write_access.in_rank(); ++c)
-            if (t.write_access.coeff(row, c) != 0 && t.extents[static_cast<std::size_t>(c)] > 1) {
-                if (used[static_cast<std::size_t>(c)]) return false;
-                used[static_cast<std::size_t>(c)] = true;
-            }
-    }
-    return true;
-}
-
 // C condition: the element `s` writes at its counters i0.. is one that `t` (a box_write)
 // writes too.
 std::string covered_by(const poly::Statement& s, const poly::Statement& t) {
     std::string cond;
     for (int row = 0; row < s.write_access.out_rank(); ++row) {
-        Progression p;
-        row_progression(t, row, p);
+        sched::Progression p;
+        sched::row_progression(t, row, p);
         // d = (s's coordinate on this axis) - (t's first one there)
         std::string d;
         for (int c = 0; c < s.write_access.in_rank(); ++c)
@@ -105,34 +48,10 @@ std::string covered_by(const poly::Statement& s, const poly::Statement& t) {
     return cond.empty() ? "true" : cond;
 }
 
-bool reads_buffer(const poly::Statement& st, int buffer) {
-    for (const poly::Read& r : st.reads)
-        if (r.buffer == buffer) return true;
-    return false;
-}
-
 } // namespace
 
-std::vector<std::vector<int>> map_launch_groups(const poly::Kernel& kernel) {
-    std::vector<std::vector<int>> groups;
-    for (std::size_t s = 0; s < kernel.statements.size(); ++s) {
-        const poly::Statement& st = kernel.statements[s];
-        bool joins = !groups.empty();
-        for (std::size_t k = 0; joins && k < groups.back().size(); ++k) {
-            const poly::Statement& other =
-                kernel.statements[static_cast<std::size_t>(groups.back()[k])];
-            joins = (disjoint_writes(other, st) || box_write(st)) &&
-                    !reads_buffer(st, other.write_buffer) && !reads_buffer(other, st.write_buffer);
-        }
-        if (joins)
-            groups.back().push_back(static_cast<int>(s));
-        else
-            groups.push_back({static_cast<int>(s)});
-    }
-    return groups;
-}
-
-void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements) {
+void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
+               std::int64_t threads) {
     const poly::Kernel& k = b.program.kernels.at(kernel);
     std::int64_t total = 0;
     for (int s : statements)
@@ -166,7 +85,7 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements)
         std::string skip;
         for (std::size_t q = j + 1; q < statements.size(); ++q) {
             const poly::Statement& later = k.statements.at(statements[q]);
-            if (!disjoint_writes(st, later))
+            if (!sched::disjoint_writes(st, later))
                 skip += (skip.empty() ? "" : " || ") + ("(" + covered_by(st, later) + ")");
         }
         if (!skip.empty()) {
@@ -193,7 +112,6 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements)
     launch.function = b.next_name(kernel);
     launch.strategy = "map";
     launch.kernel = kernel;
-    std::int64_t threads = std::min<std::int64_t>(kThreads, ceil_div(total, 32) * 32);
     launch.block = {static_cast<unsigned>(threads), 1, 1};
     launch.grid = {static_cast<unsigned>(std::min(ceil_div(total, threads), kMaxBlocks)), 1, 1};
     launch.buffers = params.buffers;

@@ -1,4 +1,4 @@
-// The reduction templates (see cuda_lower.hpp):
+// The reduction templates, as the gpu.reduction pass chose among them (gpu_mapping.hpp):
 // - serial: one thread per output, a sequential fold in counter order (any combiner, also a
 //   custom one, which need not be associative in the tree sense);
 // - block: one block per output, threads stride over the flattened reduction, then a tree in
@@ -17,25 +17,6 @@ namespace {
 
 constexpr std::int64_t kMaxBlocks = 1 << 20;
 
-// Row r of m is the constant `at`.
-bool pinned_row(const AffineMap& m, int r, std::int64_t at = 0) {
-    for (int c = 0; c < m.in_rank(); ++c)
-        if (m.coeff(r, c) != 0) return false;
-    return m.offset(r) == at;
-}
-
-// Whether some read walks memory contiguously along a reduction counter (its last axis moves
-// by ±1 with a reduction counter): then threads should stride over the reduction.
-bool contiguous_reduction(const ReductionForm& f) {
-    for (const poly::Read& r : f.update->reads) {
-        if (r.buffer < 0 || r.access.out_rank() == 0) continue;
-        int last = r.access.out_rank() - 1;
-        for (int c : f.reductions)
-            if (r.access.coeff(last, c) == 1 || r.access.coeff(last, c) == -1) return true;
-    }
-    return false;
-}
-
 std::vector<std::string> names(const std::vector<int>& counters) {
     std::vector<std::string> n;
     for (int c : counters)
@@ -48,13 +29,6 @@ std::vector<std::int64_t> extents_of(const ReductionForm& f, const std::vector<i
     for (int c : counters)
         e.push_back(f.extents[c]);
     return e;
-}
-
-std::string next_pow2_text(std::int64_t n, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
-    out = lo;
-    while (out < n && out < hi)
-        out *= 2;
-    return std::to_string(out);
 }
 
 // hd_red[threadIdx.x] = hd_acc; a tree over `threads` entries; leaves the result in hd_red[0].
@@ -98,10 +72,9 @@ CudaLaunch launch_of(SourceBuilder& b, int kernel, const char* strategy, std::in
     return l;
 }
 
-void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f) {
+void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    std::int64_t threads = std::min<std::int64_t>(256, ceil_div(f.num_outputs, 32) * 32);
     std::string body = "    const long hd_stride = (long)gridDim.x * blockDim.x;\n";
     body += "    for (long hd_o = (long)blockIdx.x * blockDim.x + threadIdx.x; hd_o < " +
             int_text(f.num_outputs) + "; hd_o += hd_stride) {\n";
@@ -147,11 +120,10 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
     body += in + "}\n";
 }
 
-void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f) {
+void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    std::int64_t threads = 0;
-    std::string tt = next_pow2_text(f.reduction_size, 32, 256, threads);
+    std::string tt = std::to_string(threads);
     std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" + tt + "];\n";
     body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
             "; hd_o += gridDim.x) {\n";
@@ -169,15 +141,17 @@ void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f) {
     b.launches.push_back(std::move(l));
 }
 
-void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f) {
+void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
+                const sched::GpuReductionMapping& m) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    std::int64_t slices = std::min<std::int64_t>(ceil_div(f.reduction_size, 4096), 256);
+    const std::int64_t slices = m.slices, partial_threads = m.threads;
     std::int64_t chunk = ceil_div(f.reduction_size, slices);
     int scratch = b.add_scratch(t, f.num_outputs * slices);
     std::string sname = b.buffer_name(scratch), vt = c_value_type(t);
     // Partials: block hd_b reduces slice hd_b % S of output hd_b / S.
-    std::string body = "    __shared__ " + vt + " hd_red[256];\n";
+    std::string body =
+        "    __shared__ " + vt + " hd_red[" + std::to_string(partial_threads) + "];\n";
     body += "    for (long hd_b = blockIdx.x; hd_b < " + int_text(f.num_outputs * slices) +
             "; hd_b += gridDim.x) {\n";
     std::string in = "        ";
@@ -186,19 +160,21 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f) {
     print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
     body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
             int_text(chunk) + ");\n";
-    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", 256, in, body);
-    print_tree(u.reduce_op, t, 256, in, body);
+    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", partial_threads, in,
+                     body);
+    print_tree(u.reduce_op, t, partial_threads, in, body);
     body += in + "if (threadIdx.x == 0) " + sname + "[hd_b] = " + store_value(t, "hd_red[0]") +
             ";\n" + in + "__syncthreads();\n    }\n";
     KernelParams params = statement_params(u);
     params.add(scratch, true);
-    CudaLaunch l = launch_of(b, kernel, "split_partial", f.num_outputs * slices, 256, params);
-    l.shared_bytes = 256 * dtype_size(t);
-    emit_kernel(b, l.function, params, 256, body);
+    CudaLaunch l = launch_of(b, kernel, "split_partial", f.num_outputs * slices,
+                             partial_threads, params);
+    l.shared_bytes = static_cast<std::size_t>(partial_threads) * dtype_size(t);
+    emit_kernel(b, l.function, params, static_cast<int>(partial_threads), body);
     b.launches.push_back(std::move(l));
     // Final: one block per output over its S partials.
-    std::int64_t threads = 0;
-    std::string tt = next_pow2_text(slices, 32, 256, threads);
+    std::int64_t threads = m.final_threads;
+    std::string tt = std::to_string(threads);
     body = "    __shared__ " + vt + " hd_red[" + tt + "];\n";
     body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
             "; hd_o += gridDim.x) {\n";
@@ -223,89 +199,6 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f) {
 
 } // namespace
 
-std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
-                                            const poly::Kernel& kernel) {
-    if (kernel.statements.size() < 2) return std::nullopt;
-    const poly::Statement& init = kernel.statements[0];
-    const poly::Statement& u = kernel.statements[1];
-    if (init.kind != poly::StatementKind::Assign || u.kind != poly::StatementKind::Update ||
-        init.write_buffer != u.write_buffer || !init.reads.empty())
-        return std::nullopt;
-    const poly::Buffer& w = program.buffers.at(u.write_buffer);
-    int rank = static_cast<int>(w.sizes.size());
-    // The init covers a box of the buffer: its counters in order, each shifted by an offset
-    // (a sum written into the interior of a padded buffer); the update writes the same box.
-    if (init.extents.size() != w.sizes.size() || init.write_access.in_rank() != rank ||
-        init.write_access.out_rank() != rank || u.write_access.out_rank() != rank)
-        return std::nullopt;
-    for (int r = 0; r < rank; ++r) {
-        for (int c = 0; c < rank; ++c)
-            if (init.write_access.coeff(r, c) != (r == c ? 1 : 0)) return std::nullopt;
-        std::int64_t o = init.write_access.offset(r);
-        if (o < 0 || o + init.extents[r] > w.sizes[r]) return std::nullopt;
-    }
-    for (const poly::Read& r : u.reads)
-        if (r.buffer == u.write_buffer) return std::nullopt;
-    ReductionForm f;
-    f.init = &init;
-    f.update = &u;
-    f.extents = u.extents;
-    int n = static_cast<int>(u.extents.size());
-    f.out_stride.assign(static_cast<std::size_t>(n), 0);
-    std::vector<int> uses(static_cast<std::size_t>(n), 0);
-    std::int64_t stride = 1;
-    for (int r = rank - 1; r >= 0; --r) {
-        std::int64_t o = init.write_access.offset(r);
-        f.result_offset += o * stride;
-        f.whole = f.whole && o == 0 && init.extents[r] == w.sizes[r];
-        if (pinned_row(u.write_access, r, o)) {
-            if (init.extents[r] != 1) return std::nullopt;
-        } else {
-            int counter = -1;
-            for (int c = 0; c < n; ++c) {
-                std::int64_t k = u.write_access.coeff(r, c);
-                if (k == 0) continue;
-                if (k != 1 || counter >= 0) return std::nullopt;
-                counter = c;
-            }
-            if (counter < 0 || u.write_access.offset(r) != o ||
-                u.extents[counter] != init.extents[r])
-                return std::nullopt;
-            f.out_stride[counter] = stride;
-            ++uses[counter];
-        }
-        stride *= w.sizes[r];
-    }
-    for (int c = 0; c < n; ++c) {
-        bool reduced = std::find(u.reduction_dims.begin(), u.reduction_dims.end(), c) !=
-                       u.reduction_dims.end();
-        if (uses[c] > 1 || (reduced && uses[c]) || (!reduced && !uses[c])) return std::nullopt;
-        (reduced ? f.reductions : f.outputs).push_back(c);
-        (reduced ? f.reduction_size : f.num_outputs) *= u.extents[c];
-    }
-    for (std::size_t s = 2; s < kernel.statements.size(); ++s) {
-        const poly::Statement& e = kernel.statements[s];
-        if (!f.whole) return std::nullopt; // epilogues are over the whole result
-        if (e.kind != poly::StatementKind::Assign || e.extents != w.sizes ||
-            !e.write_access.is_identity() || e.write_buffer == u.write_buffer)
-            return std::nullopt;
-        for (const poly::Read& r : e.reads) {
-            if (r.buffer == u.write_buffer && !r.access.is_identity()) return std::nullopt;
-            // An earlier epilogue's result, at the same element: the same thread wrote it
-            // just before (a chain, cuda_partition_options). Anything else is not ready.
-            for (std::size_t o = 0; o < kernel.statements.size(); ++o) {
-                const poly::Statement& other = kernel.statements[o];
-                bool earlier = o >= 2 && o < s && r.access.is_identity();
-                if (r.buffer >= 0 && r.buffer == other.write_buffer &&
-                    other.write_buffer != u.write_buffer && !earlier)
-                    return std::nullopt;
-            }
-        }
-        f.epilogues.push_back(static_cast<int>(s));
-    }
-    return f;
-}
-
 std::string result_index(const ReductionForm& f) {
     std::string s = f.result_offset != 0 ? int_text(f.result_offset) : "";
     for (int c : f.outputs) {
@@ -322,16 +215,19 @@ std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std
     return print_value(b, *f.init, indent, "hd_init", out);
 }
 
-void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f) {
+void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f,
+                    const sched::GpuReductionMapping& mapping) {
     if (f.num_outputs == 0) return;
-    bool custom = f.update->reduce_op == ReduceOp::Custom;
-    if (!custom && f.num_outputs <= 64 && f.reduction_size >= 32768) {
-        emit_split(b, kernel, f);
-    } else if (!custom && ((f.reduction_size >= 128 && contiguous_reduction(f)) ||
-                           (f.reduction_size >= 32 && f.num_outputs < 2048))) {
-        emit_block(b, kernel, f);
-    } else {
-        emit_serial(b, kernel, f);
+    switch (mapping.strategy) {
+    case sched::GpuReductionStrategy::Split:
+        emit_split(b, kernel, f, mapping);
+        break;
+    case sched::GpuReductionStrategy::Block:
+        emit_block(b, kernel, f, mapping.threads);
+        break;
+    case sched::GpuReductionStrategy::Serial:
+        emit_serial(b, kernel, f, mapping.threads);
+        break;
     }
 }
 

@@ -12,74 +12,16 @@ namespace hedra::backend::cuda {
 
 namespace {
 
-// Shorter reductions run serially per element on the generic mapping.
-constexpr std::int64_t kMinBlockReduction = 32;
-
 std::string counter(int c) {
     return "i" + std::to_string(c);
 }
 
 } // namespace
 
-std::optional<TupleReductionForm> tuple_reduction_form(const poly::ProgramIR& program,
-                                                       const poly::Kernel& kernel) {
-    const std::size_t n = kernel.statements.size();
-    if (n < 3) return std::nullopt;
-    const poly::Statement& u = kernel.statements.back();
-    const std::size_t k = 1 + u.tuple_writes.size();
-    if (u.kind != poly::StatementKind::Assign || u.tuple_writes.empty() || n != k + 1 ||
-        u.tuple_combiners.size() != k || u.reads.size() < k)
-        return std::nullopt;
-    TupleReductionForm f;
-    f.step = &u;
-    f.buffers.push_back(u.write_buffer);
-    for (const poly::Statement::TupleWrite& w : u.tuple_writes)
-        f.buffers.push_back(w.buffer);
-    const std::vector<std::int64_t>& sizes = program.buffers.at(u.write_buffer).sizes;
-    const int rank = static_cast<int>(sizes.size());
-    for (std::size_t j = 0; j < k; ++j) {
-        const poly::Statement& init = kernel.statements[j];
-        // Each accumulator: initialized whole with a constant, read by the step where written.
-        if (init.kind != poly::StatementKind::Assign || !init.reads.empty() ||
-            init.write_buffer != f.buffers[j] || !init.tuple_writes.empty() ||
-            program.buffers.at(f.buffers[j]).sizes != sizes || init.extents != sizes ||
-            !init.write_access.is_identity() || u.reads[j].buffer != f.buffers[j] ||
-            !(u.reads[j].access == u.write_access))
-            return std::nullopt;
-        f.inits.push_back(&init);
-    }
-    // Every result axis is one step counter (or pinned to 0, a kept axis); the others reduce.
-    const int counters = static_cast<int>(u.extents.size());
-    if (u.write_access.out_rank() != rank || u.write_access.in_rank() != counters)
-        return std::nullopt;
-    std::vector<int> row_of(static_cast<std::size_t>(counters), -1);
-    for (int r = 0; r < rank; ++r) {
-        if (u.write_access.offset(r) != 0) return std::nullopt;
-        int found = -1;
-        for (int c = 0; c < counters; ++c) {
-            std::int64_t coeff = u.write_access.coeff(r, c);
-            if (coeff == 0) continue;
-            if (coeff != 1 || found >= 0 || row_of[c] >= 0) return std::nullopt;
-            found = c;
-        }
-        if (found < 0 ? sizes[r] != 1 : u.extents[found] != sizes[r]) return std::nullopt;
-        if (found >= 0) row_of[found] = r;
-    }
-    for (int c = 0; c < counters; ++c) {
-        bool reduced = row_of[c] < 0;
-        (reduced ? f.reductions : f.outputs).push_back(c);
-        (reduced ? f.reduction_size : f.num_outputs) *= u.extents[c];
-    }
-    return f;
-}
-
-bool emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm& f) {
-    if (f.reduction_size < kMinBlockReduction || f.num_outputs == 0) return false;
+void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm& f,
+                          std::int64_t threads) {
     const poly::Statement& u = *f.step;
     const std::size_t k = f.buffers.size();
-    std::int64_t threads = 32;
-    while (threads < f.reduction_size && threads < 256)
-        threads *= 2;
     const std::int64_t chunk = ceil_div(f.reduction_size, threads);
     auto extents = [&](const std::vector<int>& cs) {
         std::vector<std::int64_t> e;
@@ -166,7 +108,6 @@ bool emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
     l.shared_bytes = shared;
     emit_kernel(b, l.function, params, static_cast<int>(threads), body);
     b.launches.push_back(std::move(l));
-    return true;
 }
 
 } // namespace hedra::backend::cuda

@@ -10,12 +10,11 @@ namespace hedra::backend {
 LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options) {
     dump::CompileScope dump_scope; // joins the backend's, if it opened one
     sched::ChosenObserver observer(options.observer);
-    sched::KernelPassOptions passes;
+    sched::LowerOptions passes;
     passes.tile_sizes = options.tile_sizes;
     passes.tile = options.tile;
-    // A quiet lowering lets lower_kernels give identical kernels one AST.
-    passes.observer = observer.quiet() ? nullptr : &*observer;
-    sched::LoopProgram loops = sched::lower_kernels(program, passes);
+    passes.observer = observer.watching();
+    sched::LoweredKernels loops = sched::lower(program, sched::Target::for_cpu(), passes);
     LoweredProgram out;
     out.asts = std::move(loops.asts);
     out.fallbacks = loops.fallbacks;

@@ -102,10 +102,9 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
 }
 
 std::string options_key(const CompileOptions& options) {
-    std::string s = "units:" + std::to_string(compile_units()) + "|tiles:";
-    for (std::int64_t t : options.tile_sizes)
-        s += std::to_string(t) + ",";
-    return s + "|parallel:" + std::to_string(openmp_min_parallel_work()) + "|" +
+    std::string s = "units:" + std::to_string(compile_units()) + "|" +
+                    tile_sizes_key(options.tile_sizes);
+    return s + "parallel:" + std::to_string(openmp_min_parallel_work()) + "|" +
            (profile_enabled() ? "profile" + std::to_string(profile_clock()) + "|" : "") +
            (options.output_hooks ? "hooks|" : "");
 }
@@ -133,23 +132,19 @@ OpenMPBackend::code_for(const std::vector<NodePtr>& outputs,
     GraphKey key = graph_key(outputs, placeholders);
     leaves = std::move(key.leaves);
     std::string text = options_key(options) + key.text;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (auto it = cache_.find(text); it != cache_.end()) {
-            ++stats_.program_cache_hits;
-            return it->second;
-        }
-    }
+    if (std::shared_ptr<const HostProgramCode> cached = cache_.find(text)) return cached;
     dump::CompileScope dump_scope; // HEDRA_DUMP: this compile's files (docs/dumps.md)
     dump::write_graph(outputs);
     poly::ProgramIR ir = sched::partition(outputs, placeholders); // timed step by step
     bool lowered = false;
     std::shared_ptr<const HostProgramCode> code =
         build_code(ir, placeholders, leaves, options, PlanCache::instance().key(text), lowered);
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.programs_compiled;
-    stats_.programs_lowered += lowered;
-    return cache_.emplace(std::move(text), std::move(code)).first->second;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.programs_compiled;
+        stats_.programs_lowered += lowered;
+    }
+    return cache_.insert(std::move(text), std::move(code));
 }
 
 std::unique_ptr<Program> OpenMPBackend::compile(const std::vector<NodePtr>& outputs,
@@ -178,7 +173,9 @@ std::vector<HostArray> OpenMPBackend::evaluate(const std::vector<NodePtr>& outpu
 
 OpenMPStats OpenMPBackend::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
+    OpenMPStats s = stats_;
+    s.program_cache_hits = cache_.hits();
+    return s;
 }
 
 } // namespace hedra::backend

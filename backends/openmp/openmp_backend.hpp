@@ -10,9 +10,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "backends/common/program_cache.hpp"
 #include "core/backend.hpp"
 
 namespace hedra::backend {
@@ -45,9 +45,9 @@ private:
                                                     const CompileOptions& options,
                                                     std::vector<NodePtr>& leaves);
 
-    mutable std::mutex mutex_;
-    std::unordered_map<std::string, std::shared_ptr<const HostProgramCode>> cache_;
-    OpenMPStats stats_;
+    ProgramCache<HostProgramCode> cache_;
+    mutable std::mutex mutex_; // guards stats_
+    OpenMPStats stats_;        // but program_cache_hits: the cache's
 };
 
 // The number of threads a program runs with: `requested` if > 0, else $HEDRA_NUM_THREADS,

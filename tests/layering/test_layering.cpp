@@ -107,7 +107,74 @@ std::vector<Violation> violations(const fs::path& root) {
     return out;
 }
 
+// The mapping rule: decisions live in passes, renderers only print. A file under backends/
+// that reads a machine fact — a field of sched::GpuTarget, or of the CpuTarget other than the
+// vector width and name the renderer's types are printed with — decides a mapping, so it is a
+// violation. Writing a field (filling the target from the device) is not a read. The lines
+// matched: `.gpu.<field>` and `target.<field>` for GpuTarget fields not followed by `=`, and
+// `cpu_target().<field>` / `cpu.<field>` for CpuTarget's scheduling fields.
+struct MachineFactRead {
+    std::string file;
+    int line = 0;
+    std::string text;
+};
+
+// The CPU register tile is still chosen while printing (docs/pipeline.md, "What the renderer
+// decides"): its reads of the register budget are the known exceptions, by file, until a pass
+// marks the nest.
+bool known_exception(const std::string& file) {
+    return file == "backends/common/register_tile.cpp";
+}
+
+const std::regex& gpu_fact() {
+    static const std::regex r(
+        R"(\b(gpu|target|base)\s*\.\s*(warp_size|shared_memory_per_block|registers_per_thread|multiprocessors|max_threads_per_block)\b(?!\s*=[^=]))");
+    return r;
+}
+
+std::vector<MachineFactRead> machine_fact_reads(const fs::path& root) {
+    static const std::regex cpu_fact(
+        R"(\b(cpu_target\(\)|cpu)\s*\.\s*(vector_registers|register_tile_rows|panel_bytes|l1d_bytes)\b)");
+    std::vector<MachineFactRead> out;
+    for (const auto& entry : fs::recursive_directory_iterator(root / "backends")) {
+        std::string ext = entry.path().extension().string();
+        if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
+        std::string file = fs::relative(entry.path(), root).generic_string();
+        // The device runtime fills the target from the driver's attributes.
+        if (file == "backends/cuda/cuda_driver.cpp" || known_exception(file)) continue;
+        std::ifstream in(entry.path());
+        std::string text;
+        int n = 0;
+        while (std::getline(in, text)) {
+            ++n;
+            std::string code = text.substr(0, text.find("//"));
+            if (std::regex_search(code, gpu_fact()) || std::regex_search(code, cpu_fact))
+                out.push_back({file, n, text});
+        }
+    }
+    return out;
+}
+
 } // namespace
+
+TEST_CASE("the mapping rule: no file under backends/ reads a machine fact of a target") {
+    const std::regex& gpu_fact = ::gpu_fact();
+    std::vector<MachineFactRead> found = machine_fact_reads(HEDRA_SOURCE_DIR);
+    for (const MachineFactRead& r : found) {
+        std::string what = r.file + ":" + std::to_string(r.line) + " reads a machine fact (" +
+                           r.text +
+                           "): machine facts are read by the passes (scheduler/gpu_mapping.hpp, "
+                           "scheduler/contraction_schedule.hpp), which write their decisions "
+                           "into the mapping or the AST for the renderer to print";
+        FAIL_CHECK(what);
+    }
+    CHECK(found.empty());
+    // The rule catches what it names, and lets a write through.
+    CHECK(std::regex_search(std::string("int sms = b.options.gpu.multiprocessors;"), gpu_fact));
+    CHECK(std::regex_search(std::string("if (t > target.max_threads_per_block)"), gpu_fact));
+    CHECK_FALSE(std::regex_search(std::string("lo.gpu.multiprocessors = 80;"), gpu_fact));
+    CHECK(std::regex_search(std::string("x = lo.gpu.warp_size == 32;"), gpu_fact));
+}
 
 TEST_CASE("the layering rules: which layer may include which") {
     CHECK(layer_of("backends/cuda/cuda_map.cpp") == "backends/cuda");

@@ -45,8 +45,8 @@ TEST_CASE("the pass list names every pass once, each with a unit and a descripti
     for (std::size_t i = 0; i < passes.size(); ++i) {
         CAPTURE(passes[i].name);
         CHECK(position(std::string(passes[i].name)) == static_cast<int>(i));
-        CHECK((passes[i].unit == "program" || passes[i].unit == "kernel" ||
-               passes[i].unit == "backend"));
+        CHECK((passes[i].unit == "program" || passes[i].unit == "gpu" ||
+               passes[i].unit == "kernel" || passes[i].unit == "backend"));
         CHECK(!passes[i].what.empty());
     }
 }

@@ -1,0 +1,137 @@
+// gpu_mapping: the GPU mapping passes of the pass list (lower.hpp), run for the cuda backend
+// after the program passes. They decide everything about a kernel's launches that is not
+// printing, and write it into a GpuMapping that the CUDA renderer only reads:
+//   gpu.forms      which form each kernel has (kernel_forms.hpp): maps (with their launch
+//                  groups), a contraction, a reduction, a reduction of several values, or none
+//                  (the generic mapping: isl's loop AST, outer parallel loops over threads)
+//   gpu.tile       a contraction's block tile (BM×BN over M and N, a chunk of the reduction
+//                  members), its thread tile (TM×TN accumulators per thread), the members over
+//                  blockIdx.z, and split K (slices of the chunks over blockIdx.z)
+//   gpu.stage      which reads of a contraction are staged in shared memory: their hulls,
+//                  layouts and padding, 16-byte loads, register fragments, double buffering;
+//                  32-bit index arithmetic and blocks per multiprocessor
+//   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
+//                  into partials and a final launch) and threads; a tuple reduction's threads
+//   gpu.launch     the threads per block of every launch of maps
+// Every machine fact comes from the GpuTarget passed in (warp size, shared memory per block,
+// multiprocessors, threads per block). Each pass has its HEDRA_TIME_PASSES timer and writes its
+// HEDRA_DUMP stage (the mapping so far, one line per kernel: to_string below).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "polyhedral/kernel_ir.hpp"
+#include "scheduler/kernel_forms.hpp"
+#include "scheduler/target.hpp"
+
+namespace hedra::sched {
+
+// One tiling of a contraction: the tile {BM, BN, reduction chunk} (empty: the policy's, from the
+// problem size) and the split-K slices (0: the policy's for that tile; 1: unsplit).
+struct ContractionTiling {
+    std::vector<std::int64_t> tile;
+    std::int64_t splits = 0;
+    bool operator==(const ContractionTiling&) const = default;
+};
+
+enum class GpuForm { Map, Contraction, Reduction, TupleReduction, Generic };
+const char* gpu_form_name(GpuForm form); // "map", "contraction", ...
+
+enum class GpuReductionStrategy { Serial, Block, Split };
+const char* gpu_reduction_name(GpuReductionStrategy s); // "serial", "block", "split"
+
+// A contraction's block tile BM×BN, thread tile TM×TN (BM/TM × BN/TN threads) and reduction
+// chunk KB (points of the reduction members per step).
+struct GpuTile {
+    std::int64_t bm = 0, bn = 0, tm = 0, tn = 0, kb = 0;
+    std::int64_t ty() const { return bm / tm; }
+    std::int64_t tx() const { return bn / tn; }
+    std::int64_t threads() const { return tx() * ty(); }
+};
+
+// A read of the contraction staged in shared memory, per chunk: the box hull of its access over
+// (block tile × chunk). A read that depends on one of M, N (the vector member v) through one
+// buffer axis alone, with coefficient 1, is staged with that axis innermost ("counter-major":
+// A of a row-major matmul is stored transposed, k-major), so a thread's operands along v are
+// consecutive and each thread loads them into a register fragment with vector loads.
+struct GpuStagedRead {
+    int read = -1;                         // in the update statement
+    std::vector<std::int64_t> hull, pitch; // pitch: element strides in shared memory
+    std::int64_t elements = 0, stored = 0; // hull points, shared elements (with padding)
+    int vector_counter = -1, vector_row = -1; // v and its buffer axis; -1: no fragment
+    bool in_bounds = false; // every hull element of every block is inside the buffer
+    int load_width = 1;     // elements per global load along the buffer's last axis (1 or 4)
+};
+
+struct GpuContractionMapping {
+    int m = -1, n = -1;                   // the tiled output members (N contiguous in the result)
+    std::vector<int> z;                   // the other output members, over blockIdx.z
+    GpuTile tile;                         // block and thread tiles, reduction chunk
+    std::vector<std::int64_t> block_tile; // per counter: its extent in the block tile
+    std::int64_t splits = 1;              // split K: slices of the chunks (1: unsplit)
+    std::vector<GpuStagedRead> staged;    // gpu.stage
+    bool double_buffer = false;           // two shared copies, the next chunk prefetched
+    std::size_t shared_bytes = 0;         // static shared memory of the launch
+    bool index32 = false;                 // every buffer and counter range fits in int
+    int min_blocks_per_sm = 0;            // __launch_bounds__'s second argument (0: none)
+    // Split K's final launch (per result element, init ⊕ the partials, then the epilogues):
+    // its threads per block and index width.
+    std::int64_t final_threads = 0;
+    bool final_index32 = false;
+    std::int64_t chunks = 1;              // chunks of KB points of the reduction members
+};
+
+struct GpuReductionMapping {
+    GpuReductionStrategy strategy = GpuReductionStrategy::Serial;
+    std::int64_t threads = 0;       // per block (serial: outputs per block)
+    std::int64_t slices = 1;        // split: partial blocks per output
+    std::int64_t final_threads = 0; // split: the final launch's threads per block
+};
+
+struct GpuKernelMapping {
+    int kernel = -1; // in ProgramIR::kernels
+    GpuForm form = GpuForm::Generic;
+    std::optional<ReductionForm> reduction;  // Contraction, Reduction
+    std::optional<TupleReductionForm> tuple; // TupleReduction
+    std::vector<std::vector<int>> map_groups; // Map: statements per launch
+    std::vector<std::int64_t> map_threads;    // Map: threads per block of each group's launch
+    GpuContractionMapping contraction;        // Contraction
+    GpuReductionMapping reduction_mapping;    // Reduction, TupleReduction (threads)
+};
+
+struct GpuMapping {
+    std::vector<GpuKernelMapping> kernels; // the kernels mapped, in program order
+};
+
+struct GpuMappingOptions {
+    // Contraction tile (BM, BN, reduction chunk) for every contraction, never split; empty:
+    // chosen from the problem size.
+    std::vector<std::int64_t> tile_sizes;
+    // Per kernel (its index in the IR): the tiling the autotuner chose.
+    std::map<int, ContractionTiling> contraction_tilings;
+    int only_kernel = -1;      // >= 0: map this kernel only (the autotuner's candidates)
+    bool generic_only = false; // every kernel on the generic mapping (tests)
+};
+
+// The GPU mapping passes over every kernel (or options.only_kernel), in pass-list order, each
+// timed and dumped.
+GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& target,
+                           const GpuMappingOptions& options = {});
+
+// The tilings worth timing for kernel `kernel` (the autotuner's candidates): the policy's first,
+// then other tiles (narrowed to the output) with the policy's split and unsplit. Empty when the
+// kernel is not a contraction. Candidates may map to the same code (the caller compares).
+std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& program, int kernel);
+
+// The mapping as the dump stages show it, one line per kernel and one per staged read
+// ("k3 contraction m=1 n=2 z=0 tile=128x128/8x8 kb=16 splits=1 smem=16896 double index32
+// blocks/sm=2").
+std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program);
+
+} // namespace hedra::sched

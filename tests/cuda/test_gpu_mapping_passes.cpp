@@ -1,0 +1,232 @@
+// The GPU mapping passes (scheduler/gpu_mapping.hpp): what each decides for kernels of every
+// form, that the target passed in is what they read, that the renderer prints what they
+// decided, that a cuda lowering runs them in the pass list's order, and that each writes its
+// HEDRA_DUMP stage.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/dump.hpp"
+#include "cuda/cuda_testing.hpp"
+#include "scheduler/gpu_mapping.hpp"
+#include "scheduler/lower.hpp"
+
+using namespace hedra;
+
+namespace {
+
+poly::ProgramIR partitioned(const std::vector<Array>& arrays, const std::vector<Array>& inputs) {
+    std::vector<NodePtr> nodes, leaves;
+    for (const Array& a : arrays)
+        nodes.push_back(a.node());
+    for (const Array& a : inputs)
+        leaves.push_back(a.node());
+    return sched::partition(nodes, leaves, backend::cuda_partition_options());
+}
+
+const sched::GpuKernelMapping& only(const sched::GpuMapping& m) {
+    REQUIRE(m.kernels.size() == 1);
+    return m.kernels[0];
+}
+
+std::vector<std::string> timed_passes() {
+    std::istringstream in(dump::pass_time_table());
+    std::string line;
+    std::vector<std::string> names;
+    std::getline(in, line);
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string name;
+        words >> name;
+        if (!name.empty() && name != "total") names.push_back(name);
+    }
+    return names;
+}
+
+int position(const std::string& name) {
+    const auto& passes = sched::pass_list();
+    for (std::size_t i = 0; i < passes.size(); ++i)
+        if (passes[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace
+
+TEST_CASE("gpu mapping passes: a large matmul is a contraction of 128x128 tiles, staged") {
+    Array a = placeholder(Shape::of({2048, 2048})), b = placeholder(Shape::of({2048, 2048}));
+    poly::ProgramIR ir = partitioned({matmul(a, b)}, {a, b});
+    sched::GpuMapping m = sched::map_gpu_kernels(ir, sched::GpuTarget{});
+    const sched::GpuKernelMapping& k = only(m);
+    REQUIRE(k.form == sched::GpuForm::Contraction);
+    const sched::GpuContractionMapping& c = k.contraction;
+    CHECK(c.tile.bm == 128);
+    CHECK(c.tile.bn == 128);
+    CHECK(c.tile.tm == 8);
+    CHECK(c.tile.tn == 8);
+    CHECK(c.tile.kb == 16);
+    CHECK(c.splits == 1);
+    CHECK(c.staged.size() == 2); // A and B
+    CHECK(c.index32);
+    CHECK(c.min_blocks_per_sm == 2);
+    CHECK(c.shared_bytes <= sched::GpuTarget{}.shared_memory_per_block);
+    // The renderer prints that mapping: the grid and block the tiles give, the shared bytes.
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
+    REQUIRE(l.cuda.launches.size() == 1);
+    CHECK(l.cuda.launches[0].grid == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(l.cuda.launches[0].block == std::array<unsigned, 3>{16, 16, 1});
+    CHECK(l.cuda.launches[0].shared_bytes == c.shared_bytes);
+    CHECK(l.cuda.source.find("__launch_bounds__(256, 2)") != std::string::npos);
+}
+
+TEST_CASE("gpu mapping passes: the target's facts are the ones read") {
+    Array a = placeholder(Shape::of({1024, 1024})), b = placeholder(Shape::of({1024, 1024}));
+    poly::ProgramIR ir = partitioned({matmul(a, b)}, {a, b});
+    // 64 blocks of 128x128 cover 132 multiprocessors poorly: 64x64 tiles; on a 48-SM device
+    // 128x128 already fills the chip.
+    sched::GpuTarget h200;
+    CHECK(only(sched::map_gpu_kernels(ir, h200)).contraction.tile.bm == 64);
+    sched::GpuTarget small = h200;
+    small.multiprocessors = 48;
+    CHECK(only(sched::map_gpu_kernels(ir, small)).contraction.tile.bm == 128);
+    // Less shared memory: fewer reads staged, no double buffering.
+    sched::GpuTarget tight = h200;
+    tight.shared_memory_per_block = 4096;
+    const sched::GpuContractionMapping& c = only(sched::map_gpu_kernels(ir, tight)).contraction;
+    CHECK(c.shared_bytes <= 4096);
+    CHECK(c.staged.size() < 2);
+    // Fewer threads per block than the tile needs: the kernel becomes a reduction.
+    sched::GpuTarget few = h200;
+    few.max_threads_per_block = 128;
+    CHECK(only(sched::map_gpu_kernels(ir, few)).form == sched::GpuForm::Reduction);
+    // The warp size rounds the threads of small launches.
+    Array v = placeholder(Shape::of({40}));
+    poly::ProgramIR map = partitioned({v * 2.0f}, {v});
+    sched::GpuKernelMapping mk = only(sched::map_gpu_kernels(map, h200));
+    REQUIRE(mk.form == sched::GpuForm::Map);
+    CHECK(mk.map_threads == std::vector<std::int64_t>{64});
+    sched::GpuTarget wide = h200;
+    wide.warp_size = 64;
+    CHECK(only(sched::map_gpu_kernels(map, wide)).map_threads == std::vector<std::int64_t>{64});
+    wide.warp_size = 16;
+    CHECK(only(sched::map_gpu_kernels(map, wide)).map_threads == std::vector<std::int64_t>{48});
+}
+
+TEST_CASE("gpu mapping passes: reductions, tuple reductions and the generic form") {
+    sched::GpuTarget t;
+    // A row sum along contiguous memory: a block per row.
+    Array x = placeholder(Shape::of({64, 4096}));
+    sched::GpuKernelMapping rows = only(sched::map_gpu_kernels(partitioned({sum(x, {1})}, {x}), t));
+    REQUIRE(rows.form == sched::GpuForm::Reduction);
+    CHECK(rows.reduction_mapping.strategy == sched::GpuReductionStrategy::Block);
+    CHECK(rows.reduction_mapping.threads == 256);
+    // A total of a long vector: split into partials.
+    Array y = placeholder(Shape::of({1 << 20}));
+    sched::GpuKernelMapping total = only(sched::map_gpu_kernels(partitioned({sum(y, {0})}, {y}), t));
+    REQUIRE(total.form == sched::GpuForm::Reduction);
+    CHECK(total.reduction_mapping.strategy == sched::GpuReductionStrategy::Split);
+    CHECK(total.reduction_mapping.slices == 256);
+    CHECK(total.reduction_mapping.final_threads == 256);
+    // Column sums: a thread per column.
+    Array z = placeholder(Shape::of({4096, 4096}));
+    sched::GpuKernelMapping cols = only(sched::map_gpu_kernels(partitioned({sum(z, {0})}, {z}), t));
+    REQUIRE(cols.form == sched::GpuForm::Reduction);
+    CHECK(cols.reduction_mapping.strategy == sched::GpuReductionStrategy::Serial);
+    CHECK(cols.reduction_mapping.threads == 256);
+    // Argmax (a reduction of two values) over 1000 entries: a block of 256 per row.
+    Array w = placeholder(Shape::of({8, 1000}));
+    poly::ProgramIR am = partitioned({argmax(w, 1)}, {w});
+    sched::GpuMapping m = sched::map_gpu_kernels(am, t);
+    auto tuple = std::find_if(m.kernels.begin(), m.kernels.end(), [](const auto& k) {
+        return k.form == sched::GpuForm::TupleReduction;
+    });
+    REQUIRE(tuple != m.kernels.end());
+    CHECK(tuple->reduction_mapping.threads == 256);
+    // generic_only: every kernel on the generic mapping.
+    sched::GpuMappingOptions generic;
+    generic.generic_only = true;
+    CHECK(only(sched::map_gpu_kernels(partitioned({sum(x, {1})}, {x}), t, generic)).form ==
+          sched::GpuForm::Generic);
+}
+
+TEST_CASE("gpu mapping passes: the autotuner's tiling and split K") {
+    // A 256x1024 result over 784 (the MNIST MLP's first weight gradient): 64x64 tiles, split K.
+    Array a = placeholder(Shape::of({256, 784})), b = placeholder(Shape::of({784, 1024}));
+    poly::ProgramIR ir = partitioned({matmul(a, b)}, {a, b});
+    sched::GpuContractionMapping policy = only(sched::map_gpu_kernels(ir, {})).contraction;
+    CHECK(policy.tile.bm == 64);
+    CHECK(policy.splits > 1);
+    sched::GpuMappingOptions tuned;
+    tuned.contraction_tilings[0] = {{32, 32, 16}, 1};
+    sched::GpuContractionMapping t = only(sched::map_gpu_kernels(ir, {}, tuned)).contraction;
+    CHECK(t.tile.bm == 32);
+    CHECK(t.splits == 1);
+    CHECK(t.final_threads == 0);
+    tuned.contraction_tilings[0] = {{64, 64, 16}, 4};
+    sched::GpuContractionMapping s = only(sched::map_gpu_kernels(ir, {}, tuned)).contraction;
+    CHECK(s.splits == 4);
+    CHECK(s.final_threads == 256);
+    CHECK(s.final_index32);
+}
+
+TEST_CASE("gpu mapping passes: a cuda lowering runs them in the pass list's order") {
+    setenv("HEDRA_TIME_PASSES", "1", 1);
+    dump::reset_pass_times();
+    Array a = placeholder(Shape::of({96, 80})), b = placeholder(Shape::of({80, 72}));
+    Array c = matmul(a, b);
+    Array s = sum(c, {1});
+    Array top = argmax(c, 1);
+    test::LoweredArrays l = test::lower_arrays({c, s, top, exp(a)}, {}, {a, b});
+    std::vector<std::string> names = timed_passes();
+    unsetenv("HEDRA_TIME_PASSES");
+    dump::reset_pass_times();
+    for (const char* expected :
+         {"gpu.forms", "gpu.tile", "gpu.stage", "gpu.reduction", "gpu.launch", "print"})
+        CHECK(std::find(names.begin(), names.end(), expected) != names.end());
+    int last = -1;
+    for (const std::string& name : names) {
+        CAPTURE(name);
+        int at = position(name);
+        CHECK(at >= 0);
+        CHECK(at > last);
+        last = at;
+    }
+    for (const sched::PassInfo& p : sched::pass_list())
+        if (p.unit == "gpu") {
+            CAPTURE(p.name);
+            CHECK(p.dumps == p.name);
+        }
+}
+
+TEST_CASE("gpu mapping passes: each writes its HEDRA_DUMP stage") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("hedra_gpu_dump_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    setenv("HEDRA_DUMP", dir.c_str(), 1);
+    Array a = placeholder(Shape::of({64, 48})), b = placeholder(Shape::of({48, 40}));
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
+    unsetenv("HEDRA_DUMP");
+    std::vector<std::string> stages;
+    std::string tile;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        std::string name = e.path().filename().string();
+        for (const char* stage :
+             {"gpu.forms", "gpu.tile", "gpu.stage", "gpu.reduction", "gpu.launch"})
+            if (name.find(std::string("-") + stage + ".txt") != std::string::npos)
+                stages.push_back(stage);
+        if (name.find("-gpu.stage.txt") != std::string::npos) {
+            std::stringstream text;
+            text << std::ifstream(e.path()).rdbuf();
+            tile = text.str();
+        }
+    }
+    fs::remove_all(dir);
+    CHECK(stages.size() == 5);
+    CAPTURE(tile);
+    CHECK(tile.find("contraction m=") != std::string::npos);
+    CHECK(tile.find("staged read") != std::string::npos);
+}
