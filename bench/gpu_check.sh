@@ -8,7 +8,7 @@
 #
 #   bench/gpu_check.sh build   on a development machine (isl, the CUDA toolkit's headers, a C++20
 #                              compiler): configure and build into $HEDRA_GPU_BUILD (default
-#                              build-gpu, ~48 MB), then run the tests that need no GPU (with
+#                              build-gpu, ~46 MB), then run the tests that need no GPU (with
 #                              QUICK=1, not the CPU emulation suite: CI runs it so, after the
 #                              main build's ctest has run the same tests whole; scripts/test.sh).
 #   bench/gpu_check.sh [run]   on the GPU machine, from the repository root with the build folder

@@ -172,8 +172,8 @@ void check_example(const std::string& example, const std::string& versions,
         return;
     }
     std::string want = read_text(golden);
-    REQUIRE_MESSAGE(!want.empty(),
-                    "missing golden file " << golden.string() << "; run with HEDRA_UPDATE_GOLDEN=1");
+    REQUIRE_MESSAGE(!want.empty(), "missing golden file " << golden.string()
+                                                          << "; run with HEDRA_UPDATE_GOLDEN=1");
     std::string recorded = want.substr(0, want.find('\n'));
     if (recorded != versions) {
         MESSAGE("registers not compared: " << golden.string() << " was recorded by '" << recorded
