@@ -79,7 +79,7 @@ KernelSchedule compute_schedule(poly::IslContext& ctx, const poly::Scop& scop,
             if (std::find(inits.begin(), inits.end(), i) == inits.end())
                 rest_statements.push_back(i);
         int absorbed = -1;
-        main = direct_schedule(scop, deps, rest_statements, inits, absorbed);
+        main = direct_schedule(scop, deps, rest_statements, inits, absorbed, options.cpu);
         if (main) out.constraints = constraints_of(deps, rest); // for dumps: what isl was spared
         if (main && absorbed >= 0) inits.erase(std::find(inits.begin(), inits.end(), absorbed));
         HEDRA_INTERNAL_CHECK(main || !row_local, "compute_schedule: kernel " + scop.kernel->name +

@@ -12,6 +12,7 @@
 #include "polyhedral/dependences.hpp"
 #include "polyhedral/isl_context.hpp"
 #include "polyhedral/scop.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::sched {
 
@@ -20,6 +21,7 @@ struct ScheduleOptions {
     unsigned long base_operations = 400000;          // isl operation quota: base +
     unsigned long operations_per_statement = 100000; // ... this per statement
     bool direct = true; // kernels of a known shape get direct_schedule.hpp's schedule
+    CpuTarget cpu = cpu_target(); // what a contraction's schedule is planned for
 };
 
 struct KernelSchedule {

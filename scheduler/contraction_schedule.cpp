@@ -86,8 +86,9 @@ double panel_fills(const Statement& st, const poly::Read& r, int a, int v, std::
 }
 
 // The cost of (A, V) per useful product, or nothing when the register tile cannot use it.
-std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statement& st, int a, int v,
-                                  std::int64_t width, std::int64_t k_total) {
+std::optional<Candidate> evaluate(const CpuTarget& cpu, const poly::ProgramIR& program,
+                                  const Statement& st, int a, int v, std::int64_t width,
+                                  std::int64_t k_total) {
     const Buffer& out = program.buffers[st.write_buffer];
     std::int64_t ea = st.extents[a], ev = st.extents[v];
     std::int64_t ca = element_stride(out, st.write_access, a);
@@ -118,12 +119,12 @@ std::optional<Candidate> evaluate(const poly::ProgramIR& program, const Statemen
         else
             return std::nullopt;
     }
-    int max_rows = (cpu_target().vector_registers - 1 - 2 * c.packs - 2 * (row_vectors > 0)) / 2;
+    int max_rows = (cpu.vector_registers - 1 - 2 * c.packs - 2 * (row_vectors > 0)) / 2;
     if (max_rows < 1) return std::nullopt;
     // The register tile runs blocks of R rows, then one block each of 4, 2 and 1 rows; a block
     // of r rows loads 2 vectors per 2r products.
     int rows = static_cast<int>(
-        std::min<std::int64_t>(std::min(max_rows, cpu_target().register_tile_rows), ea));
+        std::min<std::int64_t>(std::min(max_rows, cpu.register_tile_rows), ea));
     std::int64_t left = ea % rows;
     double row_cost = static_cast<double>(ea / rows) * (rows + 2.0);
     for (int r = 4; r >= 1; r /= 2)
@@ -195,7 +196,8 @@ std::vector<int> locality_order(const poly::ProgramIR& program, const Statement&
 } // namespace
 
 std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
-                                                const poly::Kernel& kernel, int statement) {
+                                                const poly::Kernel& kernel, int statement,
+                                                const CpuTarget& cpu) {
     const Statement& st = kernel.statements.at(statement);
     const Buffer& out = program.buffers.at(st.write_buffer);
     if (st.kind != poly::StatementKind::Update || st.reduce_op != ReduceOp::Sum ||
@@ -221,14 +223,14 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     if (instances < kMinInstances || reduction.empty() || outputs.size() < 2) return std::nullopt;
     const auto dsize_out = static_cast<std::int64_t>(dtype_size(out.dtype));
     auto width_along = [&](int v) {
-        return 2 * std::int64_t{tile_vector_bytes(st.extents[v], dtype_size(out.dtype))} /
+        return 2 * std::int64_t{tile_vector_bytes(cpu, st.extents[v], dtype_size(out.dtype))} /
                dsize_out;
     };
     std::optional<Candidate> best;
     for (int v : outputs)
         for (int a : outputs) {
             if (a == v || st.extents[v] < 2 || st.extents[a] < 2) continue;
-            std::optional<Candidate> c = evaluate(program, st, a, v, width_along(v), k_total);
+            std::optional<Candidate> c = evaluate(cpu, program, st, a, v, width_along(v), k_total);
             if (c && (!best || c->cost < best->cost)) best = c;
         }
     if (!best) return std::nullopt;
@@ -253,7 +255,7 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     const auto dsize = static_cast<std::int64_t>(dtype_size(out.dtype));
     std::int64_t k_max = kMaxReduction;
     if (best->packs > 0)
-        k_max = std::clamp(cpu_target().panel_bytes /
+        k_max = std::clamp(cpu.panel_bytes /
                                (dsize * round_up(st.extents[plan.v], width) * best->packs),
                            kMinReduction, kMaxPackedReduction);
     // A panel gathered from a source strided along V (x·Wᵀ: W's rows along K) is filled one
@@ -278,13 +280,13 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     std::int64_t vmax = kUnpackedWidth;
     if (best->packs > 0)
         vmax =
-            std::max(width, cpu_target().panel_bytes / (dsize * kc * best->packs) / width * width);
+            std::max(width, cpu.panel_bytes / (dsize * kc * best->packs) / width * width);
     if (best->strided_pack) vmax = width;
     plan.tile[plan.v] = even_tile(ev, vmax, width);
     // Many rows: blocks of rows whose broadcast operand (rows x K points) stays in L2 across
     // the V tiles, the panels refilled per block (BLIS's mc loop).
     std::int64_t ea_all = st.extents[plan.a];
-    const std::int64_t rows = cpu_target().register_tile_rows;
+    const std::int64_t rows = cpu.register_tile_rows;
     if (ea_all > kMaxTileRows && best->packs > 0)
         plan.tile[plan.a] = even_tile(ea_all, kMaxTileRows, rows);
     // A broadcast operand whose innermost K steps are a KiB or more apart, with K whole: its

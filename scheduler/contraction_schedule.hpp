@@ -27,6 +27,7 @@
 
 #include "polyhedral/isl_ptr.hpp"
 #include "polyhedral/scop.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::sched {
 
@@ -50,8 +51,10 @@ bool vector_expression(const ScalarExpr& e, DType t);
 
 // The plan for statement `statement` of `kernel`, or nothing when it is not a contraction the
 // register tile can use (or is too small to be worth one).
+// Every machine fact read comes from `cpu`.
 std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
-                                                const poly::Kernel& kernel, int statement);
+                                                const poly::Kernel& kernel, int statement,
+                                                const CpuTarget& cpu = cpu_target());
 
 // Among `inits` (statements that assign the reduction's identity ahead of it), the one this
 // plan can absorb: it assigns 0 to exactly the elements the update accumulates into, and no

@@ -335,7 +335,8 @@ IslPtr<isl_schedule> stream_schedule(const poly::Scop& scop, const std::vector<i
 
 IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
                                      const std::vector<int>& statements,
-                                     const std::vector<int>& inits, int& absorbed) {
+                                     const std::vector<int>& inits, int& absorbed,
+                                     const CpuTarget& cpu) {
     absorbed = -1;
     if (statements.empty()) return {};
     const auto& all = scop.kernel->statements;
@@ -343,7 +344,7 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
     if (statements.size() == 1) {
         int s = statements[0];
         if (all[s].kind != poly::StatementKind::Update) return assignment_schedule(scop, deps, s);
-        if (auto plan = plan_contraction(*scop.program, *scop.kernel, s)) {
+        if (auto plan = plan_contraction(*scop.program, *scop.kernel, s, cpu)) {
             absorbed = absorbable_init(scop, *plan, inits);
             return contraction_schedule(scop, *plan, absorbed);
         }
@@ -354,7 +355,7 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
     if (statements.size() == 2 && all[statements[0]].kind == poly::StatementKind::Update &&
         is_epilogue(all[statements[1]], all[statements[0]])) {
         int s = statements[0], e = statements[1];
-        auto plan = plan_contraction(*scop.program, *scop.kernel, s);
+        auto plan = plan_contraction(*scop.program, *scop.kernel, s, cpu);
         if (!plan) // a reduction of another form (an embedding's one-hot adjoint), then its map
             return take(isl_schedule_sequence(reduction_schedule(scop, s).release(),
                                               poly::statement_program_order(scop, e).release()));

@@ -29,6 +29,7 @@
 #include "polyhedral/dependences.hpp"
 #include "polyhedral/isl_ptr.hpp"
 #include "polyhedral/scop.hpp"
+#include "scheduler/target.hpp"
 
 namespace hedra::sched {
 
@@ -39,6 +40,7 @@ inline constexpr const char* kDirectMark = "direct";
 // contraction may absorb its own (contraction_schedule.hpp), reported in `absorbed` (else -1).
 poly::IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Dependences& deps,
                                            const std::vector<int>& statements,
-                                           const std::vector<int>& inits, int& absorbed);
+                                           const std::vector<int>& inits, int& absorbed,
+                                           const CpuTarget& cpu = cpu_target());
 
 } // namespace hedra::sched

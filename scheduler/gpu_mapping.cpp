@@ -456,11 +456,23 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
                 mapping.kernels.push_back(form_of(program, static_cast<int>(k), options));
     }
     write_stage("gpu.forms", mapping, program);
+    GpuMappingOptions tuned = options;
+    if (options.measure && options.tile_sizes.empty()) {
+        dump::PassTimer timer("gpu.autotune");
+        for (const GpuKernelMapping& m : mapping.kernels) {
+            if (m.form != GpuForm::Contraction || tuned.contraction_tilings.count(m.kernel))
+                continue;
+            std::vector<ContractionTiling> candidates = contraction_candidates(program, m.kernel);
+            if (candidates.size() < 2) continue;
+            if (std::optional<ContractionTiling> fastest = options.measure(m.kernel, candidates))
+                tuned.contraction_tilings[m.kernel] = *fastest;
+        }
+    }
     {
         dump::PassTimer timer("gpu.tile");
         for (GpuKernelMapping& m : mapping.kernels)
             if (m.form == GpuForm::Contraction &&
-                !tile_contraction(target, options, m.kernel, *m.reduction, m.contraction)) {
+                !tile_contraction(target, tuned, m.kernel, *m.reduction, m.contraction)) {
                 m.form = GpuForm::Reduction;
                 m.contraction = {};
             }

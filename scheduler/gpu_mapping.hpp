@@ -4,6 +4,8 @@
 //   gpu.forms      which form each kernel has (kernel_forms.hpp): maps (with their launch
 //                  groups), a contraction, a reduction, a reduction of several values, or none
 //                  (the generic mapping: isl's loop AST, outer parallel loops over threads)
+//   gpu.autotune   with a measurement (the backend's autotuner), the fastest of a
+//                  contraction's candidate tilings (contraction_candidates below)
 //   gpu.tile       a contraction's block tile (BM×BN over M and N, a chunk of the reduction
 //                  members), its thread tile (TM×TN accumulators per thread), the members over
 //                  blockIdx.z, and split K (slices of the chunks over blockIdx.z)
@@ -21,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -117,6 +120,12 @@ struct GpuMappingOptions {
     std::map<int, ContractionTiling> contraction_tilings;
     int only_kernel = -1;      // >= 0: map this kernel only (the autotuner's candidates)
     bool generic_only = false; // every kernel on the generic mapping (tests)
+    // The autotuner's measurement (the backend's: it compiles and times each candidate on the
+    // device): of kernel `kernel`'s candidate tilings, the fastest, or nothing to keep the
+    // policy's. When set, gpu.autotune asks it for every contraction that has no tiling yet.
+    std::function<std::optional<ContractionTiling>(
+        int kernel, const std::vector<ContractionTiling>& candidates)>
+        measure;
 };
 
 // The GPU mapping passes over every kernel (or options.only_kernel), in pass-list order, each

@@ -63,6 +63,7 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
         dump::PassTimer timer("schedule");
         ScheduleOptions so;
         so.direct = options.tile_sizes.empty(); // explicit tile sizes: isl's bands, tiled
+        so.cpu = options.cpu;
         ks = compute_schedule(ctx, scop, deps, so);
     }
     fell_back = ks.fell_back;
@@ -174,6 +175,9 @@ const std::vector<PassInfo>& pass_list() {
         {"gpu.forms", "gpu", "gpu.forms",
          "cuda: each kernel's form: maps (launch groups), contraction, reduction, tuple reduction "
          "or generic (gpu_mapping.hpp)"},
+        {"gpu.autotune", "gpu", "",
+         "cuda, HEDRA_CUDA_AUTOTUNE: each contraction's fastest candidate tiling, timed on the "
+         "device by the backend"},
         {"gpu.tile", "gpu", "gpu.tile",
          "cuda: a contraction's block tile over M and N, thread tile, reduction chunk, split K"},
         {"gpu.stage", "gpu", "gpu.stage",
@@ -239,6 +243,7 @@ LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
     passes.tile_sizes = options.tile_sizes;
     passes.tile = options.tile;
     passes.observer = options.observer;
+    passes.cpu = target.cpu;
     LoweredKernels out;
     if (target.kind == Target::Kind::Cpu) {
         LoopProgram loops = lower_kernels(program, passes);

@@ -42,6 +42,7 @@ const std::vector<PassInfo>& pass_list();
 struct KernelPassOptions {
     std::vector<std::int64_t> tile_sizes; // empty: the scheduler's defaults (tile.hpp)
     bool tile = true;                     // false: the schedule as computed (cuda's mapping)
+    CpuTarget cpu = cpu_target();         // the CPU the schedules are planned for
     // Sees every stage (and may replace schedules); null: the HEDRA_DUMP observer, if set.
     CompileObserver* observer = nullptr;
 };

@@ -38,7 +38,11 @@ CpuTarget cpu_target_named(const std::string& name) {
 }
 
 int tile_vector_bytes(std::int64_t v_extent, std::size_t element_bytes) {
-    int bytes = cpu_target().vector_bytes;
+    return tile_vector_bytes(cpu_target(), v_extent, element_bytes);
+}
+
+int tile_vector_bytes(const CpuTarget& cpu, std::int64_t v_extent, std::size_t element_bytes) {
+    int bytes = cpu.vector_bytes;
     while (bytes > 32 && v_extent * static_cast<std::int64_t>(element_bytes) < bytes)
         bytes /= 2;
     return bytes;

@@ -43,6 +43,7 @@ const CpuTarget& cpu_target();
 // The vector width in bytes of a register tile over `v_extent` columns of `element_bytes`
 // each: the target's, halved (not below 32) while one vector is wider than the columns, so
 // that a matmul with 8 columns keeps 8-wide vectors, and their blocked sums, on AVX-512.
-int tile_vector_bytes(std::int64_t v_extent, std::size_t element_bytes);
+int tile_vector_bytes(const CpuTarget& cpu, std::int64_t v_extent, std::size_t element_bytes);
+int tile_vector_bytes(std::int64_t v_extent, std::size_t element_bytes); // cpu_target()'s
 
 } // namespace hedra::sched

@@ -111,67 +111,89 @@ bool autotune_enabled() {
     return autotune_mode() > 0;
 }
 
+std::optional<ContractionTiling>
+autotune_kernel(const poly::ProgramIR& ir, const CudaLowerOptions& base, int kernel,
+                const std::vector<ContractionTiling>& candidates, const Device& device,
+                DeviceAllocator& allocator, const Stream& stream, const ImageObserver& observe,
+                AutotuneStats& stats) {
+    std::string arch = default_architecture(device.architecture());
+    CudaLowerOptions o = base;
+    o.contraction_tilings.clear();
+    o.tile_sizes.clear();
+    o.only_kernel = kernel;
+    o.observer = nullptr;
+    o.measure = nullptr; // each candidate as given
+    std::vector<std::string> sources;
+    std::vector<CudaLoweredProgram> lowered;
+    std::vector<ContractionTiling> distinct;
+    for (const ContractionTiling& c : candidates) {
+        o.contraction_tilings[kernel] = c;
+        CudaLoweredProgram l = lower_cuda(ir, o);
+        if (std::find(sources.begin(), sources.end(), l.source) != sources.end()) continue;
+        sources.push_back(l.source);
+        lowered.push_back(std::move(l));
+        distinct.push_back(c);
+    }
+    if (distinct.size() < 2) return std::nullopt; // nothing to choose from
+    ++stats.kernels;
+    std::string key = sha256_hex("hedra contraction tiling v2\n" + device.name + "\n" + arch +
+                                 "\n" + sched::to_string(base.gpu) + "\n" + sources[0]);
+    if (auto cached = choice_cache().load(key))
+        if (auto t = decode(*cached)) {
+            ++stats.from_cache;
+            return *t;
+        }
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t best_at = 0;
+    std::string report;
+    for (std::size_t c = 0; c < lowered.size(); ++c) {
+        double ms = std::numeric_limits<double>::infinity();
+        try {
+            ms = time_launches(ir, lowered[c], arch, allocator, stream, observe);
+            ++stats.candidates;
+        } catch (const Error& e) {
+            report += "  " + encode(distinct[c]) + " failed: " + e.what() + "\n";
+            continue;
+        }
+        report += "  " + encode(distinct[c]) + " " + std::to_string(ms) + " ms\n";
+        if (ms < best) {
+            best = ms;
+            best_at = c;
+        }
+    }
+    if (autotune_mode() == 2)
+        std::fprintf(stderr, "hedra cuda autotune: kernel k%d, %zu candidates, chose %s\n%s",
+                     kernel, lowered.size(), encode(distinct[best_at]).c_str(), report.c_str());
+    if (best < std::numeric_limits<double>::infinity())
+        choice_cache().store(key, encode(distinct[best_at]));
+    return distinct[best_at];
+}
+
+std::function<std::optional<ContractionTiling>(int, const std::vector<ContractionTiling>&)>
+autotune_measure(const poly::ProgramIR& ir, const CudaLowerOptions& base, const Device& device,
+                 DeviceAllocator& allocator, const Stream& stream, const ImageObserver& observe,
+                 AutotuneStats& stats) {
+    CudaLowerOptions o = base;
+    o.measure = nullptr;
+    return [&ir, o, &device, &allocator, &stream, observe,
+            &stats](int kernel, const std::vector<ContractionTiling>& candidates) {
+        return autotune_kernel(ir, o, kernel, candidates, device, allocator, stream, observe,
+                               stats);
+    };
+}
+
 std::map<int, ContractionTiling>
 autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, const Device& device,
                       DeviceAllocator& allocator, const Stream& stream,
                       const ImageObserver& observe, AutotuneStats& stats) {
     std::map<int, ContractionTiling> chosen;
-    std::string arch = default_architecture(device.architecture());
     for (std::size_t k = 0; k < ir.kernels.size(); ++k) {
         int kernel = static_cast<int>(k);
         std::vector<ContractionTiling> candidates = contraction_candidates(ir, kernel);
         if (candidates.size() < 2) continue;
-        CudaLowerOptions o = base;
-        o.contraction_tilings.clear();
-        o.tile_sizes.clear();
-        o.only_kernel = kernel;
-        o.observer = nullptr;
-        std::vector<std::string> sources;
-        std::vector<CudaLoweredProgram> lowered;
-        std::vector<ContractionTiling> distinct;
-        for (const ContractionTiling& c : candidates) {
-            o.contraction_tilings[kernel] = c;
-            CudaLoweredProgram l = lower_cuda(ir, o);
-            if (std::find(sources.begin(), sources.end(), l.source) != sources.end()) continue;
-            sources.push_back(l.source);
-            lowered.push_back(std::move(l));
-            distinct.push_back(c);
-        }
-        if (distinct.size() < 2) continue; // nothing to choose from
-        ++stats.kernels;
-        std::string key =
-            sha256_hex("hedra contraction tiling v2\n" + device.name + "\n" + arch + "\n" +
-                       sched::to_string(base.gpu) + "\n" + sources[0]);
-        if (auto cached = choice_cache().load(key))
-            if (auto t = decode(*cached)) {
-                ++stats.from_cache;
-                chosen[kernel] = *t;
-                continue;
-            }
-        double best = std::numeric_limits<double>::infinity();
-        std::size_t best_at = 0;
-        std::string report;
-        for (std::size_t c = 0; c < lowered.size(); ++c) {
-            double ms = std::numeric_limits<double>::infinity();
-            try {
-                ms = time_launches(ir, lowered[c], arch, allocator, stream, observe);
-                ++stats.candidates;
-            } catch (const Error& e) {
-                report += "  " + encode(distinct[c]) + " failed: " + e.what() + "\n";
-                continue;
-            }
-            report += "  " + encode(distinct[c]) + " " + std::to_string(ms) + " ms\n";
-            if (ms < best) {
-                best = ms;
-                best_at = c;
-            }
-        }
-        if (autotune_mode() == 2)
-            std::fprintf(stderr, "hedra cuda autotune: kernel k%d, %zu candidates, chose %s\n%s",
-                         kernel, lowered.size(), encode(distinct[best_at]).c_str(), report.c_str());
-        chosen[kernel] = distinct[best_at];
-        if (best < std::numeric_limits<double>::infinity())
-            choice_cache().store(key, encode(distinct[best_at]));
+        if (auto t = autotune_kernel(ir, base, kernel, candidates, device, allocator, stream,
+                                     observe, stats))
+            chosen[kernel] = *t;
     }
     return chosen;
 }

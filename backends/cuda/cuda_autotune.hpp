@@ -1,8 +1,9 @@
-// Autotuning of the contraction tilings ($HEDRA_CUDA_AUTOTUNE=1). The policy
-// (cuda_contraction.cpp) picks a contraction's tile and split from the problem size alone, but
-// which one is fastest depends on the device. With autotuning on, each contraction kernel of a
-// new program is lowered alone with each candidate tiling (contraction_candidates: the policy's
-// first), every distinct source compiled and timed on the device with CUDA events, on device
+// Autotuning of the contraction tilings ($HEDRA_CUDA_AUTOTUNE=1), the measurement of the
+// gpu.autotune pass (scheduler/gpu_mapping.hpp). The policy (gpu.tile) picks a contraction's
+// tile and split from the problem size alone, but which one is fastest depends on the device.
+// With autotuning on, the pass hands each contraction kernel of a new program here with its
+// candidate tilings (contraction_candidates: the policy's first); each is lowered alone, every
+// distinct source compiled and timed on the device with CUDA events, on device
 // buffers of the program's sizes (a dense contraction does the same work whatever the values),
 // and the fastest is used. The choice is cached on disk beside the NVRTC images (key: the
 // device, the NVRTC architecture and the kernel's source under the policy), so a program tunes
@@ -12,7 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/cuda_lower.hpp"
 #include "backends/cuda/device_allocator.hpp"
@@ -32,9 +35,22 @@ bool autotune_enabled();
 // image hook: the fake-driver tests register the emulation there).
 using ImageObserver = std::function<void(const std::string& source, const std::string& image)>;
 
-// The fastest tiling of every contraction kernel of `ir`, lowered with `base` (its
-// multiprocessors and shared-memory limit), timed on `stream`. Candidates that fail to compile
-// or launch are skipped.
+// The fastest of kernel `kernel`'s candidate tilings (the gpu.autotune pass's measurement):
+// each lowered alone with `base`'s target, the distinct sources compiled and timed on `stream`;
+// candidates that fail to compile or launch are skipped. Nothing when all lower to one source.
+std::optional<ContractionTiling>
+autotune_kernel(const poly::ProgramIR& ir, const CudaLowerOptions& base, int kernel,
+                const std::vector<ContractionTiling>& candidates, const Device& device,
+                DeviceAllocator& allocator, const Stream& stream, const ImageObserver& observe,
+                AutotuneStats& stats);
+
+// The measurement gpu.autotune calls (autotune_kernel over these), for CudaLowerOptions::measure.
+std::function<std::optional<ContractionTiling>(int, const std::vector<ContractionTiling>&)>
+autotune_measure(const poly::ProgramIR& ir, const CudaLowerOptions& base, const Device& device,
+                 DeviceAllocator& allocator, const Stream& stream, const ImageObserver& observe,
+                 AutotuneStats& stats);
+
+// The fastest tiling of every contraction kernel of `ir` (autotune_kernel for each).
 std::map<int, ContractionTiling>
 autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, const Device& device,
                       DeviceAllocator& allocator, const Stream& stream,

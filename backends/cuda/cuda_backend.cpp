@@ -94,16 +94,17 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     CudaLowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
     lo.gpu = state.device.target();
+    // HEDRA_CUDA_AUTOTUNE: gpu.autotune times each contraction's candidates on this device.
+    cuda::AutotuneStats tuning;
     if (lo.tile_sizes.empty() && cuda::autotune_enabled()) {
-        cuda::AutotuneStats tuning;
         cuda::ImageObserver observe;
         if (CudaImageHook hook = g_image_hook.load()) observe = hook;
-        lo.contraction_tilings = cuda::autotune_contractions(ir, lo, state.device, state.allocator,
-                                                             state.stream, observe, tuning);
-        stats.tuned_kernels += tuning.kernels;
-        stats.tuning_candidates += tuning.candidates;
+        lo.measure = cuda::autotune_measure(ir, lo, state.device, state.allocator, state.stream,
+                                            observe, tuning);
     }
     code->lowered = lower_cuda(ir, lo); // the GPU mapping passes, then "print"
+    stats.tuned_kernels += tuning.kernels;
+    stats.tuning_candidates += tuning.candidates;
     std::string arch = cuda::default_architecture(state.device.architecture());
     cuda::NvrtcImage image = [&] {
         dump::PassTimer timer("jit");

@@ -173,6 +173,45 @@ TEST_CASE("gpu mapping passes: the autotuner's tiling and split K") {
     CHECK(s.final_index32);
 }
 
+TEST_CASE("gpu mapping passes: gpu.autotune asks the measurement and keeps its choice") {
+    Array a = placeholder(Shape::of({512, 512})), b = placeholder(Shape::of({512, 512}));
+    Array v = placeholder(Shape::of({512}));
+    poly::ProgramIR ir = partitioned({matmul(a, b), v * 2.0f}, {a, b, v});
+    std::vector<int> asked;
+    std::size_t offered = 0;
+    sched::GpuMappingOptions o;
+    o.measure = [&](int kernel, const std::vector<sched::ContractionTiling>& candidates) {
+        asked.push_back(kernel);
+        offered = candidates.size();
+        CHECK(candidates[0] == sched::ContractionTiling{}); // the policy's first
+        return std::optional<sched::ContractionTiling>(sched::ContractionTiling{{32, 32, 16}, 1});
+    };
+    sched::GpuMapping m = sched::map_gpu_kernels(ir, {}, o);
+    REQUIRE(asked.size() == 1); // the contraction only, not the map
+    CHECK(offered == sched::contraction_candidates(ir, asked[0]).size());
+    for (const sched::GpuKernelMapping& k : m.kernels)
+        if (k.form == sched::GpuForm::Contraction) {
+            CHECK(k.contraction.tile.bm == 32);
+            CHECK(k.contraction.splits == 1);
+        }
+    // Nothing measured: the policy's tile. A tiling given already: not asked again.
+    o.measure = [&](int, const std::vector<sched::ContractionTiling>&) {
+        return std::optional<sched::ContractionTiling>();
+    };
+    for (const sched::GpuKernelMapping& k : sched::map_gpu_kernels(ir, {}, o).kernels)
+        if (k.form == sched::GpuForm::Contraction) CHECK(k.contraction.tile.bm == 64);
+    asked.clear();
+    o.contraction_tilings[m.kernels[0].form == sched::GpuForm::Contraction ? m.kernels[0].kernel
+                                                                           : m.kernels[1].kernel] =
+        {{64, 64, 8}, 1};
+    o.measure = [&](int kernel, const std::vector<sched::ContractionTiling>&) {
+        asked.push_back(kernel);
+        return std::optional<sched::ContractionTiling>();
+    };
+    sched::map_gpu_kernels(ir, {}, o);
+    CHECK(asked.empty());
+}
+
 TEST_CASE("gpu mapping passes: a cuda lowering runs them in the pass list's order") {
     setenv("HEDRA_TIME_PASSES", "1", 1);
     dump::reset_pass_times();
@@ -196,7 +235,7 @@ TEST_CASE("gpu mapping passes: a cuda lowering runs them in the pass list's orde
         last = at;
     }
     for (const sched::PassInfo& p : sched::pass_list())
-        if (p.unit == "gpu") {
+        if (p.unit == "gpu" && p.name != "gpu.autotune") { // its choice is gpu.tile's
             CAPTURE(p.name);
             CHECK(p.dumps == p.name);
         }
