@@ -8,8 +8,8 @@
 #include "core/range.hpp"
 #include "core/symbolic.hpp"
 #ifdef HEDRA_AOT_HAVE_CUDA
-#include "backends/cuda/cuda_lower.hpp"
-#include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
+#include "backends/cuda/runtime/nvrtc_compiler.hpp"
 #include "scheduler/partition.hpp"
 #endif
 

@@ -12,7 +12,7 @@
 #include <dlfcn.h>
 #include <nccl.h>
 
-#include "backends/cuda/cuda_driver.hpp"
+#include "backends/cuda/runtime/cuda_driver.hpp"
 #endif
 
 namespace hedra::dist {

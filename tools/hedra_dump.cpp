@@ -22,8 +22,8 @@
 #include "tools/dump_examples.hpp"
 #include "tools/dump_report.hpp"
 #ifdef HEDRA_DUMP_HAVE_CUDA
-#include "backends/cuda/cuda_lower.hpp"
-#include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
+#include "backends/cuda/runtime/nvrtc_compiler.hpp"
 #endif
 
 #ifndef HEDRA_VERSION_STRING

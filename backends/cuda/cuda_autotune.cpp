@@ -12,7 +12,7 @@
 
 #include "backends/common/hash.hpp"
 #include "backends/common/kernel_cache.hpp"
-#include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/runtime/nvrtc_compiler.hpp"
 #include "core/error.hpp"
 
 namespace hedra::backend::cuda {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_lower.hpp"
-#include "backends/cuda/device_allocator.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
+#include "backends/cuda/runtime/device_allocator.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/common/program_cache.hpp"
-#include "backends/cuda/cuda_lower.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
 #include "core/backend.hpp"
 
 namespace hedra::backend {

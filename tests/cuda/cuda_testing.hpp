@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include "backends/cuda/cuda_backend.hpp"
-#include "backends/cuda/cuda_lower.hpp"
-#include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
+#include "backends/cuda/runtime/nvrtc_compiler.hpp"
 #include "hedra.hpp"
 #include "scheduler/partition.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_lower.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
 #include "core/host_array.hpp"
 #include "polyhedral/kernel_ir.hpp"
 

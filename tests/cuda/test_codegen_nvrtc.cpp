@@ -3,7 +3,7 @@
 // function is in the PTX. Needs NVRTC but no GPU.
 #include <set>
 
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 

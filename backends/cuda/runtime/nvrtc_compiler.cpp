@@ -1,5 +1,5 @@
 // The dlopen'ed NVRTC and the on-disk cache of its images (see nvrtc_compiler.hpp).
-#include "backends/cuda/nvrtc_compiler.hpp"
+#include "backends/cuda/runtime/nvrtc_compiler.hpp"
 
 #include <cstdlib>
 #include <dlfcn.h>

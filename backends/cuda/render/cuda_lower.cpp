@@ -1,8 +1,8 @@
 // The CUDA renderer's driver (see cuda_lower.hpp): the GPU mapping passes decide each kernel's
 // launches, the templates print them, then one translation unit is assembled.
-#include "backends/cuda/cuda_lower.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
 
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 #include "core/dump.hpp"
 #include "scheduler/compile_observer.hpp"
 #include "scheduler/lower.hpp"

@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "backends/cuda/cuda_driver.hpp"
+#include "backends/cuda/runtime/cuda_driver.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -1,5 +1,5 @@
 // The caching device allocator (see device_allocator.hpp).
-#include "backends/cuda/device_allocator.hpp"
+#include "backends/cuda/runtime/device_allocator.hpp"
 
 namespace hedra::backend::cuda {
 

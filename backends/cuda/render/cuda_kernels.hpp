@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_source.hpp"
+#include "backends/cuda/render/cuda_source.hpp"
 #include "scheduler/gpu_mapping.hpp"
 #include "scheduler/kernel_forms.hpp"
 #include "scheduler/loop_ast.hpp"

@@ -1,5 +1,5 @@
 // The dlopen'ed CUDA driver API and its RAII handles (see cuda_driver.hpp).
-#include "backends/cuda/cuda_driver.hpp"
+#include "backends/cuda/runtime/cuda_driver.hpp"
 
 #include <algorithm>
 #include <atomic>

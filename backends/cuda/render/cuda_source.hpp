@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_lower.hpp"
+#include "backends/cuda/render/cuda_lower.hpp"
 #include "polyhedral/kernel_ir.hpp"
 
 namespace hedra::backend::cuda {

@@ -1,6 +1,6 @@
 // Device copies of host arrays and graph leaves (see device_residency.hpp). Not thread-safe:
 // the cuda backend calls it under its device lock.
-#include "backends/cuda/device_residency.hpp"
+#include "backends/cuda/runtime/device_residency.hpp"
 
 namespace hedra::backend::cuda {
 

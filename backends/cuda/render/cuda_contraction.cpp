@@ -15,7 +15,7 @@
 #include <cstdlib>
 
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/cuda_contraction.hpp"
+#include "backends/cuda/render/cuda_contraction.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -10,7 +10,7 @@
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 #include "core/error.hpp"
 #include "scheduler/loop_ast.hpp"
 

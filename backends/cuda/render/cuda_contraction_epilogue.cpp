@@ -2,7 +2,7 @@
 // partials and applies the epilogues (cuda_epilogue.cpp) there, and whether the sum itself must
 // be stored.
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/cuda_contraction.hpp"
+#include "backends/cuda/render/cuda_contraction.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
 

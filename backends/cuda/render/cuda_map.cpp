@@ -7,7 +7,7 @@
 // launched in order).
 #include <algorithm>
 
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
 

@@ -1,5 +1,5 @@
 // Printing helpers shared by the CUDA kernel templates (see cuda_source.hpp).
-#include "backends/cuda/cuda_source.hpp"
+#include "backends/cuda/render/cuda_source.hpp"
 
 #include <algorithm>
 

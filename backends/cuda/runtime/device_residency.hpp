@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cuda/device_allocator.hpp"
+#include "backends/cuda/runtime/device_allocator.hpp"
 #include "core/node.hpp"
 
 namespace hedra::backend::cuda {

@@ -4,7 +4,7 @@
 // store. Each reads the sum's value from a register; an earlier epilogue's result (a chain:
 // SGD's momentum, then the weight) is read back from where this thread just stored it.
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
 
