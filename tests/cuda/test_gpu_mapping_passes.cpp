@@ -14,6 +14,7 @@
 #include "cuda/cuda_testing.hpp"
 #include "scheduler/gpu_mapping.hpp"
 #include "scheduler/lower.hpp"
+#include "support/pass_timers.hpp"
 
 using namespace hedra;
 
@@ -31,28 +32,6 @@ poly::ProgramIR partitioned(const std::vector<Array>& arrays, const std::vector<
 const sched::GpuKernelMapping& only(const sched::GpuMapping& m) {
     REQUIRE(m.kernels.size() == 1);
     return m.kernels[0];
-}
-
-std::vector<std::string> timed_passes() {
-    std::istringstream in(dump::pass_time_table());
-    std::string line;
-    std::vector<std::string> names;
-    std::getline(in, line);
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-        std::istringstream words(line);
-        std::string name;
-        words >> name;
-        if (!name.empty() && name != "total") names.push_back(name);
-    }
-    return names;
-}
-
-int position(const std::string& name) {
-    const auto& passes = sched::pass_list();
-    for (std::size_t i = 0; i < passes.size(); ++i)
-        if (passes[i].name == name) return static_cast<int>(i);
-    return -1;
 }
 
 } // namespace
@@ -220,7 +199,7 @@ TEST_CASE("gpu mapping passes: a cuda lowering runs them in the pass list's orde
     Array s = sum(c, {1});
     Array top = argmax(c, 1);
     test::LoweredArrays l = test::lower_arrays({c, s, top, exp(a)}, {}, {a, b});
-    std::vector<std::string> names = timed_passes();
+    std::vector<std::string> names = test::timed_passes();
     unsetenv("HEDRA_TIME_PASSES");
     dump::reset_pass_times();
     for (const char* expected :
@@ -229,7 +208,7 @@ TEST_CASE("gpu mapping passes: a cuda lowering runs them in the pass list's orde
     int last = -1;
     for (const std::string& name : names) {
         CAPTURE(name);
-        int at = position(name);
+        int at = test::pass_position(name);
         CHECK(at >= 0);
         CHECK(at > last);
         last = at;

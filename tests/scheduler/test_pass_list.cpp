@@ -9,42 +9,16 @@
 #include "core/dump.hpp"
 #include "hedra.hpp"
 #include "scheduler/lower.hpp"
+#include "support/pass_timers.hpp"
 
 using namespace hedra;
-
-namespace {
-
-// The pass names of the time table, in order of first use.
-std::vector<std::string> timed_passes() {
-    std::istringstream in(dump::pass_time_table());
-    std::string line;
-    std::vector<std::string> names;
-    std::getline(in, line); // title
-    std::getline(in, line); // column heads
-    while (std::getline(in, line)) {
-        std::istringstream words(line);
-        std::string name;
-        words >> name;
-        if (!name.empty() && name != "total") names.push_back(name);
-    }
-    return names;
-}
-
-int position(const std::string& name) {
-    const auto& passes = sched::pass_list();
-    for (std::size_t i = 0; i < passes.size(); ++i)
-        if (passes[i].name == name) return static_cast<int>(i);
-    return -1;
-}
-
-} // namespace
 
 TEST_CASE("the pass list names every pass once, each with a unit and a description") {
     const auto& passes = sched::pass_list();
     REQUIRE(passes.size() > 10);
     for (std::size_t i = 0; i < passes.size(); ++i) {
         CAPTURE(passes[i].name);
-        CHECK(position(std::string(passes[i].name)) == static_cast<int>(i));
+        CHECK(test::pass_position(std::string(passes[i].name)) == static_cast<int>(i));
         CHECK((passes[i].unit == "program" || passes[i].unit == "gpu" ||
                passes[i].unit == "kernel" || passes[i].unit == "backend"));
         CHECK(!passes[i].what.empty());
@@ -66,7 +40,7 @@ TEST_CASE("an openmp compile runs the passes of the list, in its order") {
     ComputeOptions o;
     o.backend = "openmp";
     compile({c}, {u}, o);
-    std::vector<std::string> names = timed_passes();
+    std::vector<std::string> names = test::timed_passes();
     unsetenv("HEDRA_TIME_PASSES");
     dump::reset_pass_times();
     CAPTURE(names.size());
@@ -77,7 +51,7 @@ TEST_CASE("an openmp compile runs the passes of the list, in its order") {
     int last = -1;
     for (const std::string& name : names) {
         CAPTURE(name);
-        int at = position(name);
+        int at = test::pass_position(name);
         CHECK(at >= 0);
         // Kernel passes repeat per kernel; the first use of each still follows the list.
         CHECK(at > last);
