@@ -38,6 +38,7 @@ const std::vector<std::pair<Stage, const char*>>& stage_names() {
     static const std::vector<std::pair<Stage, const char*>> names{
         {Stage::Graph, "graph"},
         {Stage::Partition, "partition"},
+        {Stage::Mapping, "mapping"},
         {Stage::Domains, "domains"},
         {Stage::Accesses, "accesses"},
         {Stage::Deps, "deps"},
@@ -239,6 +240,7 @@ std::vector<Section> sections(const GraphViews& graph, const Report& r, Format f
     std::vector<Section> out;
     out.push_back({Stage::Graph, "", format == Format::Dot ? graph.dot : graph.text});
     out.push_back({Stage::Partition, "", with_newline(r.partition)});
+    out.push_back({Stage::Mapping, "", r.mapping});
     for (const KernelReport& k : r.kernels) {
         out.push_back({Stage::Domains, k.name, poly::domains_text(k.statements)});
         out.push_back({Stage::Accesses, k.name, poly::accesses_text(k.statements)});
@@ -329,10 +331,12 @@ std::string render(const GraphViews& graph, const Report& report, const std::vec
         Value doc = {{"input", input}, {"target", target}};
         if (selected(stages, Stage::Graph)) doc["graph"] = graph.json;
         if (selected(stages, Stage::Partition)) doc["partition"] = report.partition;
+        if (selected(stages, Stage::Mapping)) doc["mapping"] = report.mapping;
         bool per_kernel = false;
         for (Stage s : stages)
             per_kernel = per_kernel || (s != Stage::Graph && s != Stage::Partition &&
-                                        s != Stage::Code && s != Stage::Ptx);
+                                        s != Stage::Mapping && s != Stage::Code &&
+                                        s != Stage::Ptx);
         if (per_kernel) {
             Value kernels = Value::array();
             for (const KernelReport& k : report.kernels)

@@ -26,6 +26,7 @@ struct ToolError : std::runtime_error {
 enum class Stage {
     Graph,
     Partition,
+    Mapping, // the cuda target's GPU mapping passes (scheduler/gpu_mapping.hpp)
     Domains,
     Accesses,
     Deps,
@@ -56,6 +57,7 @@ struct KernelReport {
 
 struct Report {
     std::string partition;
+    std::string mapping; // cuda: sched::to_string of the GPU mapping
     std::vector<KernelReport> kernels;
     std::string code, code_extension = "cpp";
     std::string ptx;

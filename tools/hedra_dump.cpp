@@ -84,7 +84,8 @@ std::string help_text() {
            "  --format=FORMAT       text (default), yaml (constraints and schedules), json (all),\n"
            "                        dot (graph), jscop (domains, accesses, schedules; Polly's)\n"
            "  --target=TARGET       openmp (default), reference (graph only), cuda (graph,\n"
-           "                        partition, code, and ptx when asked for: NVRTC's output\n"
+           "                        partition, mapping: the GPU passes' decisions, code, and\n"
+           "                        ptx when asked for: NVRTC's output\n"
            "                        for $HEDRA_CUDA_ARCH if a compute_XY, else compute_90;\n"
            "                        where the CUDA toolkit was found)\n"
            "  --tile-sizes=N,N,...  tile sizes per band member, outermost first (last repeats)\n"
@@ -101,12 +102,13 @@ std::string help_text() {
 }
 
 // The stages a target has: the reference backend interprets the graph; the cuda backend maps the
-// kernel IR in closed form (docs/cuda.md) and prints CUDA C++.
+// kernel IR in closed form (the GPU passes' mapping, docs/pipeline.md) and prints CUDA C++.
 bool target_has(const std::string& target, Stage s) {
     if (target == "reference") return s == Stage::Graph;
     if (target == "cuda")
-        return s == Stage::Graph || s == Stage::Partition || s == Stage::Code || s == Stage::Ptx;
-    return s != Stage::Ptx;
+        return s == Stage::Graph || s == Stage::Partition || s == Stage::Mapping ||
+               s == Stage::Code || s == Stage::Ptx;
+    return s != Stage::Ptx && s != Stage::Mapping;
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -125,9 +127,9 @@ std::vector<std::string> split(const std::string& s) {
 
 void set_stages(Options& o, const std::string& value) {
     for (const std::string& name : split(value)) {
-        if (name == "all") { // every stage but the PTX (which needs NVRTC and the cuda target)
+        if (name == "all") { // every stage but the cuda target's (the mapping; the PTX, NVRTC's)
             for (const auto& [stage, n] : stage_names())
-                if (stage != Stage::Ptx) o.stages.push_back(stage);
+                if (stage != Stage::Ptx && stage != Stage::Mapping) o.stages.push_back(stage);
             continue;
         }
         bool found = false;
@@ -241,7 +243,9 @@ std::optional<Options> parse_arguments(int argc, char** argv) {
                         " does not apply to stage '" + name + "'");
         if (!target_has(o.target, s))
             throw usage("stage '" + name + "' does not exist for the " + o.target + " target (" +
-                        (s == Stage::Ptx           ? "it is NVRTC's output; use --target=cuda"
+                        (s == Stage::Ptx ? "it is NVRTC's output; use --target=cuda"
+                         : s == Stage::Mapping
+                             ? "it is the GPU mapping passes' output; use --target=cuda"
                          : o.target == "reference" ? "it interprets the graph; use --target=openmp"
                                                    : "it maps kernels without isl schedules; use "
                                                      "--target=openmp") +
@@ -319,7 +323,9 @@ int run(int argc, char** argv) {
         report.partition = poly::to_string(ir);
         backend::CudaLowerOptions lo;
         lo.tile_sizes = o.tile_sizes;
-        report.code = backend::lower_cuda(ir, lo).source;
+        backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
+        report.mapping = lowered.mapping;
+        report.code = std::move(lowered.source);
         if (!report.code.empty() && report.code.back() != '\n') report.code += '\n';
         report.code_extension = "cu";
         if (std::find(o.stages.begin(), o.stages.end(), Stage::Ptx) != o.stages.end()) {

@@ -1,9 +1,9 @@
 // Golden dumps: every stage (graph, partition, isl domains, accesses, dependences, schedule
 // constraints, schedules, loop AST, C source) of matmul, a convolution, Jacobi and softmax as
-// hedra-dump prints them, and their CUDA source, compared with tests/tools/golden/*.txt. A change
-// in the compiler that changes a dump shows up here as a diff to review; after reviewing,
-// regenerate with HEDRA_UPDATE_GOLDEN=1 (docs/env_vars.md). Also: every example dumps
-// deterministically (two runs, identical bytes).
+// hedra-dump prints them, and their CUDA source and GPU mapping, compared with
+// tests/tools/golden/*.txt. A change in the compiler that changes a dump shows up here as a diff
+// to review; after reviewing, regenerate with HEDRA_UPDATE_GOLDEN=1 (docs/env_vars.md). Also:
+// every example dumps deterministically (two runs, identical bytes).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -82,6 +82,15 @@ TEST_CASE("golden CUDA source: matmul, conv2d, jacobi, softmax") {
     for (const char* example : {"matmul", "conv2d", "jacobi", "softmax"}) {
         CAPTURE(example);
         check_golden(example, " --target=cuda --dump=code", ".cuda");
+    }
+}
+
+// What the GPU mapping passes decided for them (tiles, staging, strategies, threads): a change in
+// a policy shows up here as a diff to review, beside the source it prints.
+TEST_CASE("golden GPU mapping: matmul, conv2d, jacobi, softmax") {
+    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax"}) {
+        CAPTURE(example);
+        check_golden(example, " --target=cuda --dump=mapping", ".mapping");
     }
 }
 

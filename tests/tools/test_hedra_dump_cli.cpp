@@ -187,6 +187,17 @@ TEST_CASE("hedra-dump: formats") {
     auto no_ptx = run_tool("matmul --dump=ptx");
     CHECK(no_ptx.status == 2);
     CHECK(contains(no_ptx.err, "use --target=cuda"));
+    // The GPU mapping passes' decisions: the cuda target's, in JSON too; not openmp's.
+    if (cuda.status == 0) {
+        auto mapping = run_tool("matmul --target=cuda --dump=mapping --format=json");
+        REQUIRE(mapping.status == 0);
+        CHECK(contains(mapping.out, "\"mapping\""));
+        CHECK(contains(mapping.out, "k0 contraction m="));
+    }
+    auto no_mapping = run_tool("matmul --dump=mapping");
+    CHECK(no_mapping.status == 2);
+    CHECK(contains(no_mapping.err, "GPU mapping passes"));
+    CHECK(run_tool("matmul --dump=all").status == 0); // all: not the cuda target's stages
 
     auto reference = run_tool("mlp_step --target=reference");
     CHECK(reference.status == 0);

@@ -67,6 +67,7 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     out.source = cuda::cuda_prelude() + "\n" + b.functions + "// launches, in order:\n";
     for (const CudaLaunch& l : b.launches)
         out.source += "//   " + to_string(l, program) + "\n";
+    out.mapping = sched::to_string(*lowered.gpu, program);
     out.launches = std::move(b.launches);
     out.scratch = std::move(b.scratch);
     observer->emitted(out.source, "cu");

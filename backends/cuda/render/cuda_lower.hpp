@@ -62,6 +62,7 @@ struct ScratchBuffer {
 
 struct CudaLoweredProgram {
     std::string source;
+    std::string mapping; // the GPU mapping passes' decisions, as their dump stages show them
     std::vector<CudaLaunch> launches;
     std::vector<ScratchBuffer> scratch; // device temporaries the launches need besides buffers
 };
