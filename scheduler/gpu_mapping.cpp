@@ -28,8 +28,6 @@ std::int64_t product(const std::vector<std::int64_t>& v) {
 // The grid's limits (CUDA: x up to 2^31 - 1 blocks, y and z up to 65535).
 constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
 constexpr std::int64_t kMaxGridYZ = 65535;
-// Grid-stride launches (maps, reductions) start at most this many blocks.
-constexpr std::int64_t kMaxStridedBlocks = 1 << 20;
 
 // ---- gpu.forms ----
 
@@ -127,8 +125,8 @@ void set_splits(const ReductionForm& f, GpuContractionMapping& c, std::int64_t s
 // blocks of 4 warps, each folding 12544 products per element, which took 57% of the step's
 // GPU time on an H200 unsplit. Each slice keeps >= 4 chunks.
 void choose_splits(const GpuTarget& target, const ReductionForm& f, GpuContractionMapping& c) {
-    const std::int64_t blocks = ceil_div(f.extents[c.m], c.tile.bm) *
-                                ceil_div(f.extents[c.n], c.tile.bn) * z_extent(f, c);
+    const std::int64_t blocks =
+        ceil_div(f.extents[c.m], c.tile.bm) * ceil_div(f.extents[c.n], c.tile.bn) * z_extent(f, c);
     const std::int64_t threads = c.tile.threads(), sms = target.multiprocessors;
     const std::int64_t warps = blocks * ceil_div(threads, target.warp_size);
     std::int64_t want = 1;
@@ -142,19 +140,18 @@ void choose_splits(const GpuTarget& target, const ReductionForm& f, GpuContracti
 
 // The contraction's block and thread tiles and split K; false when the tiles exceed the grid
 // or a block's threads (the kernel is then mapped as a reduction).
-bool tile_contraction(const GpuTarget& target, const GpuMappingOptions& options, int kernel,
+bool tile_contraction(const GpuTarget& target, const GpuMappingOptions& options,
+                      const std::map<int, ContractionTiling>& tilings, int kernel,
                       const ReductionForm& f, GpuContractionMapping& c) {
     auto [m, n] = *contraction_members(f);
     const std::int64_t z = f.num_outputs / (f.extents[m] * f.extents[n]);
-    auto tuned = options.contraction_tilings.find(kernel);
-    const ContractionTiling* tiling =
-        tuned == options.contraction_tilings.end() ? nullptr : &tuned->second;
-    GpuTile t = tiling && !tiling->tile.empty()
-                    ? fit(tiling->tile[0],
-                          tiling->tile.size() > 1 ? tiling->tile[1] : tiling->tile[0],
-                          tiling->tile.size() > 2 ? tiling->tile[2] : 16)
-                    : choose_tile(target, options, f.extents[m], f.extents[n], z,
-                                  f.reduction_size);
+    auto tuned = tilings.find(kernel);
+    const ContractionTiling* tiling = tuned == tilings.end() ? nullptr : &tuned->second;
+    GpuTile t =
+        tiling && !tiling->tile.empty()
+            ? fit(tiling->tile[0], tiling->tile.size() > 1 ? tiling->tile[1] : tiling->tile[0],
+                  tiling->tile.size() > 2 ? tiling->tile[2] : 16)
+            : choose_tile(target, options, f.extents[m], f.extents[n], z, f.reduction_size);
     if (ceil_div(f.extents[m], t.bm) > kMaxGridYZ || ceil_div(f.extents[n], t.bn) > kMaxGridX ||
         t.threads() > target.max_threads_per_block)
         return false;
@@ -330,15 +327,15 @@ void choose_index_width(const GpuTarget& target, const poly::ProgramIR& program,
     for (const poly::Read& r : u.reads)
         if (r.buffer >= 0) update = update && fits(r.buffer);
     const bool partials = c.splits * result < limit;
-    c.index32 = update && counters && z_extent(f, c) < limit &&
-                (c.splits > 1 ? partials : epilogues);
+    c.index32 =
+        update && counters && z_extent(f, c) < limit && (c.splits > 1 ? partials : epilogues);
     const DType t = program.buffers.at(static_cast<std::size_t>(u.write_buffer)).dtype;
     const bool two_blocks = c.index32 && (dtype_size(t) <= 4 || c.tile.tm * c.tile.tn <= 16);
     c.min_blocks_per_sm = two_blocks ? 2 : 0;
     if (c.splits > 1) {
         c.final_index32 = fits(u.write_buffer) && partials && epilogues && counters;
-        c.final_threads = std::min<std::int64_t>(
-            256, ceil_div(result, target.warp_size) * target.warp_size);
+        c.final_threads =
+            std::min<std::int64_t>(256, ceil_div(result, target.warp_size) * target.warp_size);
     }
 }
 
@@ -456,23 +453,24 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
                 mapping.kernels.push_back(form_of(program, static_cast<int>(k), options));
     }
     write_stage("gpu.forms", mapping, program);
-    GpuMappingOptions tuned = options;
+    // The given tilings, and the measured ones.
+    std::map<int, ContractionTiling> tilings = options.contraction_tilings;
     if (options.measure && options.tile_sizes.empty()) {
         dump::PassTimer timer("gpu.autotune");
         for (const GpuKernelMapping& m : mapping.kernels) {
-            if (m.form != GpuForm::Contraction || tuned.contraction_tilings.count(m.kernel))
-                continue;
+            if (m.form != GpuForm::Contraction || tilings.count(m.kernel)) continue;
             std::vector<ContractionTiling> candidates = contraction_candidates(program, m.kernel);
             if (candidates.size() < 2) continue;
             if (std::optional<ContractionTiling> fastest = options.measure(m.kernel, candidates))
-                tuned.contraction_tilings[m.kernel] = *fastest;
+                tilings[m.kernel] = *fastest;
         }
     }
     {
         dump::PassTimer timer("gpu.tile");
         for (GpuKernelMapping& m : mapping.kernels)
             if (m.form == GpuForm::Contraction &&
-                !tile_contraction(target, tuned, m.kernel, *m.reduction, m.contraction)) {
+                !tile_contraction(target, options, tilings, m.kernel, *m.reduction,
+                                  m.contraction)) {
                 m.form = GpuForm::Reduction;
                 m.contraction = {};
             }
@@ -490,7 +488,8 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
     {
         dump::PassTimer timer("gpu.reduction");
         for (GpuKernelMapping& m : mapping.kernels) {
-            if (m.form == GpuForm::Reduction) m.reduction_mapping = choose_reduction(target, *m.reduction);
+            if (m.form == GpuForm::Reduction)
+                m.reduction_mapping = choose_reduction(target, *m.reduction);
             if (m.form == GpuForm::TupleReduction) {
                 m.reduction_mapping.strategy = GpuReductionStrategy::Block;
                 m.reduction_mapping.threads =
@@ -503,8 +502,8 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
         dump::PassTimer timer("gpu.launch");
         for (GpuKernelMapping& m : mapping.kernels)
             for (const std::vector<int>& group : m.map_groups)
-                m.map_threads.push_back(
-                    map_threads(target, program.kernels[static_cast<std::size_t>(m.kernel)], group));
+                m.map_threads.push_back(map_threads(
+                    target, program.kernels[static_cast<std::size_t>(m.kernel)], group));
     }
     write_stage("gpu.launch", mapping, program);
     return mapping;
@@ -558,9 +557,8 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                      (c.double_buffer ? " double" : "") + (c.index32 ? " index32" : "") +
                      " blocks/sm=" + std::to_string(c.min_blocks_per_sm);
             for (const GpuStagedRead& st : c.staged)
-                s += "\n  staged read " + std::to_string(st.read) + " hull=" +
-                     sizes(st.hull, 'x') + " pitch=" + sizes(st.pitch, ',') +
-                     " stored=" + std::to_string(st.stored) +
+                s += "\n  staged read " + std::to_string(st.read) + " hull=" + sizes(st.hull, 'x') +
+                     " pitch=" + sizes(st.pitch, ',') + " stored=" + std::to_string(st.stored) +
                      (st.vector_row >= 0 ? " vector=i" + std::to_string(st.vector_counter) +
                                                "@axis" + std::to_string(st.vector_row)
                                          : "") +

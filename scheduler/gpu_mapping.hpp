@@ -64,9 +64,9 @@ struct GpuTile {
 // A of a row-major matmul is stored transposed, k-major), so a thread's operands along v are
 // consecutive and each thread loads them into a register fragment with vector loads.
 struct GpuStagedRead {
-    int read = -1;                         // in the update statement
-    std::vector<std::int64_t> hull, pitch; // pitch: element strides in shared memory
-    std::int64_t elements = 0, stored = 0; // hull points, shared elements (with padding)
+    int read = -1;                            // in the update statement
+    std::vector<std::int64_t> hull, pitch;    // pitch: element strides in shared memory
+    std::int64_t elements = 0, stored = 0;    // hull points, shared elements (with padding)
     int vector_counter = -1, vector_row = -1; // v and its buffer axis; -1: no fragment
     bool in_bounds = false; // every hull element of every block is inside the buffer
     int load_width = 1;     // elements per global load along the buffer's last axis (1 or 4)
@@ -78,6 +78,7 @@ struct GpuContractionMapping {
     GpuTile tile;                         // block and thread tiles, reduction chunk
     std::vector<std::int64_t> block_tile; // per counter: its extent in the block tile
     std::int64_t splits = 1;              // split K: slices of the chunks (1: unsplit)
+    std::int64_t chunks = 1;              // chunks of KB points of the reduction members
     std::vector<GpuStagedRead> staged;    // gpu.stage
     bool double_buffer = false;           // two shared copies, the next chunk prefetched
     std::size_t shared_bytes = 0;         // static shared memory of the launch
@@ -87,7 +88,6 @@ struct GpuContractionMapping {
     // its threads per block and index width.
     std::int64_t final_threads = 0;
     bool final_index32 = false;
-    std::int64_t chunks = 1;              // chunks of KB points of the reduction members
 };
 
 struct GpuReductionMapping {
@@ -100,8 +100,8 @@ struct GpuReductionMapping {
 struct GpuKernelMapping {
     int kernel = -1; // in ProgramIR::kernels
     GpuForm form = GpuForm::Generic;
-    std::optional<ReductionForm> reduction;  // Contraction, Reduction
-    std::optional<TupleReductionForm> tuple; // TupleReduction
+    std::optional<ReductionForm> reduction;   // Contraction, Reduction
+    std::optional<TupleReductionForm> tuple;  // TupleReduction
     std::vector<std::vector<int>> map_groups; // Map: statements per launch
     std::vector<std::int64_t> map_threads;    // Map: threads per block of each group's launch
     GpuContractionMapping contraction;        // Contraction

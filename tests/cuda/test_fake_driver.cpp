@@ -8,11 +8,13 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
 
 #include "backends/common/kernel_profile.hpp"
+#include "backends/cuda/runtime/cuda_driver.hpp"
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"
@@ -46,10 +48,13 @@ void run_child(const std::string& name, const std::string& environment = "") {
         return;
     char self[4096] = {0};
     REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+    std::string filter; // doctest splits filters at commas unless escaped
+    for (char c : name)
+        filter += c == ',' ? std::string("\\,") : std::string(1, c);
     std::string log = std::filesystem::temp_directory_path() /
                       ("hedra_fake_cuda_" + std::to_string(getpid()) + ".log");
     std::string cmd = environment + " HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=" + fake_library() +
-                      " HEDRA_CUDA_ARCH=compute_90 " + self + " --test-case='" + name + "' > " +
+                      " HEDRA_CUDA_ARCH=compute_90 " + self + " --test-case='" + filter + "' > " +
                       log + " 2>&1";
     int rc = std::system(cmd.c_str());
     std::stringstream out;
@@ -57,6 +62,12 @@ void run_child(const std::string& name, const std::string& environment = "") {
     INFO(out.str());
     CHECK(rc == 0);
     CHECK(out.str().find("Status: SUCCESS") != std::string::npos);
+    // The child ran the test case: a filter that matches none (a name the shell's quoting
+    // mangles, a comma doctest reads as a separator) would pass without running anything.
+    std::smatch ran;
+    std::string text = out.str();
+    CHECK(std::regex_search(text, ran, std::regex(R"(test cases:\s*(\d+)\s*\|\s*(\d+) passed)")));
+    CHECK((ran.size() == 3 && ran[2] == "1"));
 }
 
 using Register = void (*)(const char*, void*);
@@ -91,6 +102,25 @@ std::shared_ptr<backend::CudaBackend> cuda() {
 }
 
 } // namespace
+
+TEST_CASE("cuda fake driver: Device::target from the device attributes") {
+    if (!in_child())
+        return run_child("cuda fake driver: Device::target from the device attributes");
+    const backend::cuda::Device& d = backend::cuda::Device::instance();
+    sched::GpuTarget t = d.target();
+    CHECK(t.multiprocessors == 132);
+    CHECK(t.warp_size == 32);
+    CHECK(t.max_threads_per_block == 1024);
+    CHECK(t.shared_memory_per_block == 49152);
+    // The base's bound on shared memory stays when the device offers more; its other facts are
+    // the device's.
+    sched::GpuTarget base;
+    base.shared_memory_per_block = 16384;
+    base.multiprocessors = 7;
+    sched::GpuTarget bounded = d.target(base);
+    CHECK(bounded.shared_memory_per_block == 16384);
+    CHECK(bounded.multiprocessors == 132);
+}
 
 TEST_CASE("cuda fake driver: test programs through the backend") {
     if (!in_child()) return run_child("cuda fake driver: test programs through the backend");

@@ -78,7 +78,9 @@ bool runs_isl(const std::string& header) {
 // decisions and never touches the device; the device runtime (backends/cuda/runtime) runs
 // images and knows nothing of rendering. Neither includes the other.
 bool crosses_cuda_split(const std::string& file, const std::string& header) {
-    auto in = [](const std::string& path, const char* folder) { return path.rfind(folder, 0) == 0; };
+    auto in = [](const std::string& path, const char* folder) {
+        return path.rfind(folder, 0) == 0;
+    };
     return (in(file, "backends/cuda/render/") && in(header, "backends/cuda/runtime/")) ||
            (in(file, "backends/cuda/runtime/") && in(header, "backends/cuda/render/"));
 }
@@ -142,9 +144,13 @@ const std::regex& gpu_fact() {
     return r;
 }
 
-std::vector<MachineFactRead> machine_fact_reads(const fs::path& root) {
-    static const std::regex cpu_fact(
+const std::regex& cpu_fact() {
+    static const std::regex r(
         R"(\b(cpu_target\(\)|cpu)\s*\.\s*(vector_registers|register_tile_rows|panel_bytes|l1d_bytes)\b)");
+    return r;
+}
+
+std::vector<MachineFactRead> machine_fact_reads(const fs::path& root) {
     std::vector<MachineFactRead> out;
     for (const auto& entry : fs::recursive_directory_iterator(root / "backends")) {
         std::string ext = entry.path().extension().string();
@@ -158,7 +164,7 @@ std::vector<MachineFactRead> machine_fact_reads(const fs::path& root) {
         while (std::getline(in, text)) {
             ++n;
             std::string code = text.substr(0, text.find("//"));
-            if (std::regex_search(code, gpu_fact()) || std::regex_search(code, cpu_fact))
+            if (std::regex_search(code, gpu_fact()) || std::regex_search(code, cpu_fact()))
                 out.push_back({file, n, text});
         }
     }
@@ -184,6 +190,9 @@ TEST_CASE("the mapping rule: no file under backends/ reads a machine fact of a t
     CHECK(std::regex_search(std::string("if (t > target.max_threads_per_block)"), gpu_fact));
     CHECK_FALSE(std::regex_search(std::string("lo.gpu.multiprocessors = 80;"), gpu_fact));
     CHECK(std::regex_search(std::string("x = lo.gpu.warp_size == 32;"), gpu_fact));
+    CHECK(std::regex_search(std::string("int r = cpu.vector_registers - 1;"), cpu_fact()));
+    CHECK(std::regex_search(std::string("sched::cpu_target().panel_bytes"), cpu_fact()));
+    CHECK_FALSE(std::regex_search(std::string("sched::cpu_target().vector_bytes"), cpu_fact()));
 }
 
 TEST_CASE("the layering rules: which layer may include which") {
@@ -226,12 +235,13 @@ TEST_CASE("the layering rules: which layer may include which") {
 TEST_CASE("no library file includes across a forbidden arrow") {
     std::vector<Violation> found = violations(HEDRA_SOURCE_DIR);
     for (const Violation& v : found) {
-        std::string what = v.file + ":" + std::to_string(v.line) + " includes \"" + v.include +
-                           "\": " + layer_of(v.file) + " may not include " +
-                           (runs_isl(v.include) ? v.include + " (isl runs in scheduler/lower.hpp)"
-                            : crosses_cuda_split(v.file, v.include)
-                                ? v.include + " (the cuda renderer and the device runtime are apart)"
-                                : layer_of(v.include));
+        std::string what =
+            v.file + ":" + std::to_string(v.line) + " includes \"" + v.include +
+            "\": " + layer_of(v.file) + " may not include " +
+            (runs_isl(v.include) ? v.include + " (isl runs in scheduler/lower.hpp)"
+             : crosses_cuda_split(v.file, v.include)
+                 ? v.include + " (the cuda renderer and the device runtime are apart)"
+                 : layer_of(v.include));
         FAIL_CHECK(what);
     }
     CHECK(found.empty());

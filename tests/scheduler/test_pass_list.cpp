@@ -43,18 +43,7 @@ TEST_CASE("an openmp compile runs the passes of the list, in its order") {
     std::vector<std::string> names = test::timed_passes();
     unsetenv("HEDRA_TIME_PASSES");
     dump::reset_pass_times();
-    CAPTURE(names.size());
-    for (const char* expected :
-         {"canonicalize", "partition.decide", "partition.kernels", "narrow-domains", "scop",
-          "dependences", "dead-writes", "schedule", "ast", "print", "jit"})
-        CHECK(std::find(names.begin(), names.end(), expected) != names.end());
-    int last = -1;
-    for (const std::string& name : names) {
-        CAPTURE(name);
-        int at = test::pass_position(name);
-        CHECK(at >= 0);
-        // Kernel passes repeat per kernel; the first use of each still follows the list.
-        CHECK(at > last);
-        last = at;
-    }
+    test::check_in_list_order(names, {"canonicalize", "partition.decide", "partition.kernels",
+                                      "narrow-domains", "scop", "dependences", "dead-writes",
+                                      "schedule", "ast", "print", "jit"});
 }

@@ -1,7 +1,12 @@
-// The passes HEDRA_TIME_PASSES timed, read back from the time table, and a pass's place in the
-// pass list: what the pass-order tests of every backend compare.
+// The passes HEDRA_TIME_PASSES timed, read back from the time table, a pass's place in the pass
+// list, and the check that they ran in its order: what the pass-order tests of every backend
+// compare.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,6 +38,25 @@ inline int pass_position(const std::string& name) {
     for (std::size_t i = 0; i < passes.size(); ++i)
         if (passes[i].name == name) return static_cast<int>(i);
     return -1;
+}
+
+// `names` (timed_passes()) holds every pass of `expected`, and each pass first runs in the
+// list's order (kernel passes repeat per kernel; the first use of each still follows the list).
+inline void check_in_list_order(const std::vector<std::string>& names,
+                                std::initializer_list<const char*> expected) {
+    CAPTURE(names.size());
+    for (const char* pass : expected) {
+        CAPTURE(pass);
+        CHECK(std::find(names.begin(), names.end(), pass) != names.end());
+    }
+    int last = -1;
+    for (const std::string& name : names) {
+        CAPTURE(name);
+        int at = pass_position(name);
+        CHECK(at >= 0);
+        CHECK(at > last);
+        last = at;
+    }
 }
 
 } // namespace hedra::test

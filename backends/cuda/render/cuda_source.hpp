@@ -21,8 +21,6 @@ namespace hedra::backend::cuda {
 // What one lowering pass accumulates: kernel functions, launches and scratch buffers.
 struct SourceBuilder {
     const poly::ProgramIR& program;
-    const CudaLowerOptions& options;
-    sched::CompileObserver& observer;
     std::string functions;
     std::vector<CudaLaunch> launches;
     std::vector<ScratchBuffer> scratch;
