@@ -75,12 +75,19 @@ void split_outer_reductions(poly::ProgramIR& program) {
         const int rank = static_cast<int>(up.extents.size());
         const std::int64_t blocks = block_count(up.extents[0]);
         const std::int64_t rows = up.extents[0] / blocks;
-        const poly::Buffer& result = program.buffers[static_cast<std::size_t>(up.write_buffer)];
+        // Copies: the push_back below may move the buffers (a reference would dangle).
+        const poly::Buffer& written = program.buffers[static_cast<std::size_t>(up.write_buffer)];
+        const DType result_dtype = written.dtype;
+        const NodePtr result_node = written.node;
         std::vector<std::int64_t> partial_sizes{blocks};
         partial_sizes.insert(partial_sizes.end(), up.extents.begin() + 1, up.extents.end());
         const int partial = static_cast<int>(program.buffers.size());
-        program.buffers.push_back({"b" + std::to_string(partial), result.dtype, partial_sizes,
-                                   poly::BufferRole::Temporary, result.node});
+        poly::Buffer partials;
+        partials.name = "b" + std::to_string(partial);
+        partials.dtype = result_dtype;
+        partials.sizes = partial_sizes;
+        partials.node = result_node;
+        program.buffers.push_back(std::move(partials));
         // The blocks: partial[p, ...] = identity, then += over the block's rows.
         Kernel blocked{k.name, {}};
         Statement zero = init;
@@ -112,7 +119,7 @@ void split_outer_reductions(poly::ProgramIR& program) {
         fold.name = name();
         fold.extents = partial_sizes;
         fold.reads = {{partial, AffineMap::identity(rank)}};
-        fold.value = scalar_input(0, result.dtype);
+        fold.value = scalar_input(0, result_dtype);
         combine.statements = {init, fold};
         out.push_back(std::move(blocked));
         out.push_back(std::move(combine));

@@ -216,7 +216,15 @@ TEST_CASE("split reductions: long column sums, maxima and minima run in blocks o
         CHECK(p.ir.kernels[0].statements[1].extents == std::vector<std::int64_t>{16, 256, cols});
         CHECK(count_buffers(p.ir, BufferRole::Temporary) == 1);
         check_close(p.results[0], run_reference({y})[0], 1e-5);
+        // The fold reads the partials as the result's dtype (taken before the partials' buffer
+        // was added: under ASan a reference kept across that push_back is a use after free).
+        const poly::Statement& fold = p.ir.kernels[1].statements[1];
+        CHECK(fold.value->dtype == p.ir.buffers.at(std::size_t(fold.write_buffer)).dtype);
     }
+    std::vector<double> xd(xv.begin(), xv.end());
+    Partitioned d = run_partitioned({sum(array(xd, Shape::of({rows, cols})), {0})});
+    REQUIRE(d.ir.kernels.size() == 2);
+    CHECK(d.ir.kernels[1].statements[1].value->dtype == DType::F64);
     // Rows that no block count divides, or too few rows, keep one kernel.
     Array odd = array(small_values(4099 * 3, 9), Shape::of({4099, 3}));
     CHECK(run_partitioned({sum(odd, {0})}).ir.kernels.size() == 1);
