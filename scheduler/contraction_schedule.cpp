@@ -2,6 +2,8 @@
 // built in contraction_tree.cpp.
 #include "scheduler/contraction_schedule.hpp"
 
+#include "scheduler/register_tile.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -119,12 +121,12 @@ std::optional<Candidate> evaluate(const CpuTarget& cpu, const poly::ProgramIR& p
         else
             return std::nullopt;
     }
-    int max_rows = (cpu.vector_registers - 1 - 2 * c.packs - 2 * (row_vectors > 0)) / 2;
+    // The rows the register-tile pass will choose for this nest (register_tile.hpp).
+    int max_rows = register_block_rows(cpu, c.packs, row_vectors);
     if (max_rows < 1) return std::nullopt;
     // The register tile runs blocks of R rows, then one block each of 4, 2 and 1 rows; a block
     // of r rows loads 2 vectors per 2r products.
-    int rows = static_cast<int>(
-        std::min<std::int64_t>(std::min(max_rows, cpu.register_tile_rows), ea));
+    int rows = static_cast<int>(std::min<std::int64_t>(max_rows, ea));
     std::int64_t left = ea % rows;
     double row_cost = static_cast<double>(ea / rows) * (rows + 2.0);
     for (int r = 4; r >= 1; r /= 2)

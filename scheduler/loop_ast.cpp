@@ -1,6 +1,8 @@
 // Printing and small queries of the plain loop AST (see loop_ast.hpp).
 #include "scheduler/loop_ast.hpp"
 
+#include "scheduler/register_tile.hpp"
+
 namespace hedra::sched {
 namespace {
 
@@ -55,7 +57,8 @@ void print(const AstNode& n, int indent, std::string& out) {
         print(n.body, indent, out);
         return;
     case AstNode::Kind::Mark:
-        out += pad + "// mark: " + n.mark + "\n";
+        out += pad + "// mark: " + n.mark +
+               (n.register_tile ? " // " + to_string(*n.register_tile) : "") + "\n";
         print(n.body, indent, out);
         return;
     case AstNode::Kind::Call:
@@ -74,7 +77,8 @@ void print(const AstNode& n, int indent, std::string& out) {
         out += pad + "for (" + n.iterator + " = " + to_string(n.init) + "; " + to_string(n.cond) +
                "; " + n.iterator + " += " + to_string(n.inc) + ") {" +
                (n.parallel ? " // parallel" : "") +
-               (n.coalesce ? " // coalesce " + std::to_string(n.coalesce) : "") + "\n";
+               (n.coalesce ? " // coalesce " + std::to_string(n.coalesce) : "") +
+               (n.reduction_lanes ? " // lanes " + std::to_string(n.reduction_lanes) : "") + "\n";
         print(n.body, indent + 1, out);
         out += pad + "}\n";
         return;

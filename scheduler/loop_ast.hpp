@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace hedra::sched {
+
+struct RegisterTile; // register_tile.hpp
 
 struct AstExpr {
     enum class Kind : std::uint8_t { Int, Id, Op };
@@ -55,8 +58,14 @@ struct AstNode {
     int coalesce = 0;
     // If
     AstExpr condition;
+    // For: accumulators per lane of a row reduction, chosen by the lane-reduction pass
+    // (lane_reduction.hpp); 0 for none.
+    int reduction_lanes = 0;
     // Mark: a schedule-tree mark around `body`, e.g. kPermutableMark
     std::string mark;
+    // Mark (kPermutableMark): the register tile the register-tile pass chose for the nest
+    // inside (register_tile.hpp), or null: the renderers print it, or the loops as they are.
+    std::shared_ptr<const RegisterTile> register_tile;
     // Call: statement `statement` of the kernel at these counter values
     int statement = -1;
     std::vector<AstExpr> counters;

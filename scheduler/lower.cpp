@@ -17,7 +17,9 @@
 #include "polyhedral/scop.hpp"
 #include "scheduler/ast_build.hpp"
 #include "scheduler/compute_schedule.hpp"
+#include "scheduler/lane_reduction.hpp"
 #include "scheduler/loop_coalesce.hpp"
+#include "scheduler/register_tile.hpp"
 #include "scheduler/tile.hpp"
 
 namespace hedra::sched {
@@ -93,6 +95,14 @@ AstNode kernel_passes(poly::IslContext& ctx, const poly::ProgramIR& program,
     {
         dump::PassTimer timer("coalesce");
         mark_coalescible_loops(program, kernel, ast);
+    }
+    if (options.register_tiles) {
+        dump::PassTimer timer("register-tile");
+        choose_register_tiles(program, kernel, ast, options.cpu);
+    }
+    if (options.lane_reductions) {
+        dump::PassTimer timer("lane-reduction");
+        choose_lane_reductions(program, kernel, ast, options.cpu);
     }
     observer.ast_built(scop, ast);
     return ast;
@@ -196,11 +206,16 @@ const std::vector<PassInfo>& pass_list() {
          "permutable bands tiled, point loops in stride order (tile.hpp; not on cuda's generic "
          "kernels)"},
         {"ast", "kernel", "", "isl's AST generator; parallel loops marked (ast_build.hpp)"},
-        {"coalesce", "kernel", "ast",
+        {"coalesce", "kernel", "",
          "perfect nests that walk memory as one run marked for one loop (loop_coalesce.hpp)"},
+        {"register-tile", "kernel", "",
+         "openmp, c: a contraction's register tile under its permutable mark: rows, vectors, "
+         "packed panels, epilogue (register_tile.hpp)"},
+        {"lane-reduction", "kernel", "ast",
+         "openmp, c: row reductions' accumulators per vector lane (lane_reduction.hpp)"},
         {"print", "backend", "code",
-         "the backend's renderer: C (register tiles, coalesced loops) or CUDA (the gpu passes' "
-         "mapping)"},
+         "the backend's renderer: C (the register tiles, lane reductions and coalesced loops the "
+         "passes chose) or CUDA (the gpu passes' mapping)"},
         {"jit", "backend", "", "openmp: clang in process; c: the system compiler; cuda: NVRTC"},
     };
     return passes;
@@ -260,6 +275,8 @@ LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
     // The kernels of no known form: isl's schedule as computed, one thread per point of its
     // outer parallel loops.
     passes.tile = false;
+    passes.register_tiles = false;
+    passes.lane_reductions = false;
     ChosenObserver observer(options.observer);
     passes.observer = &*observer;
     out.asts.resize(program.kernels.size());

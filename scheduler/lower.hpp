@@ -5,8 +5,9 @@
 //   program passes: canonicalize, the partition's steps (partition.hpp), narrow-domains
 //   gpu passes:     (cuda) gpu.forms, gpu.tile, gpu.stage, gpu.reduction, gpu.launch
 //                   (gpu_mapping.hpp): each kernel's launches, for a GpuTarget
-//   kernel passes:  scop, dependences, dead-writes, schedule, tile, ast, coalesce (on cuda, for
-//                   the kernels of no known form, without tile)
+//   kernel passes:  scop, dependences, dead-writes, schedule, tile, ast, coalesce, register-tile,
+//                   lane-reduction (on cuda, for the kernels of no known form: without tile,
+//                   register-tile and lane-reduction)
 //   backend passes: print, then the backend's compile step (jit, cc, nvrtc)
 // pass_list() is this list as data: `hedra-dump --list-passes` prints it, docs/pipeline.md shows
 // it, and each name is the pass's HEDRA_TIME_PASSES timer. Every pass is shown to the
@@ -43,6 +44,9 @@ struct KernelPassOptions {
     std::vector<std::int64_t> tile_sizes; // empty: the scheduler's defaults (tile.hpp)
     bool tile = true;                     // false: the schedule as computed (cuda's mapping)
     CpuTarget cpu = cpu_target();         // the CPU the schedules are planned for
+    // The C renderers' loop passes (register_tile.hpp, lane_reduction.hpp); not for a GPU.
+    bool register_tiles = true;
+    bool lane_reductions = true;
     // Sees every stage (and may replace schedules); null: the HEDRA_DUMP observer, if set.
     CompileObserver* observer = nullptr;
 };

@@ -28,9 +28,11 @@ std::string render(const poly::ProgramIR& ir, const CompileOptions& options) {
     sched::LowerOptions passes;
     passes.tile_sizes = options.tile_sizes;
     passes.observer = observer.watching();
-    sched::LoweredKernels loops = sched::lower(ir, sched::Target::for_cpu(), passes);
+    const sched::Target target = sched::Target::for_cpu();
+    sched::LoweredKernels loops = sched::lower(ir, target, passes);
     PrintOptions print;
     print.style = serial_style();
+    print.vector_bytes = target.cpu.vector_bytes;
     dump::PassTimer timer("print");
     std::string source = print_program(ir, loops.asts, print);
     observer->emitted(source, "cpp");

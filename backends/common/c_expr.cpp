@@ -369,11 +369,13 @@ std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::s
     internal_error("c_expr: c_combine of a custom reduction");
 }
 
-const std::string& c_prelude() {
+std::string c_prelude(int vector_bytes) {
     // The register tile's vector types are one vector register of the target.
-    static const std::string text = "#define HD_VECTOR_BYTES " +
-                                    std::to_string(sched::cpu_target().vector_bytes) + "\n" +
-                                    R"(typedef unsigned int hd_u32;
+    return "#define HD_VECTOR_BYTES " + std::to_string(vector_bytes) + "\n" + c_prelude_body();
+}
+
+const std::string& c_prelude_body() {
+    static const std::string text = R"(typedef unsigned int hd_u32;
 typedef unsigned long long hd_u64;
 #define HD_INT_OPS(S, T, U)                                                                       \
     static inline T hd_add_##S(T a, T b) { return (T)((U)a + (U)b); }                            \

@@ -51,6 +51,7 @@ std::string c_round_half(DType t, const std::string& x);
 std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::string& value);
 
 // Helper functions the printed expressions call (static inline, no #include).
-const std::string& c_prelude();
+std::string c_prelude(int vector_bytes); // vector_bytes: the target's vector register
+const std::string& c_prelude_body();      // what follows its HD_VECTOR_BYTES line
 
 } // namespace hedra::backend

@@ -7,8 +7,8 @@
 // a CStyle (tinygrad's renderer overrides): with OpenMP's, the outermost loop that passed the
 // dependence test gets `#pragma omp parallel for`, and its body is outlined into a static
 // function with `__restrict` parameters (g++ drops restrict inside parallel regions, 10x on
-// matmul); the innermost parallel loops get `#pragma omp simd`. Contractions print as register
-// tiles (register_tile.hpp), contiguous nests as one loop (loop_coalesce.hpp). The accumulation of
+// matmul); the innermost parallel loops get `#pragma omp simd`. It prints what the passes chose:
+// register tiles (register_tile.hpp), lane reductions, contiguous nests as one loop. The accumulation of
 // a sum, product or custom reduction may contract into an FMA and reassociate (`#pragma clang fp`);
 // every value, the value a reduction accumulates included, is computed exactly (the program is
 // compiled with -ffp-contract=off), so a map recomputed in several kernels agrees bit for bit.
@@ -40,11 +40,11 @@ struct PrintOptions {
     std::string entry = "hedra_program";
     bool parallel = true;       // emit the style's parallel loops
     bool simd = true;           // emit the style's simd pragma on innermost parallel loops
-    bool register_tiles = true; // contractions as register-tiled micro-kernels
     bool coalesce = true;       // contiguous loop nests as one loop (loop_coalesce.hpp)
-    // Row reductions (a float sum, max or min along an innermost loop into one element) with
-    // one accumulator per lane of two vector registers, combined at the end of the row.
-    bool lane_reductions = true;
+    // The target's vector register (sched::CpuTarget::vector_bytes of the target the program
+    // was lowered for): the prelude's vector types. The register tiles and lane reductions are
+    // the passes' (scheduler/register_tile.hpp, lane_reduction.hpp).
+    int vector_bytes = 32;
     // Kernels with fewer statement instances run sequentially: a parallel region costs
     // microseconds, more than such a kernel.
     std::int64_t min_parallel_work = 32768;

@@ -9,20 +9,19 @@
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
-#include "backends/common/register_tile_nest.hpp"
 #include "core/scalar_dag.hpp"
+#include "scheduler/ast_access.hpp"
+#include "scheduler/contraction_schedule.hpp"
 #include "scheduler/loop_coalesce.hpp"
+#include "scheduler/register_tile.hpp"
 
 namespace hedra::backend {
 namespace {
 
-using namespace register_tile_detail;
-
-// A broadcast operand whose innermost K steps are this far apart (a weight gradient's dZ[b, o],
-// rows 4 KiB apart: every K step maps to the same L1 set) is copied, once above the loops over
-// V tiles, into panels of R rows x K contiguous (BLIS's packed A), up to this size.
-constexpr std::int64_t kFarBroadcastBytes = 1024;
-constexpr std::size_t kMaxRowPackBytes = 512 * 1024;
+using sched::AstExpr;
+using sched::AstNode;
+using Nest = sched::RegisterTileNest;
+using ReadPlan = sched::RegisterTile::Read;
 
 std::string pad_of(int indent) {
     return std::string(static_cast<std::size_t>(indent) * 4, ' ');
@@ -53,27 +52,41 @@ std::string vector_value(const ScalarExpr& e, const std::vector<std::string>& in
     return text.at(e.get());
 }
 
-struct ReadPlan {
-    bool vector = false;  // runs along V (else one value per row and K step)
-    bool per_row = false; // depends on A
-    int pack = -1;        // packed panel number, or -1
-    int row_pack = -1;    // a far broadcast operand's row panels (see kFarBroadcastBytes)
-};
+// The inclusive upper bound of a canonical loop (`it <= e` or `it < e`), printed.
+std::string upper_bound(const AstNode& loop) {
+    const AstExpr& c = loop.cond;
+    if (c.op == AstExpr::Op::Le) return c_index_expr(c.args[1]);
+    return "(" + c_index_expr(c.args[1]) + " - 1L)";
+}
 
 class Printer {
 public:
-    Printer(const RegisterTileContext& cx, const Nest& n)
+    Printer(const RegisterTileContext& cx, const Nest& n, const sched::RegisterTile& tile)
         : cx_(cx), n_(n), st_(cx.kernel.statements.at(n.call->statement)),
-          out_buf_(cx.program.buffers.at(st_.write_buffer)) {
+          out_buf_(cx.program.buffers.at(st_.write_buffer)), reads_(tile.reads),
+          ua_(upper_bound(*n.a)), uv_(upper_bound(*n.v)) {
         DType t = out_buf_.dtype;
-        const int bytes = sched::tile_vector_bytes(n.trip_v, dtype_size(t));
-        lanes_ = bytes / static_cast<int>(dtype_size(t));
+        lanes_ = tile.lanes;
         width_ = 2 * lanes_;
+        rows_ = tile.rows;
         vtype_ = std::string(t == DType::F32 ? "hd_vf" : "hd_vd") +
-                 (bytes == sched::cpu_target().vector_bytes ? "" : "32");
+                 (tile.vector_bytes == cx.vector_bytes ? "" : "32");
         scalar_ = c_value_type(t);
-        plan_reads();
-        plan_epilogue();
+        packs_ = tile.packs;
+        pack_width_ = tile.pack_width;
+        pack_rows_ = tile.pack_rows;
+        pack_level_ = tile.pack_level;
+        row_packs_ = tile.row_packs;
+        row_pack_rows_ = tile.row_pack_rows;
+        row_pack_blocks_ = tile.row_pack_blocks;
+        if (n.epi_loop) {
+            epi_call_ = &n.epi_loop->body[0];
+            epi_ = &cx.kernel.statements.at(epi_call_->statement);
+            epi_stride_ = tile.epilogue_stride;
+            epi_vector_ = tile.epilogue_vector;
+            epi_reads_vector_ = tile.epilogue_reads_vector;
+            result_dead_ = tile.result_dead;
+        }
     }
 
     // Blocks of R rows (R = rows_, as many as the registers allow, up to 6) run over the columns
@@ -102,10 +115,10 @@ public:
         for (int rows : row_counts) {
             std::string last = "hd_r + " + std::to_string(rows - 1);
             if (rows == rows_)
-                out += p + "    for (; " + last + " <= " + n_.ua +
+                out += p + "    for (; " + last + " <= " + ua_ +
                        "; hd_r += " + std::to_string(rows) + ") {\n";
             else
-                out += p + "    if (" + last + " <= " + n_.ua + ") {\n";
+                out += p + "    if (" + last + " <= " + ua_ + ") {\n";
             out += p + "        long hd_c = hd_lv;\n";
             if (two) {
                 out += p + "        for (; hd_c + " + std::to_string(width_ - 1) +
@@ -127,26 +140,7 @@ public:
         out += p + "}\n";
     }
 
-    // How many of the loops above A (Nest::outer) the packed panels must stay inside: the
-    // panels are filled once outside the others, which neither they nor the bounds of A, K and
-    // V mention (a convolution's weight panel outside the loops over image rows).
-    std::size_t pack_level() const {
-        std::size_t level = n_.outer.size();
-        while (packs_ > 0 && level > 0) {
-            const std::string& it = n_.outer[level - 1]->iterator;
-            bool used =
-                mentions(n_.a->init, it) || mentions(n_.v->init, it) || mentions(n_.v->cond, it);
-            for (const AstNode* k : n_.ks)
-                used = used || mentions(k->init, it) || mentions(k->cond, it);
-            for (std::size_t r = 0; r < reads_.size(); ++r)
-                if (reads_[r].pack >= 0)
-                    used = used || element_coefficient(cx_.program.buffers[st_.reads[r].buffer],
-                                                       st_.reads[r].access, *n_.call, it) != 0;
-            if (used) break;
-            --level;
-        }
-        return level;
-    }
+    std::size_t pack_level() const { return pack_level_; }
 
     // V's bounds and the packed panels; `hoisted` are the loops above A that this is printed
     // outside of (bound to their first value while packing: the panels do not depend on them).
@@ -154,7 +148,7 @@ public:
         prologue_done_ = true;
         hoisted_ = std::move(hoisted);
         out += pad_of(indent) + "const long hd_lv = " + c_index_expr(n_.v->init) +
-               ", hd_uv = " + n_.uv + ";\n";
+               ", hd_uv = " + uv_ + ";\n";
         print_packs(indent, out);
     }
 
@@ -168,7 +162,7 @@ public:
         cx_.next_name += row_packs_;
         std::string p = pad_of(indent);
         out +=
-            p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + n_.ua + ";\n";
+            p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + ua_ + ";\n";
         for (std::size_t r = 0; r < reads_.size(); ++r)
             if (reads_[r].row_pack >= 0)
                 out += p + scalar_ + " " + row_pack_name(reads_[r].row_pack) + "[" +
@@ -202,109 +196,7 @@ public:
     }
 
 private:
-    void plan_reads() {
-        packs_ = 0;
-        for (const poly::Read& r : st_.reads) {
-            const poly::Buffer& b = cx_.program.buffers[r.buffer];
-            ReadPlan plan;
-            plan.vector = element_coefficient(b, r.access, *n_.call, n_.v->iterator) != 0;
-            plan.per_row = element_coefficient(b, r.access, *n_.call, n_.a->iterator) != 0;
-            if (plan.vector && !plan.per_row) {
-                auto elements = pack_elements(n_, width_);
-                if (elements && std::size_t(*elements) * dtype_size(b.dtype) <= kMaxPackBytes) {
-                    plan.pack = packs_++;
-                    pack_width_ = (n_.trip_v + width_ - 1) / width_ * width_;
-                    pack_rows_ = *elements / pack_width_;
-                }
-            }
-            reads_.push_back(plan);
-        }
-        // Registers: R x 2 accumulators, 2 per shared vector operand, 2 for a per-row vector
-        // operand, 1 for a broadcast.
-        int shared = 0, per_row = 0;
-        for (const ReadPlan& r : reads_) {
-            shared += r.vector && !r.per_row;
-            per_row += r.vector && r.per_row;
-        }
-        const sched::CpuTarget& cpu = sched::cpu_target();
-        rows_ = std::clamp((cpu.vector_registers - 1 - 2 * shared - 2 * (per_row > 0)) / 2, 1,
-                           cpu.register_tile_rows);
-        if (auto trip_a = max_trip(*n_.a))
-            rows_ = static_cast<int>(std::min<std::int64_t>(rows_, *trip_a));
-        plan_row_packs();
-    }
-
-    // Far broadcast operands (kFarBroadcastBytes) whose copy fits, when A's range and the K
-    // loops do not depend on the loops above A (the copy is made once, above them).
-    void plan_row_packs() {
-        row_packs_ = 0;
-        auto trip_a = max_trip(*n_.a);
-        if (!trip_a) return;
-        std::int64_t k_rows = 1;
-        for (const AstNode* k : n_.ks) {
-            auto trip = max_trip(*k);
-            if (!trip) return;
-            k_rows *= *trip;
-        }
-        for (const AstNode* l : n_.outer) {
-            bool used = mentions(n_.a->init, l->iterator) || mentions(n_.a->cond, l->iterator);
-            for (const AstNode* k : n_.ks)
-                used = used || mentions(k->init, l->iterator) || mentions(k->cond, l->iterator);
-            if (used) return;
-        }
-        for (std::size_t r = 0; r < reads_.size(); ++r) {
-            const poly::Read& rd = st_.reads[r];
-            const poly::Buffer& b = cx_.program.buffers[rd.buffer];
-            if (reads_[r].vector || !reads_[r].per_row) continue;
-            auto ck = element_coefficient(b, rd.access, *n_.call, n_.ks.back()->iterator);
-            auto size = static_cast<std::int64_t>(dtype_size(b.dtype));
-            if (!ck || std::llabs(*ck) * size < kFarBroadcastBytes) continue;
-            for (const AstNode* l : n_.outer)
-                if (element_coefficient(b, rd.access, *n_.call, l->iterator) != 0) return;
-            if (std::size_t(round_up_to(*trip_a, rows_) * k_rows * size) > kMaxRowPackBytes)
-                continue;
-            reads_[r].row_pack = row_packs_++;
-        }
-        row_pack_rows_ = k_rows;
-        row_pack_blocks_ = round_up_to(*trip_a, rows_) / rows_;
-    }
-
-    static std::int64_t round_up_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
-
     std::string row_pack_name(int k) const { return "hd_ap" + std::to_string(row_pack_base_ + k); }
-
-    // The epilogue's reads: the result (the accumulators), operands contiguous along V
-    // (vectors) or constant along it (broadcast); anything else, or an expression the vector
-    // types cannot print, runs the epilogue's own loop over the stored result instead.
-    void plan_epilogue() {
-        if (!n_.epi_loop) return;
-        epi_call_ = &n_.epi_loop->body[0];
-        epi_ = &cx_.kernel.statements.at(epi_call_->statement);
-        const std::string& it = n_.epi_loop->iterator;
-        auto cm = element_coefficient(cx_.program.buffers[epi_->write_buffer], epi_->write_access,
-                                      *epi_call_, it);
-        epi_stride_ = cm ? *cm : 0;
-        epi_vector_ = epi_stride_ != 0 && vector_expression(epi_->value, out_buf_.dtype);
-        for (const poly::Read& r : epi_->reads) {
-            epi_reads_vector_.push_back(false);
-            if (r.buffer < 0) { // an index expression: not printed as a vector here
-                epi_vector_ = false;
-                continue;
-            }
-            if (r.buffer == st_.write_buffer) continue;
-            auto c = element_coefficient(cx_.program.buffers[r.buffer], r.access, *epi_call_, it);
-            if (!c || (*c != 0 && *c != 1)) epi_vector_ = false;
-            epi_reads_vector_.back() = c && *c == 1;
-        }
-        // The result need not be stored when nothing but the epilogue reads it.
-        result_dead_ = epi_vector_ && out_buf_.role == poly::BufferRole::Temporary;
-        for (const poly::Kernel& k : cx_.program.kernels)
-            for (const poly::Statement& other : k.statements) {
-                if (&other == epi_ || &other == &st_) continue;
-                for (const poly::Read& r : other.reads)
-                    if (r.buffer == st_.write_buffer) result_dead_ = false;
-            }
-    }
 
     // The epilogue of rows hd_r .. hd_r + rows - 1 at `halves` vectors of columns from hd_c.
     void print_epilogue(int indent, int rows, int halves, std::string& out) {
@@ -367,14 +259,9 @@ private:
                 name + "[hd_pi * " + std::to_string(pack_width_) +
                 "L + (hd_j - hd_lv)] = " + c_element(cx_.program.buffers[rd.buffer], rd.access) +
                 ";\n";
-            // V innermost, unless the source's rows along V are a page or more apart (a
-            // transposed matmul operand): then the K loops run innermost, where the source is
-            // usually contiguous, and each V column fills its panel column (measured: 8.1 ->
-            // 6.4 ms on a 256x1024x1024 A·B^T; with rows 1.6 KB apart V innermost stays faster).
-            const poly::Buffer& src = cx_.program.buffers[rd.buffer];
-            auto cv = element_coefficient(src, rd.access, *n_.call, n_.v->iterator);
-            const bool v_inner =
-                !cv || std::llabs(*cv) * static_cast<std::int64_t>(dtype_size(src.dtype)) < 4096;
+            // V innermost, or the K loops (where the source is usually contiguous) with each V
+            // column filling its panel column, as the pass chose.
+            const bool v_inner = reads_[r].pack_v_inner;
             out += p + "{\n";
             for (const AstNode* l : hoisted_)
                 out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
@@ -564,9 +451,11 @@ private:
     const Nest& n_;
     const poly::Statement& st_;
     const poly::Buffer& out_buf_;
-    int lanes_ = 8, width_ = 16, rows_ = sched::cpu_target().register_tile_rows;
-    std::string vtype_, scalar_;
     std::vector<ReadPlan> reads_;
+    std::string ua_, uv_; // A's and V's inclusive upper bounds
+    int lanes_ = 0, width_ = 0, rows_ = 0;
+    std::size_t pack_level_ = 0;
+    std::string vtype_, scalar_;
     int packs_ = 0, name_base_ = 0;
     int row_packs_ = 0, row_pack_base_ = 0, block_rows_ = 0;
     std::int64_t row_pack_rows_ = 0, row_pack_blocks_ = 0;
@@ -585,9 +474,10 @@ private:
 
 bool print_register_tile(const RegisterTileContext& context, const AstNode& mark, int indent,
                          std::string& out) {
-    std::optional<Nest> nest = match(context, mark);
-    if (!nest) return false;
-    Printer printer(context, *nest);
+    if (!mark.register_tile) return false;
+    std::optional<Nest> nest = sched::match_register_tile(context.program, context.kernel, mark);
+    if (!nest) internal_error("register tile: the nest under its mark lost its form");
+    Printer printer(context, *nest, *mark.register_tile);
     const std::size_t level = printer.pack_level();
     int depth = 0;
     if (printer.has_row_packs()) {

@@ -14,7 +14,8 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     passes.tile_sizes = options.tile_sizes;
     passes.tile = options.tile;
     passes.observer = observer.watching();
-    sched::LoweredKernels loops = sched::lower(program, sched::Target::for_cpu(), passes);
+    const sched::Target target = sched::Target::for_cpu();
+    sched::LoweredKernels loops = sched::lower(program, target, passes);
     LoweredProgram out;
     out.asts = std::move(loops.asts);
     out.fallbacks = loops.fallbacks;
@@ -27,6 +28,7 @@ LoweredProgram lower(const poly::ProgramIR& program, const LowerOptions& options
     print.units = options.units;
     print.profile_clock = options.profile_clock;
     print.kernel_hooks = options.kernel_hooks;
+    print.vector_bytes = target.cpu.vector_bytes;
     {
         dump::PassTimer timer("print");
         out.source = print_program(program, out.asts, print);

@@ -1,5 +1,7 @@
-// The register tile (backends/common/register_tile.hpp) on its own: which nests it recognizes,
-// the block shape it picks from the CPU target, and the values its blocks and remainders
+// The register tile on its own: which nests the register-tile pass recognizes
+// (scheduler/register_tile.hpp), the block shape it picks from the CPU target it is given, that
+// the renderer (backends/common/register_tile.hpp) prints only what it chose, and the values
+// the blocks and remainders
 // compute (rows past the last block of R in blocks of 4, 2, 1; columns in 2 vectors, 1 vector,
 // then the original loops), against a naive loop.
 #include <doctest/doctest.h>
@@ -8,9 +10,9 @@
 #include <random>
 
 #include "backends/common/register_tile.hpp"
-#include "backends/common/register_tile_nest.hpp"
 #include "hedra.hpp"
 #include "scheduler/lower.hpp"
+#include "scheduler/register_tile.hpp"
 #include "scheduler/target.hpp"
 #include "support/kernel_ir_samples.hpp"
 
@@ -32,8 +34,10 @@ struct Lowered {
     std::vector<AstNode> asts;
 };
 
-Lowered lowered(poly::ProgramIR ir) {
-    sched::LoopProgram loops = sched::lower_kernels(ir);
+Lowered lowered(poly::ProgramIR ir, const sched::CpuTarget& cpu = sched::cpu_target()) {
+    sched::KernelPassOptions options;
+    options.cpu = cpu;
+    sched::LoopProgram loops = sched::lower_kernels(ir, options);
     return {std::move(ir), std::move(loops.asts)};
 }
 
@@ -43,7 +47,8 @@ std::string tile_text(const Lowered& l) {
     if (!mark) return "";
     int names = 0;
     backend::RegisterTileContext cx{
-        l.ir, l.ir.kernels[0], [](const AstNode&, int, std::string& out) { out += "S;\n"; }, names};
+        l.ir, l.ir.kernels[0], [](const AstNode&, int, std::string& out) { out += "S;\n"; }, names,
+        sched::cpu_target().vector_bytes};
     std::string out;
     return backend::print_register_tile(cx, *mark, 0, out) ? out : "";
 }
@@ -54,15 +59,48 @@ TEST_CASE("register tile: a matmul nest is recognized, with its init in A's body
     Lowered l = lowered(test::matmul_ir(64, 48, 32));
     const AstNode* mark = find_mark(l.asts.at(0));
     REQUIRE(mark != nullptr);
-    int names = 0;
-    backend::RegisterTileContext cx{l.ir, l.ir.kernels[0], [](const AstNode&, int, std::string&) {},
-                                    names};
-    auto nest = backend::register_tile_detail::match(cx, *mark);
+    auto nest = sched::match_register_tile(l.ir, l.ir.kernels[0], *mark);
     REQUIRE(nest.has_value());
     CHECK(nest->ks.size() == 1);
     CHECK(nest->c_stride == 1);        // V is the result's stride-1 axis
     CHECK(nest->init_loop != nullptr); // C = 0 ahead of the K loop: accumulators start at 0
     CHECK(nest->epi_loop == nullptr);
+    // The pass's choice is on the mark, and in the AST's dump.
+    REQUIRE(mark->register_tile != nullptr);
+    CHECK(mark->register_tile->reads.size() == 2);
+    CHECK(sched::to_string(l.asts[0]).find("// register tile: ") != std::string::npos);
+}
+
+TEST_CASE("register tile: the rows and vectors come from the CpuTarget the pass is given") {
+    sched::CpuTarget avx2 = sched::cpu_target_named("avx2");
+    sched::CpuTarget avx512 = sched::cpu_target_named("avx512");
+    for (const sched::CpuTarget& cpu : {avx2, avx512}) {
+        CAPTURE(cpu.name);
+        Lowered l = lowered(test::matmul_ir(64, 64, 64), cpu);
+        const AstNode* mark = find_mark(l.asts.at(0));
+        REQUIRE(mark != nullptr);
+        REQUIRE(mark->register_tile != nullptr);
+        CHECK(mark->register_tile->vector_bytes == cpu.vector_bytes);
+        CHECK(mark->register_tile->lanes == cpu.vector_bytes / 4);
+        CHECK(mark->register_tile->rows == cpu.register_tile_rows);
+    }
+    // Fewer vector registers: fewer rows (R x 2 accumulators beside the operands' registers).
+    sched::CpuTarget few = avx2;
+    few.vector_registers = 8;
+    Lowered l = lowered(test::matmul_ir(64, 64, 64), few);
+    const AstNode* mark = find_mark(l.asts.at(0));
+    REQUIRE(mark != nullptr);
+    if (mark->register_tile)
+        CHECK(mark->register_tile->rows == sched::register_block_rows(few, 1, 0));
+}
+
+TEST_CASE("register tile: the renderer prints no tile the pass did not choose") {
+    Lowered l = lowered(test::matmul_ir(64, 48, 32));
+    AstNode* mark = const_cast<AstNode*>(find_mark(l.asts.at(0)));
+    REQUIRE(mark != nullptr);
+    CHECK(!tile_text(l).empty());
+    mark->register_tile = nullptr;
+    CHECK(tile_text(l).empty());
 }
 
 TEST_CASE("register tile: no tile where there is no contraction") {

@@ -308,7 +308,8 @@ const std::string& cuda_prelude() {
 #define __builtin_inf() __longlong_as_double(0x7ff0000000000000LL)
 #endif
 )";
-        return s + c_prelude() + "\n";
+        // The C helpers; device code uses none of their vector types (any width compiles).
+        return s + c_prelude(32) + "\n";
     }();
     return text;
 }
