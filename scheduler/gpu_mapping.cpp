@@ -582,6 +582,8 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                 s += " block threads=" + std::to_string(m.reduction_mapping.threads);
             break;
         case GpuForm::Generic:
+            for (const GpuGenericNest& g : m.generic)
+                s += "\n  nest " + to_string(g);
             break;
         }
         s += "\n";

@@ -15,6 +15,8 @@
 //   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
 //                  into partials and a final launch) and threads; a tuple reduction's threads
 //   gpu.launch     the threads per block of every launch of maps
+//   gpu.generic-threads  after the kernel passes built the generic kernels' loop ASTs: each
+//                  nest's loops over threads, threads and blocks (gpu_generic_threads.hpp)
 // Every machine fact comes from the GpuTarget passed in (warp size, shared memory per block,
 // multiprocessors, threads per block). Each pass has its HEDRA_TIME_PASSES timer and writes its
 // HEDRA_DUMP stage (the mapping so far, one line per kernel: to_string below).
@@ -28,6 +30,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "scheduler/gpu_generic_threads.hpp"
 
 #include "polyhedral/kernel_ir.hpp"
 #include "scheduler/kernel_forms.hpp"
@@ -106,6 +110,7 @@ struct GpuKernelMapping {
     std::vector<std::int64_t> map_threads;    // Map: threads per block of each group's launch
     GpuContractionMapping contraction;        // Contraction
     GpuReductionMapping reduction_mapping;    // Reduction, TupleReduction (threads)
+    std::vector<GpuGenericNest> generic;      // Generic: per nest of its loop AST
 };
 
 struct GpuMapping {

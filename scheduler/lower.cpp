@@ -213,6 +213,9 @@ const std::vector<PassInfo>& pass_list() {
          "packed panels, epilogue (register_tile.hpp)"},
         {"lane-reduction", "kernel", "ast",
          "openmp, c: row reductions' accumulators per vector lane (lane_reduction.hpp)"},
+        {"gpu.generic-threads", "gpu", "gpu.generic-threads",
+         "cuda: the kernels of no known form: each nest's outer parallel loops over threads, "
+         "threads and blocks (gpu_generic_threads.hpp)"},
         {"print", "backend", "code",
          "the backend's renderer: C (the register tiles, lane reductions and coalesced loops the "
          "passes chose) or CUDA (the gpu passes' mapping)"},
@@ -288,6 +291,15 @@ LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
         out.asts[static_cast<std::size_t>(m.kernel)] = lower_kernel(program, k, passes, &fell_back);
         out.fallbacks += fell_back;
     }
+    {
+        dump::PassTimer timer("gpu.generic-threads");
+        for (GpuKernelMapping& m : out.gpu->kernels)
+            if (m.form == GpuForm::Generic)
+                m.generic = map_generic_threads(out.asts.at(static_cast<std::size_t>(m.kernel)),
+                                                target.gpu);
+    }
+    if (dump::enabled())
+        dump::write_stage("gpu.generic-threads", "txt", to_string(*out.gpu, program));
     out.isl_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return out;

@@ -3,8 +3,9 @@
 // the ASTs as C (backends/common/c_renderer.hpp); cuda maps kernels of known forms in closed
 // form and the rest through lower_kernel.
 //   program passes: canonicalize, the partition's steps (partition.hpp), narrow-domains
-//   gpu passes:     (cuda) gpu.forms, gpu.tile, gpu.stage, gpu.reduction, gpu.launch
-//                   (gpu_mapping.hpp): each kernel's launches, for a GpuTarget
+//   gpu passes:     (cuda) gpu.forms, gpu.autotune, gpu.tile, gpu.stage, gpu.reduction,
+//                   gpu.launch (gpu_mapping.hpp): each kernel's launches, for a GpuTarget; after
+//                   the kernel passes, gpu.generic-threads (gpu_generic_threads.hpp)
 //   kernel passes:  scop, dependences, dead-writes, schedule, tile, ast, coalesce, register-tile,
 //                   lane-reduction (on cuda, for the kernels of no known form: without tile,
 //                   register-tile and lane-reduction)

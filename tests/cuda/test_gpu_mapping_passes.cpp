@@ -133,6 +133,49 @@ TEST_CASE("gpu mapping passes: reductions, tuple reductions and the generic form
           sched::GpuForm::Generic);
 }
 
+TEST_CASE("gpu mapping passes: the generic kernels' loops over threads, from the target") {
+    // A 100 x 3 elementwise map on the generic mapping: both loops over threads (300 points),
+    // whole warps up to 256 threads, the blocks to cover the points.
+    Array x = placeholder(Shape::of({100, 3}));
+    poly::ProgramIR ir = partitioned({exp(x)}, {x});
+    sched::LowerOptions options;
+    options.gpu.generic_only = true;
+    auto nest_for = [&](const sched::GpuTarget& t) {
+        sched::LoweredKernels l = sched::lower(ir, sched::Target::for_gpu(t), options);
+        REQUIRE(l.gpu);
+        const sched::GpuKernelMapping& m = only(*l.gpu);
+        REQUIRE(m.form == sched::GpuForm::Generic);
+        REQUIRE(m.generic.size() == 1);
+        return m.generic[0];
+    };
+    sched::GpuTarget t;
+    sched::GpuGenericNest g = nest_for(t);
+    CHECK(g.thread_loops == 2);
+    CHECK(g.trips == std::vector<std::int64_t>{100, 3});
+    CHECK(g.points == 300);
+    CHECK(g.threads == 256);
+    CHECK(g.blocks == 2);
+    // A smaller limit per block: more blocks.
+    sched::GpuTarget small = t;
+    small.max_threads_per_block = 128;
+    g = nest_for(small);
+    CHECK(g.threads == 128);
+    CHECK(g.blocks == 3);
+    CHECK(g.max_threads == 128);
+    // A reduction's carried loop stays inside the thread: only the rows over threads.
+    Array y = placeholder(Shape::of({40, 70}));
+    sched::LoweredKernels l =
+        sched::lower(partitioned({sum(y, {1})}, {y}), sched::Target::for_gpu(t), options);
+    REQUIRE(l.gpu);
+    bool rows = false;
+    for (const sched::GpuKernelMapping& m : l.gpu->kernels)
+        for (const sched::GpuGenericNest& n : m.generic)
+            rows = rows || (n.thread_loops == 1 && n.trips == std::vector<std::int64_t>{40} &&
+                            n.threads == 64);
+    CHECK(rows);
+    CHECK(sched::to_string(g).find("threads over 100 3 block=128 grid=3") != std::string::npos);
+}
+
 TEST_CASE("gpu mapping passes: the autotuner's tiling and split K") {
     // A 256x1024 result over 784 (the MNIST MLP's first weight gradient): 64x64 tiles, split K.
     Array a = placeholder(Shape::of({256, 784})), b = placeholder(Shape::of({784, 1024}));

@@ -52,6 +52,6 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
                           std::int64_t threads);
 // The kernel's loop AST (the kernel passes without tiling), outer parallel loops mapped to
 // threads.
-void emit_generic(SourceBuilder& b, int kernel, const sched::AstNode& ast);
+void emit_generic(SourceBuilder& b, const sched::GpuKernelMapping& m, const sched::AstNode& ast);
 
 } // namespace hedra::backend::cuda

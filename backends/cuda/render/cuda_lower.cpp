@@ -29,7 +29,7 @@ void render_kernel(cuda::SourceBuilder& b, const sched::GpuKernelMapping& m,
         break;
     case sched::GpuForm::Generic:
         if (!b.program.kernels.at(static_cast<std::size_t>(m.kernel)).statements.empty())
-            cuda::emit_generic(b, m.kernel, asts.at(static_cast<std::size_t>(m.kernel)));
+            cuda::emit_generic(b, m, asts.at(static_cast<std::size_t>(m.kernel)));
         break;
     }
 }
