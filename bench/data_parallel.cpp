@@ -1,7 +1,7 @@
 // Data-parallel training throughput. Run under mpirun: every rank
 // trains MLP-large (784-1024-1024-10) on its share of a global batch of 512 with
-// dist::DataParallelTrainer; rank 0 prints the step time, the examples per second and the time
-// the step waited for the gradients' collectives after its backward pass (--no-overlap: all of
+// distributed::DataParallelTrainer; rank 0 prints the step time, the examples per second and the
+// time the step waited for the gradients' collectives after its backward pass (--no-overlap: all of
 // them after it, all exposed), the buckets and the optimizer state each rank holds (--shard:
 // ZeRO stage 1, with Adam so that there is state to shard). Alone (or -np 1) it runs the plain
 // step, the baseline. bench/data_parallel.sh runs -np 1 and -np 2 alternately and prints ratios.
@@ -14,8 +14,8 @@
 #include <random>
 #include <string>
 
-#include "dist/data_parallel.hpp"
-#include "dist/init.hpp"
+#include "distributed/data_parallel.hpp"
+#include "distributed/init.hpp"
 #include "hedra.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
@@ -25,7 +25,7 @@ using namespace hedra;
 
 int main(int argc, char** argv) {
     bool quick = false;
-    dist::DataParallelOptions dp;
+    distributed::DataParallelOptions dp;
     int steps = 12;
     std::int64_t batch = 512;
     for (int i = 1; i < argc; ++i) {
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
         batch = 16;
         steps = 2;
     }
-    std::shared_ptr<dist::Communicator> comm = dist::init();
+    std::shared_ptr<distributed::Communicator> comm = distributed::init();
     ComputeOptions options;
     options.num_threads = 1; // one thread per rank: ranks are the parallelism
     std::shared_ptr<const nn::Optimizer> optimizer =
@@ -72,9 +72,9 @@ int main(int argc, char** argv) {
         l = static_cast<std::int64_t>(gen() % 10);
     HostArray x = HostArray::from(images, {batch, 784});
     HostArray y = HostArray::from(labels, {batch});
-    std::unique_ptr<dist::DataParallelTrainer> parallel;
+    std::unique_ptr<distributed::DataParallelTrainer> parallel;
     if (comm->size() > 1)
-        parallel = std::make_unique<dist::DataParallelTrainer>(comm, step.trainer(), dp);
+        parallel = std::make_unique<distributed::DataParallelTrainer>(comm, step.trainer(), dp);
     auto one_step = [&] { return parallel ? parallel->step({x, y}, 0.1) : step.step(x, y); };
     one_step(); // compiles
     one_step();

@@ -3,14 +3,14 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(FILES hedra.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra)
-foreach(layer core polyhedral scheduler backends ad nn aot)
+foreach(layer core polyhedral scheduler backends ad nn distributed aot)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra/${layer}
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 
 install(TARGETS hedra hedra_options hedra_core hedra_polyhedral hedra_scheduler hedra_backends
                 hedra_ad hedra_nn hedra_nn_io hedra_backend_common hedra_jit hedra_openmp hedra_c
-                hedra_aot hedra_aot_main
+                hedra_distributed hedra_aot hedra_aot_main
         EXPORT hedraTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

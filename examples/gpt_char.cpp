@@ -33,8 +33,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "dist/data_parallel.hpp"
-#include "dist/init.hpp"
+#include "distributed/data_parallel.hpp"
+#include "distributed/init.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
 #include "nn/io/npy_reader.hpp"
@@ -251,8 +251,8 @@ struct Evaluation {
 
 // The mean loss (in double, as w7_gpt.py) of the batches at fixed offsets of each split; under
 // mpirun each rank evaluates its share of every batch.
-Evaluation evaluate(nn::Trainer& trainer, dist::DataParallelTrainer* parallel, const Corpus& c,
-                    const Plan& p, std::int64_t T) {
+Evaluation evaluate(nn::Trainer& trainer, distributed::DataParallelTrainer* parallel,
+                    const Corpus& c, const Plan& p, std::int64_t T) {
     auto mean = [&](const std::vector<std::int64_t>& split, const Offsets& rows) {
         double sum = 0;
         for (const auto& row : rows)
@@ -327,8 +327,8 @@ std::string csv_path_for(const std::string& png) {
 
 int train(const Flags& f) {
     // Under mpirun every rank reads the same batches and trains on its share of each
-    // (dist::DataParallelTrainer); rank 0 alone prints and writes files.
-    std::shared_ptr<dist::Communicator> comm = dist::init();
+    // (distributed::DataParallelTrainer); rank 0 alone prints and writes files.
+    std::shared_ptr<distributed::Communicator> comm = distributed::init();
     const bool lead = comm->rank() == 0;
     if (!lead && !std::freopen("/dev/null", "w", stdout))
         throw Error("cannot silence rank " + std::to_string(comm->rank()) + "'s output");
@@ -386,11 +386,11 @@ int train(const Flags& f) {
         {{{comm->size() > 1 ? nn::kAnyExtent : kBatch, T}, DType::I64, "tokens"},
          {{comm->size() > 1 ? nn::kAnyExtent : kBatch, T}, DType::I64, "targets"}},
         plan.init, std::make_shared<nn::AdamW>(adamw), options);
-    std::unique_ptr<dist::DataParallelTrainer> parallel;
+    std::unique_ptr<distributed::DataParallelTrainer> parallel;
     if (comm->size() > 1) {
-        parallel = std::make_unique<dist::DataParallelTrainer>(
+        parallel = std::make_unique<distributed::DataParallelTrainer>(
             comm, std::move(trainer),
-            dist::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
+            distributed::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
         std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n",
                     comm->size(), comm->name().c_str(),
                     (long long)(parallel->shard(kBatch).second - parallel->shard(kBatch).first),

@@ -15,8 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "dist/data_parallel.hpp"
-#include "dist/init.hpp"
+#include "distributed/data_parallel.hpp"
+#include "distributed/init.hpp"
 #include "hedra.hpp"
 #include "nn/io/mnist_dataset.hpp"
 #include "nn/io/training_report.hpp"
@@ -109,7 +109,7 @@ inline Flags parse_flags(int argc, char** argv, const char* program, bool with_h
 // The fraction of `split` the step's current parameters classify correctly; under mpirun each
 // rank counts every size()-th batch and the counts are summed.
 inline double test_accuracy(nn::TrainStep& step, const nn::MnistSplit& split,
-                            dist::Communicator& comm) {
+                            distributed::Communicator& comm) {
     constexpr std::int64_t kEvalBatch = 1000;
     auto order = nn::sequential_indices(split.size());
     std::int64_t correct = 0;
@@ -134,8 +134,8 @@ using ModelFactory = std::function<nn::Model(const nn::MnistDataset&, const Flag
 inline int train(const char* program, const Flags& f, const ModelFactory& make_model) {
     using clock = std::chrono::steady_clock;
     // Under mpirun every rank reads the same shuffled batches and trains on its share of each
-    // (dist::DataParallelTrainer); rank 0 alone prints and writes files.
-    std::shared_ptr<dist::Communicator> comm = dist::init();
+    // (distributed::DataParallelTrainer); rank 0 alone prints and writes files.
+    std::shared_ptr<distributed::Communicator> comm = distributed::init();
     if (comm->rank() != 0 && !std::freopen("/dev/null", "w", stdout))
         throw Error("cannot silence rank " + std::to_string(comm->rank()) + "'s output");
     nn::MnistDataset data = nn::load_mnist(f.data);
@@ -163,9 +163,9 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
     else
         optimizer = std::make_shared<nn::Sgd>(nn::SgdOptions{f.lr, f.momentum});
     nn::TrainStep step(make_model(data, f), optimizer, options);
-    std::unique_ptr<dist::DataParallelTrainer> parallel;
+    std::unique_ptr<distributed::DataParallelTrainer> parallel;
     if (comm->size() > 1) {
-        parallel = std::make_unique<dist::DataParallelTrainer>(comm, step.trainer());
+        parallel = std::make_unique<distributed::DataParallelTrainer>(comm, step.trainer());
         std::printf("data parallel: %d ranks (%s), each %lld of every %lld examples\n",
                     comm->size(), comm->name().c_str(),
                     static_cast<long long>(parallel->shard(f.batch).second -

@@ -131,9 +131,10 @@ void Trainer::release_optimizer_state() {
 
 void Trainer::check_state_held(const char* op) const {
     if (state_released_)
-        throw Error(std::string(op) +
-                    ": this trainer's optimizer state was released to a sharded optimizer "
-                    "(dist::DataParallelTrainer with shard_optimizer_state); step through that");
+        throw Error(
+            std::string(op) +
+            ": this trainer's optimizer state was released to a sharded optimizer "
+            "(distributed::DataParallelTrainer with shard_optimizer_state); step through that");
 }
 
 void Trainer::check_inputs(const char* op, const std::vector<HostArray>& inputs) const {

@@ -119,9 +119,10 @@ public:
     // Replaces the parameters with ones an update made elsewhere (a sharded optimizer: each rank
     // updates a part), keeping the optimizer state, and counts a step.
     void take_updated_params(std::vector<HostArray> params);
-    // Frees the optimizer state when another object holds it (dist's sharded optimizer, which
-    // keeps each rank's part only): step() and apply_gradients() then throw, gradients() and
-    // evaluate() work, and checkpoint()/restore() cover the parameters and step count only.
+    // Frees the optimizer state when another object holds it (the data-parallel sharded
+    // optimizer, which keeps each rank's part only): step() and apply_gradients() then throw,
+    // gradients() and evaluate() work, and checkpoint()/restore() cover the parameters and step
+    // count only.
     void release_optimizer_state();
     bool optimizer_state_released() const { return state_released_; }
     const TrainerOptions& options() const { return options_; }

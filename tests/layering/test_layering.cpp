@@ -1,7 +1,7 @@
 // The layering of the sources (README "Layout"): data flows one way, core <- polyhedral <-
 // scheduler <- backends; a backend includes backends/common, never another backend; ad builds
-// core graphs and nn builds on ad; dist (communicators, data parallelism) builds on nn, writes
-// checkpoints with nn/io and runs NCCL on the cuda backend's device (streams, memory); nn/io
+// core graphs and nn builds on ad; distributed (communicators, data parallelism) builds on nn,
+// writes checkpoints with nn/io and runs NCCL on the cuda backend's device (streams, memory); nn/io
 // (file formats) builds on core alone, and nn's core does not include it; aot (ahead-of-time
 // libraries) builds on the openmp backend's lowering; no library file
 // includes tools/, examples/, bench/ or tests/.
@@ -45,7 +45,7 @@ bool may_include(const std::string& layer, const std::string& target) {
         {"backends/common", {"core", "polyhedral", "scheduler", "backends/common"}},
         {"ad", {"core", "ad"}},
         {"nn", {"core", "ad", "nn"}},
-        {"dist", {"core", "ad", "nn", "nn/io", "dist", "backends/cuda"}},
+        {"distributed", {"core", "ad", "nn", "nn/io", "distributed", "backends/cuda"}},
         {"nn/io", {"core", "nn/io"}},
         // ahead-of-time libraries: the openmp backend's lowering, without running the program
         {"aot",
@@ -95,7 +95,7 @@ std::vector<Violation> violations(const fs::path& root) {
     static const std::regex include_line(R"(^\s*#\s*include\s*"([^"]+)\")");
     std::vector<Violation> out;
     for (const char* top :
-         {"core", "polyhedral", "scheduler", "backends", "ad", "nn", "dist", "aot"}) {
+         {"core", "polyhedral", "scheduler", "backends", "ad", "nn", "distributed", "aot"}) {
         for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
             std::string ext = entry.path().extension().string();
             if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
@@ -216,10 +216,10 @@ TEST_CASE("the layering rules: which layer may include which") {
     CHECK_FALSE(may_include("backends/common", "backends/openmp"));
     CHECK_FALSE(may_include("ad", "scheduler"));
     CHECK_FALSE(may_include("nn", "backends/openmp"));
-    CHECK_FALSE(may_include("nn", "dist"));
-    CHECK_FALSE(may_include("dist", "backends/openmp"));
-    CHECK(may_include("dist", "backends/cuda"));
-    CHECK_FALSE(may_include("backends/cuda", "dist"));
+    CHECK_FALSE(may_include("nn", "distributed"));
+    CHECK_FALSE(may_include("distributed", "backends/openmp"));
+    CHECK(may_include("distributed", "backends/cuda"));
+    CHECK_FALSE(may_include("backends/cuda", "distributed"));
     CHECK_FALSE(may_include("backends/cuda", "nn"));
     CHECK(layer_of("nn/io/idx_reader.hpp") == "nn/io");
     CHECK(layer_of("nn/layers.hpp") == "nn");

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "core/compute.hpp"
-#include "dist/communicator.hpp"
+#include "distributed/communicator.hpp"
 #include "nn/trainer.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 // Owners for arrays of these element counts on `ranks` ranks: largest first, each to the rank
 // owning the fewest elements so far (lowest rank on ties).
@@ -59,4 +59,4 @@ private:
     std::optional<CompiledProgram> program_;
 };
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

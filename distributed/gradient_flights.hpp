@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/backend.hpp"
-#include "dist/communicator.hpp"
+#include "distributed/communicator.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 // The time of one collective over `bytes`: latency + bytes / bandwidth (a ring's 2(n-1)/n
 // factor folded into the bandwidth measured on this group).
@@ -77,4 +77,4 @@ private:
     std::vector<std::size_t> arrival_;
 };
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

@@ -10,7 +10,7 @@
 
 #include "core/host_array.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 enum class Reduction : std::uint8_t { Sum, Mean };
 
@@ -90,4 +90,4 @@ protected:
     void reduce_scatter_raw(const void* in, void* out, std::int64_t count, DType dtype) override;
 };
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

@@ -1,11 +1,11 @@
 // The NCCL communicator (see nccl_communicator.hpp).
-#include "dist/nccl_communicator.hpp"
+#include "distributed/nccl_communicator.hpp"
 
 #include <cstring>
 
 #include "core/error.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 namespace {
 
 NcclType nccl_type(DType t) {
@@ -194,4 +194,4 @@ std::shared_ptr<Communicator> nccl_world(std::shared_ptr<Communicator> bootstrap
     return std::make_shared<NcclCommunicator>(std::move(bootstrap), nccl_library());
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

@@ -8,10 +8,10 @@
 
 #include <memory>
 
-#include "dist/communicator.hpp"
-#include "dist/nccl_api.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/nccl_api.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 class NcclCommunicator : public Communicator {
 public:
@@ -48,8 +48,8 @@ private:
     std::size_t staging_bytes_ = 0;
 };
 
-// NCCL over the processes of `bootstrap` (dist::init() gives it under mpirun with
+// NCCL over the processes of `bootstrap` (distributed::init() gives it under mpirun with
 // HEDRA_DIST=nccl).
 std::shared_ptr<Communicator> nccl_world(std::shared_ptr<Communicator> bootstrap);
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

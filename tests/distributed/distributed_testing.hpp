@@ -9,7 +9,7 @@
 #include "nn/layers.hpp"
 #include "nn/trainer.hpp"
 
-namespace hedra::dist::test {
+namespace hedra::distributed::test {
 
 inline constexpr int kIn = 5, kHidden = 7, kClasses = 3;
 
@@ -70,4 +70,4 @@ inline std::vector<float> flat(const std::vector<HostArray>& arrays) {
     return out;
 }
 
-} // namespace hedra::dist::test
+} // namespace hedra::distributed::test

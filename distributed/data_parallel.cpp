@@ -1,5 +1,5 @@
 // Data-parallel training (see data_parallel.hpp).
-#include "dist/data_parallel.hpp"
+#include "distributed/data_parallel.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "nn/io/safetensors.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 namespace {
 
 // Rows [first, last) of `a` (dense row-major), copied.
@@ -27,7 +27,7 @@ HostArray rows(const HostArray& a, std::int64_t first, std::int64_t last) {
 DataParallelTrainer::DataParallelTrainer(std::shared_ptr<Communicator> comm, nn::Trainer trainer,
                                          DataParallelOptions options)
     : comm_(std::move(comm)), trainer_(std::move(trainer)), options_(options) {
-    if (!comm_) throw Error("DataParallelTrainer: no communicator; use dist::init()");
+    if (!comm_) throw Error("DataParallelTrainer: no communicator; use distributed::init()");
     std::vector<HostArray> params;
     for (const HostArray& p : trainer_.params())
         params.push_back(comm_->broadcast(p, 0));
@@ -208,4 +208,4 @@ std::int64_t DataParallelTrainer::optimizer_state_bytes() const {
     return total;
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

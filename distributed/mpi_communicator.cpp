@@ -1,5 +1,5 @@
 // The MPI communicator (see mpi_communicator.hpp).
-#include "dist/mpi_communicator.hpp"
+#include "distributed/mpi_communicator.hpp"
 
 #include "core/error.hpp"
 
@@ -7,7 +7,7 @@
 #include <mpi.h>
 #endif
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 #if HEDRA_HAS_MPI
 namespace {
@@ -177,4 +177,4 @@ std::shared_ptr<Communicator> mpi_world() {
 
 #endif
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

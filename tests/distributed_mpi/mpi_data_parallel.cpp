@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "dist/data_parallel.hpp"
-#include "dist/init.hpp"
-#include "dist_testing.hpp"
+#include "distributed/data_parallel.hpp"
+#include "distributed/init.hpp"
+#include "distributed_testing.hpp"
 
 using namespace hedra;
-using namespace hedra::dist;
-using namespace hedra::dist::test;
+using namespace hedra::distributed;
+using namespace hedra::distributed::test;
 
 namespace {
 

@@ -9,16 +9,16 @@
 
 #include "collective_checks.hpp"
 #include "core/expect_error.hpp"
-#include "dist/data_parallel.hpp"
-#include "dist/in_process.hpp"
-#include "dist/init.hpp"
-#include "dist_testing.hpp"
+#include "distributed/data_parallel.hpp"
+#include "distributed/in_process.hpp"
+#include "distributed/init.hpp"
+#include "distributed_testing.hpp"
 #include "hedra.hpp"
 #include "nn/io/safetensors.hpp"
 
 using namespace hedra;
-using namespace hedra::dist;
-using namespace hedra::dist::test;
+using namespace hedra::distributed;
+using namespace hedra::distributed::test;
 
 namespace {
 

@@ -21,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "dist/communicator.hpp"
-#include "dist/gradient_flights.hpp"
-#include "dist/sharded_optimizer.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/gradient_flights.hpp"
+#include "distributed/sharded_optimizer.hpp"
 #include "nn/trainer.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 // Bucket sizes from measure_cost (DataParallelOptions::bucket_bytes).
 inline constexpr std::int64_t kMeasuredBuckets = -1;
@@ -92,4 +92,4 @@ private:
     double comm_seconds_ = 0.0;
 };
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

@@ -1,5 +1,5 @@
 // The collectives' checks and HostArray plumbing (see communicator.hpp).
-#include "dist/communicator.hpp"
+#include "distributed/communicator.hpp"
 
 #include <cstring>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "core/shape.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 namespace {
 
 void check_reducible(const HostArray& a, Reduction op, const char* what) {
@@ -149,4 +149,4 @@ void SelfCommunicator::reduce_scatter_raw(const void* in, void* out, std::int64_
     std::memcpy(out, in, static_cast<std::size_t>(count) * dtype_size(dtype));
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

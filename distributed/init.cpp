@@ -1,14 +1,14 @@
-// dist::init() (see init.hpp).
-#include "dist/init.hpp"
+// distributed::init() (see init.hpp).
+#include "distributed/init.hpp"
 
 #include <cstdlib>
 #include <string>
 
 #include "core/error.hpp"
-#include "dist/mpi_communicator.hpp"
-#include "dist/nccl_communicator.hpp"
+#include "distributed/mpi_communicator.hpp"
+#include "distributed/nccl_communicator.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 namespace {
 
 int env_int(const char* name) {
@@ -33,7 +33,7 @@ std::shared_ptr<Communicator> init() {
     const char* transport = std::getenv("HEDRA_DIST");
     const std::string chosen = transport ? transport : "";
     if (!chosen.empty() && chosen != "mpi" && chosen != "nccl")
-        throw Error("dist::init: HEDRA_DIST=" + chosen +
+        throw Error("distributed::init: HEDRA_DIST=" + chosen +
                     "; choose mpi (processes on CPUs) or "
                     "nccl (one GPU per process)");
     if (launched_by_mpi()) {
@@ -44,11 +44,11 @@ std::shared_ptr<Communicator> init() {
         return nccl_world(mpi_world());
     }
     if (const int world = env_int("WORLD_SIZE"); world > 1)
-        throw Error("dist::init: WORLD_SIZE=" + std::to_string(world) +
+        throw Error("distributed::init: WORLD_SIZE=" + std::to_string(world) +
                     " (a torchrun-style launch), but hedra's ranks talk through MPI; start them "
                     "with mpirun -np " +
                     std::to_string(world) + " instead");
     return std::make_shared<SelfCommunicator>();
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

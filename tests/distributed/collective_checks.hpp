@@ -6,10 +6,10 @@
 
 #include <vector>
 
-#include "dist/communicator.hpp"
-#include "dist_testing.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed_testing.hpp"
 
-namespace hedra::dist::test {
+namespace hedra::distributed::test {
 
 // On rank r of `c`'s group: all_reduce, mean, broadcast from 2, all_gather, reduce_scatter and
 // start_all_reduce of values({6}, r + 1), then a barrier.
@@ -39,4 +39,4 @@ inline void check_collectives(const std::vector<HostArray>& out, int r, int n) {
     CHECK(out[4].flat(1) == out[0].flat((6 / n) * r + 1));
 }
 
-} // namespace hedra::dist::test
+} // namespace hedra::distributed::test

@@ -1,4 +1,4 @@
-// dist::init(): the communicator of this process as its launcher set it up. Under mpirun (or
+// distributed::init(): the communicator of this process as its launcher set it up. Under mpirun (or
 // any MPI launcher: OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK) the MPI world, or with
 // HEDRA_DIST=nccl NCCL over it (MPI only exchanges NCCL's unique id; each process takes the GPU
 // of its local rank unless HEDRA_CUDA_DEVICE says otherwise); alone, a group of one. A
@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "dist/communicator.hpp"
+#include "distributed/communicator.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 std::shared_ptr<Communicator> init();
 
@@ -19,4 +19,4 @@ int local_rank();
 // Whether the environment says an MPI launcher started this process.
 bool launched_by_mpi();
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

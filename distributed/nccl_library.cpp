@@ -1,6 +1,6 @@
 // NCCL itself (see nccl_api.hpp): libnccl.so.2 opened with dlopen; its types from the toolkit's
 // nccl.h, included here only. Device memory, copies and the stream are the cuda backend's.
-#include "dist/nccl_api.hpp"
+#include "distributed/nccl_api.hpp"
 
 #include <cstdlib>
 #include <mutex>
@@ -15,7 +15,7 @@
 #include "backends/cuda/runtime/cuda_driver.hpp"
 #endif
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 #if HEDRA_HAS_CUDA
 namespace {
@@ -81,8 +81,9 @@ public:
         try {
             cuda::Device::instance().make_current();
         } catch (const Error& e) {
-            throw Error(std::string("nccl: ") + e.what() +
-                        "; NCCL runs on GPUs: use dist::init() without HEDRA_DIST=nccl for MPI");
+            throw Error(
+                std::string("nccl: ") + e.what() +
+                "; NCCL runs on GPUs: use distributed::init() without HEDRA_DIST=nccl for MPI");
         }
         stream_ = std::make_unique<cuda::Stream>();
     }
@@ -209,4 +210,4 @@ std::string nccl_library_version(std::string* why) {
 
 #endif
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 using DeviceAddress = std::uint64_t;
 
@@ -59,4 +59,4 @@ std::shared_ptr<NcclApi> nccl_library();
 // Opens libnccl and reads its version without touching a device; "" and `why` when it fails.
 std::string nccl_library_version(std::string* why = nullptr);
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

@@ -6,11 +6,11 @@
 #include <memory>
 #include <vector>
 
-#include "dist/communicator.hpp"
+#include "distributed/communicator.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 // `ranks` communicators sharing one exchange; give communicator r to the thread of rank r.
 std::vector<std::shared_ptr<Communicator>> in_process_group(int ranks);
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

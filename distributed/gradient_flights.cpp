@@ -1,5 +1,5 @@
 // Gradient collectives during the backward pass (see gradient_flights.hpp).
-#include "dist/gradient_flights.hpp"
+#include "distributed/gradient_flights.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 std::size_t CollectiveCost::bucket_bytes() const {
     const double b = 3.0 * latency_seconds * bytes_per_second;
@@ -159,4 +159,4 @@ void GradientFlights::finish() {
     }
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

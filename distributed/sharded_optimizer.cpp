@@ -1,5 +1,5 @@
 // Optimizer-state sharding (see sharded_optimizer.hpp).
-#include "dist/sharded_optimizer.hpp"
+#include "distributed/sharded_optimizer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "core/library.hpp"
 #include "core/shape.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 std::vector<int> balanced_owners(const std::vector<std::int64_t>& counts, int ranks) {
     std::vector<std::size_t> by_size(counts.size());
@@ -216,4 +216,4 @@ std::int64_t ShardedOptimizer::state_bytes() const {
     return total;
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

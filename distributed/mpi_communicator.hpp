@@ -6,12 +6,12 @@
 
 #include <memory>
 
-#include "dist/communicator.hpp"
+#include "distributed/communicator.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 
 // Whether hedra was built with MPI (find_package(MPI)); mpi_world() throws if not.
 bool mpi_available();
 std::shared_ptr<Communicator> mpi_world();
 
-} // namespace hedra::dist
+} // namespace hedra::distributed

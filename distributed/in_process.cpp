@@ -1,6 +1,6 @@
 // In-process ranks (see in_process.hpp): every collective is an exchange of every rank's bytes
 // through shared memory, then local arithmetic in rank order.
-#include "dist/in_process.hpp"
+#include "distributed/in_process.hpp"
 
 #include <condition_variable>
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 
-namespace hedra::dist {
+namespace hedra::distributed {
 namespace {
 
 using Bytes = std::vector<unsigned char>;
@@ -132,4 +132,4 @@ std::vector<std::shared_ptr<Communicator>> in_process_group(int ranks) {
     return group;
 }
 
-} // namespace hedra::dist
+} // namespace hedra::distributed
