@@ -1,6 +1,6 @@
 """PyTorch DDP peer of bench/data_parallel: MLP 784-1024-1024-10, global batch 512 (each rank its
 share), SGD lr 0.1, cross-entropy, one thread per rank, gloo. Run with torchrun from the peers
-venv (../shared/bench/install_peers.sh):
+venv (scripts/install_bench_peers.sh):
 
     torchrun --nproc_per_node 2 bench/ddp_mlp_large.py [--steps 12]
     python bench/ddp_mlp_large.py            (one process, no DDP: the baseline)

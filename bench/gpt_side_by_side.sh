@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The W7 GPT training step side by side with PyTorch: examples/gpt_char and
-# ../shared/bench/w7_gpt.py (eager and torch.compile) alternate, round after round, at 1 and 2
+# bench/peers/gpt_torch.py (eager and torch.compile) alternate, round after round, at 1 and 2
 # threads, each a short run of the same recipe; every line is the median step time of one run
 # after its first three steps, in the bench format (speedup > 1: hedra is faster).
 #   bench/gpt_side_by_side.sh [BUILD] [--rounds N] [--steps N] [--threads 1,2]
-# Needs the peers' venv ($PEERS_VENV, default /opt/hedra-peers: ../shared/bench/install_peers.sh)
+# Needs the peers' venv ($PEERS_VENV, default /opt/hedra-peers: scripts/install_bench_peers.sh)
 # and the text (scripts/get_shakespeare.sh). torch.compile's first run in a fresh cache takes
 # about a minute; the later rounds reuse one cache folder, so they time the step alone.
 set -euo pipefail
@@ -23,7 +23,7 @@ while (($#)); do
     esac
 done
 python=${PEERS_VENV:-/opt/hedra-peers}/bin/python
-w7=${W7_SCRIPT:-$here/../shared/bench/w7_gpt.py}
+w7=${W7_SCRIPT:-$here/bench/peers/gpt_torch.py}
 gpt=$build/examples/gpt_char
 for need in "$python" "$w7" "$gpt"; do
     [ -e "$need" ] || { echo "gpt_side_by_side: $need is missing" >&2; exit 1; }
