@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: build (Release, -j2) and run the whole test suite with CTest,
 # then build the CUDA-only configuration and run its tests that need no GPU (where the CUDA
-# toolkit is), then install the Python module and run its tests with pytest.
+# toolkit is), then install the Python module and run its tests with pytest; last, checks that
+# the tests left the source tree as they found it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -25,3 +26,13 @@ else
 fi
 bash scripts/python_setup.sh
 build/python-venv/bin/python -m pytest python/tests -q
+# The tests write only into their build and temporary folders: a file they leave in the
+# source tree (new, changed or deleted) fails the run.
+if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  left=$(git status --porcelain --untracked-files=all)
+  if [ -n "$left" ]; then
+    echo "test.sh: the tests changed the source tree:" >&2
+    echo "$left" >&2
+    exit 1
+  fi
+fi

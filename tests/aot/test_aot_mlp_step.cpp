@@ -1,7 +1,8 @@
 // The MNIST MLP's training step compiled ahead of time (examples/aot/mlp_generator.cpp, built by
 // hedra_add_aot_library) against the same graph compiled by the JIT and against nn::TrainStep:
 // the same losses and parameters bit for bit over 100 steps, run side by side in this process,
-// each step timed. Writes both loss lists (jit_losses.txt, aot_losses.txt) for the consumer's test.
+// each step timed. Writes both loss lists (jit_losses.txt, aot_losses.txt) into the build's test
+// folder, wherever it runs from, for the consumer's test.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "aot/generator.hpp"
@@ -30,12 +32,16 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-void write_losses(const char* path, const std::vector<float>& losses) {
-    std::FILE* out = std::fopen(path, "w");
+// Written whole, then renamed into place: a reader never sees half a file.
+void write_losses(const char* name, const std::vector<float>& losses) {
+    const std::string path = std::string(HEDRA_TEST_OUTPUT_DIR) + "/" + name;
+    const std::string partial = path + ".partial";
+    std::FILE* out = std::fopen(partial.c_str(), "w");
     REQUIRE(out != nullptr);
     for (float l : losses)
         std::fprintf(out, "%a\n", static_cast<double>(l));
-    std::fclose(out);
+    REQUIRE(std::fclose(out) == 0);
+    REQUIRE(std::rename(partial.c_str(), path.c_str()) == 0);
 }
 
 } // namespace
