@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libisl-dev llvm-dev libclang-cpp-dev libclang-dev clang
           libomp-dev doctest-dev zlib1g-dev nlohmann-json3-dev libssl-dev libcli11-dev
-          dataset-fashion-mnist libopenmpi-dev openmpi-bin python3-venv python3-dev ccache)
+          dataset-fashion-mnist libopenmpi-dev openmpi-bin python3-venv python3-dev ccache
+          gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
