@@ -72,7 +72,7 @@ HostArray Communicator::all_reduce(const HostArray& a, Reduction op) {
 std::unique_ptr<PendingReduce> Communicator::start_all_reduce(const HostArray& a, Reduction op) {
     check_reducible(a, op, "start_all_reduce");
     HostArray out(a.sizes(), a.dtype());
-    std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
+    if (a.bytes() > 0) std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
     std::unique_ptr<InFlight> flight = start_sum_in_place(out.raw_mutable(), out.size(), a.dtype());
     return std::make_unique<CopyInFlight>(*this, std::move(out), std::move(flight), op);
 }
@@ -108,7 +108,7 @@ void Communicator::check_root(int root, const char* what) const {
 HostArray Communicator::broadcast(const HostArray& a, int root) {
     check_root(root, "broadcast");
     HostArray out(a.sizes(), a.dtype());
-    std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
+    if (a.bytes() > 0) std::memcpy(out.raw_mutable(), a.raw(), a.bytes());
     broadcast_raw(out.raw_mutable(), out.bytes(), root);
     return out;
 }
