@@ -1,8 +1,7 @@
 """W6 from Python: the per-call cost of a compiled chain of 10 elementwise ops on 1000 f32
 elements (x + y, * x, - y, * 0.5, + 1, relu, tanh, * y, + x, neg), called from Python, against
 the same program called from C++ (build/bench/fused --only chain10) and PyTorch 2 eager's chain
-(shared/bench/peer2_torch.py --workloads W6, in the peers' venv), all measured in this run on one
-thread. Prints one line per measurement and the differences.
+(bench/peers/w6_torch.py, in the peers' venv), all measured in this run on one thread. Prints one line per measurement and the differences.
 
     build/python-venv/bin/python python/bench/w6_overhead.py [--peers-python /opt/hedra-peers/bin/python]
 """
@@ -49,9 +48,9 @@ def cpp_us(build):
 
 
 def torch_us(peers_python):
-    script = pathlib.Path(os.environ.get("HEDRA_SHARED", REPO.parent / "shared")) / "bench" / "peer2_torch.py"
-    out = subprocess.run([peers_python, str(script), "--workloads", "W6", "--threads", "1",
-                          "--impls", "eager"], check=True, capture_output=True, text=True).stdout
+    script = REPO / "bench" / "peers" / "w6_torch.py"
+    out = subprocess.run([peers_python, str(script), "--threads", "1"], check=True,
+                         capture_output=True, text=True).stdout
     line = next(l for l in out.splitlines() if l.startswith("W6 ") and "op=chain10 us " in l)
     return float(re.search(r"median=([0-9.]+)", line).group(1))
 

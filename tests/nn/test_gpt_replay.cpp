@@ -22,7 +22,7 @@ using namespace hedra::nn;
 namespace {
 
 std::filesystem::path tiny_export() {
-    return std::filesystem::path(__FILE__).parent_path().parent_path() / "data" / "w7_tiny";
+    return std::filesystem::path(HEDRA_TEST_DATA_DIR) / "w7_tiny";
 }
 
 HostArray load(const std::string& name) {

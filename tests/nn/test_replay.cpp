@@ -1,9 +1,10 @@
 // Replay of PyTorch's training of the 784-300-100-10 MLP on Fashion-MNIST (batch 64, SGD lr
-// 0.1): shared/bench/results/w2a_replay_seed0.npz holds PyTorch's seed-0 initial weights, its
+// 0.1): tests/data/w2a_replay/w2a_replay_seed0.npz holds PyTorch's seed-0 initial weights, its
 // epoch-1 shuffle order and the loss of each of the first 50 steps. hedra starts from those
 // weights and takes the batches in that order; it must see the same losses step by step
 // (relative difference under 1e-4; about 2e-7 when written) and, after the whole epoch, PyTorch's
-// test accuracy. Skipped when the archive or the data is missing.
+// test accuracy. The archive is written by tests/data/w2a_replay/make_replay.py. Skipped when
+// Fashion-MNIST is missing.
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -20,17 +21,12 @@ using namespace hedra::nn::test;
 
 namespace {
 
-// PyTorch's test accuracy after this epoch (shared/bench/results/w2a_replay.txt, 1 thread;
+// PyTorch's test accuracy after this epoch (tests/data/w2a_replay/w2a_replay.txt, 1 thread;
 // 0.8212 with 2 threads: summation order moves it by about 0.001).
 constexpr double kPytorchEpochAccuracy = 0.8202;
 
-// ../shared/bench/results beside the repository (as CI checks it out), else /work/shared.
 std::filesystem::path replay_archive() {
-    std::filesystem::path repo =
-        std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-    std::filesystem::path path = repo.parent_path() / "shared/bench/results/w2a_replay_seed0.npz";
-    if (!std::filesystem::exists(path)) path = "/work/shared/bench/results/w2a_replay_seed0.npz";
-    return path;
+    return std::filesystem::path(HEDRA_TEST_DATA_DIR) / "w2a_replay" / "w2a_replay_seed0.npz";
 }
 
 struct Replay {
@@ -42,14 +38,9 @@ struct Replay {
 // The archive, the data, and a training step starting from PyTorch's weights; false (with a
 // message) when something is missing.
 bool start_replay(Replay& r) {
-    const std::filesystem::path path = replay_archive();
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: w2a_replay_seed0.npz is not present (looked in ../shared/bench/results)");
-        return false;
-    }
     r.data = fashion_mnist();
     if (!r.data) return false;
-    r.arrays = read_npz(path.string());
+    r.arrays = read_npz(replay_archive().string());
     r.step = std::make_unique<TrainStep>(
         mlp({784, 300, 100, 10}, 0), std::make_shared<Sgd>(SgdOptions{0.1}), training_backend());
     // PyTorch's nn.Sequential(Linear, ReLU, Linear, ReLU, Linear) numbers its layers 0, 2, 4.

@@ -1,7 +1,7 @@
 // .npy and .npz reading: files written byte by byte here (several versions and element types;
 // zip archives with stored, deflated and zip64 members), malformed cases, and the PyTorch replay
-// archive in ../shared/bench/results when present, checked against values read with Python's
-// zipfile and struct modules.
+// archive of tests/data/w2a_replay, checked against values read with Python's zipfile and struct
+// modules.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -258,15 +258,9 @@ TEST_CASE("corrupt npz archives throw naming the file and member") {
           std::string::npos);
 }
 
-TEST_CASE("the pytorch replay archive from shared/bench/results") {
-    std::filesystem::path repo =
-        std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-    std::filesystem::path path = repo.parent_path() / "shared/bench/results/w2a_replay_seed0.npz";
-    if (!std::filesystem::exists(path)) path = "/work/shared/bench/results/w2a_replay_seed0.npz";
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: w2a_replay_seed0.npz is not present");
-        return;
-    }
+TEST_CASE("the pytorch replay archive of tests/data/w2a_replay") {
+    const std::filesystem::path path =
+        std::filesystem::path(HEDRA_TEST_DATA_DIR) / "w2a_replay" / "w2a_replay_seed0.npz";
     auto arrays = read_npz(path.string());
     std::vector<std::string> names;
     for (const auto& [name, array] : arrays)
