@@ -1,12 +1,12 @@
 // gpt_char: a character-level GPT (nanoGPT's Shakespeare recipe, the W7 workload of
-// ../shared/bench/w7_gpt.py: 4 layers, 4 heads, width 128, context 64, batch 12) trained with
+// bench/peers/gpt_torch.py: 4 layers, 4 heads, width 128, context 64, batch 12) trained with
 // nn::Trainer: AdamW (lr 1e-3, betas 0.9/0.99, weight decay 0.1 on the matrices and
 // embeddings), global-norm clipping at 1.0 and nanoGPT's warm-up + cosine schedule, the learning
 // rate a run-time input of the compiled step. It prints a progress line every 10 steps, the
 // validation and training loss every --eval-every steps, writes a loss-curve PNG and a
 // safetensors checkpoint, and can print a greedy sample of the trained model.
 //
-// With --replay DIR (a folder written by `w7_gpt.py --export DIR`) it starts from PyTorch's
+// With --replay DIR (a folder written by `gpt_torch.py --export DIR`) it starts from PyTorch's
 // initial weights, takes PyTorch's batch offsets, learning rates and evaluation offsets, and
 // prints each step's loss beside PyTorch's; the first 10 must agree to 1e-4 relative (the exit
 // status is 1 when they do not). Without it, offsets come from std::mt19937_64 (numpy's
@@ -14,7 +14,8 @@
 //
 //   bash scripts/get_shakespeare.sh
 //   gpt_char --steps 2000 --threads 1 --sample 300
-//   w7_gpt.py --threads 1 --impl eager --steps 20 --eval-every 0 --export /tmp/w7_export
+//   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --threads 1 --impl eager --steps 20 \
+//       --eval-every 0 --export /tmp/w7_export
 //   gpt_char --replay /tmp/w7_export --steps 20
 #include <algorithm>
 #include <chrono>
@@ -90,7 +91,7 @@ Flags parse_flags(int argc, char** argv) {
     app.add_option("--eval-iters", f.eval_iters, "batches per evaluation (--replay: the files')")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    app.add_option("--replay", f.replay, "a folder written by w7_gpt.py --export");
+    app.add_option("--replay", f.replay, "a folder written by gpt_torch.py --export");
     app.add_option("--backend", f.backend, "hedra backend (default: $HEDRA_BACKEND or built-in)");
     app.add_option("--threads", f.threads, "threads (0: $HEDRA_NUM_THREADS or all cores)")
         ->check(CLI::NonNegativeNumber)
@@ -117,7 +118,7 @@ Flags parse_flags(int argc, char** argv) {
 }
 
 // The text as character ids: vocabulary = sorted set of its bytes (id = rank), the first
-// (9 n) / 10 characters for training and the rest for validation, as w7_gpt.py splits it.
+// (9 n) / 10 characters for training and the rest for validation, as gpt_torch.py splits it.
 struct Corpus {
     std::vector<unsigned char> vocab;
     std::vector<std::int64_t> train, val;
@@ -249,7 +250,7 @@ struct Evaluation {
     double train = 0, val = 0;
 };
 
-// The mean loss (in double, as w7_gpt.py) of the batches at fixed offsets of each split; under
+// The mean loss (in double, as gpt_torch.py) of the batches at fixed offsets of each split; under
 // mpirun each rank evaluates its share of every batch.
 Evaluation evaluate(nn::Trainer& trainer, distributed::DataParallelTrainer* parallel,
                     const Corpus& c, const Plan& p, std::int64_t T) {
@@ -472,7 +473,7 @@ int train(const Flags& f) {
             last_eval = run_evaluation(done);
     }
 
-    // As w7_gpt.py's step_ms: the median of the steps after the first three.
+    // As gpt_torch.py's step_ms: the median of the steps after the first three.
     const std::vector<double> steady(step_ms.begin() + std::min<long>(3, long(step_ms.size())),
                                      step_ms.end());
     const double med = median(steady.empty() ? step_ms : steady);

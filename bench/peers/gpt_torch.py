@@ -1,25 +1,36 @@
 """The GPT training step of examples/gpt_char in PyTorch 2 (eager or torch.compile), f32, CPU:
-the peer bench/gpt_side_by_side.sh runs beside hedra.
+the peer bench/gpt_side_by_side.sh runs beside hedra, and the run gpt_char --replay follows.
 
 The recipe is the one examples/gpt_char and nn::GptConfig follow (docs/nn.md): nanoGPT's
 character model on the Shakespeare corpus of scripts/get_shakespeare.sh (vocabulary = the sorted
-characters of the file, train = its first 90 %), pre-LayerNorm blocks with biases, fused q|k|v
-attention with a causal mask, the tanh GELU, the lm_head tied to the token embedding, dropout 0;
-nanoGPT's init (N(0, 0.02), the projections N(0, 0.02 / sqrt(2 layers)), drawn with numpy from
-default_rng([seed, 2]) in parameter order); AdamW (betas 0.9, 0.99, eps 1e-8, weight decay 0.1 on
-matrices), gradients clipped to norm 1, nanoGPT's warmup + cosine learning rate; update i reads
-the batch at row i of default_rng(seed).integers(0, n_train - T, (steps, B)).
+characters of the file, train = its first 90 %, val = the rest), pre-LayerNorm blocks with
+biases, fused q|k|v attention with a causal mask, the tanh GELU, the lm_head tied to the token
+embedding, dropout 0; nanoGPT's init (N(0, 0.02), the projections N(0, 0.02 / sqrt(2 layers)),
+drawn with numpy from default_rng([seed, 2]) in parameter order); AdamW (betas 0.9, 0.99,
+eps 1e-8, weight decay 0.1 on matrices), gradients clipped to norm 1, nanoGPT's warmup + cosine
+learning rate (bench/peers/gpt_model.py holds these pieces); update i reads the batch at row i
+of default_rng(seed).integers(0, n_train - T, (steps, B)).
   --config w7: 4 layers, 4 heads, width 128, context 64, batch 12 (0.8M parameters)
   --config w8: 6 layers, 6 heads, width 384, context 256, batch 8 (10.7M parameters)
 A timed step is: batch gather, set lr, forward, backward, clip, AdamW, zero_grad, loss.item().
 The step time is the median over the steps after the first three (compile and warm-up).
 Output (one line each): the model, the loss of the first updates, and
   GPT <config> <impl> threads=T step_ms median=.. min=.. max=.. n=..
+--export DIR also writes what examples/gpt_char --replay DIR reads: before training the initial
+weights (<parameter name>.npy, float32, torch's layouts and nanoGPT's names; the tied lm_head has
+no file of its own), params.txt (name, shape, weight decay), offsets.npy (steps, B) int64, lr.npy
+(steps,) float64, the evaluation offsets eval_val_offsets.npy and eval_train_offsets.npy
+(--eval-iters, B) int64 (from default_rng([seed, 1]), val's drawn first), vocab.txt ("<id> <code
+point> <JSON string>" a line) and config.json; after training losses.npy (steps,) float64 and
+evals.json: the mean val and train loss of those batches (eager, no_grad) before the first
+update, every --eval-every updates and after the last. Without --export nothing is evaluated.
 Run with the peers' venv (scripts/install_bench_peers.sh):
   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --impl eager --threads 1 --steps 30
+  $PEERS_VENV/bin/python bench/peers/gpt_torch.py --steps 20 --eval-every 0 --export /tmp/w7
 """
 import argparse
-import math
+import hashlib
+import json
 import os
 import statistics
 import sys
@@ -42,10 +53,51 @@ def parse():
     p.add_argument("--data", default=os.path.join(
         os.environ.get("HEDRA_DATA", "/var/cache/hedra-data"), "shakespeare.txt"))
     p.add_argument("--cache-dir", default="", help="torch.compile's cache (default: a fresh one)")
-    # Accepted for the command line of bench/gpt_side_by_side.sh; this peer does not evaluate.
-    p.add_argument("--eval-every", type=int, default=0)
-    p.add_argument("--eval-iters", type=int, default=1)
-    return p.parse_args()
+    p.add_argument("--export", metavar="DIR", default="",
+                   help="write the replay files of examples/gpt_char --replay to DIR")
+    # Evaluation happens with --export only (as gpt_char's flags: 0 = before and after).
+    p.add_argument("--eval-every", type=int, default=250,
+                   help="with --export: evaluate every N updates (0: before the first and after "
+                        "the last only)")
+    p.add_argument("--eval-iters", type=int, default=20,
+                   help="with --export: batches per split and evaluation")
+    a = p.parse_args()
+    if a.steps < 1 or a.eval_every < 0 or a.eval_iters < 1:
+        p.error("--steps and --eval-iters must be positive, --eval-every not negative")
+    return a
+
+
+def write_export_inputs(directory, a, model, weights, offsets, schedule, lrs, eval_val,
+                        eval_train, chars, corpus, np, torch):
+    """Everything gpt_char --replay reads that exists before training."""
+    os.makedirs(directory, exist_ok=True)
+    path = lambda name: os.path.join(directory, name)  # noqa: E731
+    with open(path("params.txt"), "w") as f:
+        for name, p in model.named_parameters():
+            np.save(path(name + ".npy"), weights[name])
+            decay = 0.1 if p.dim() >= 2 else 0.0
+            f.write(f"{name} {'x'.join(str(n) for n in p.shape)} {decay}\n")
+    np.save(path("offsets.npy"), offsets)
+    np.save(path("lr.npy"), lrs)
+    np.save(path("eval_val_offsets.npy"), eval_val)
+    np.save(path("eval_train_offsets.npy"), eval_train)
+    with open(path("vocab.txt"), "w") as f:
+        f.writelines(f"{i} {ord(c)} {json.dumps(c)}\n" for i, c in enumerate(chars))
+    s = model.shape
+    recipe = dict(n_layer=s.layers, n_head=s.heads, n_embd=s.width, block_size=s.context,
+                  batch_size=offsets.shape[1], dropout=0.0, bias=True, learning_rate=schedule.lr,
+                  min_lr=schedule.min_lr, warmup_iters=schedule.warmup,
+                  lr_decay_iters=schedule.decay_steps, beta1=0.9, beta2=0.99, weight_decay=0.1,
+                  eps=1e-8, grad_clip=1.0, ln_eps=1e-5, gelu="tanh")  # nanoGPT's names
+    with open(path("config.json"), "w") as f:
+        json.dump({"workload": a.config.upper(), "model": recipe, "vocab_size": s.vocab,
+                   "seed": a.seed, "steps": len(offsets), "eval_iters": a.eval_iters,
+                   "eval_every": a.eval_every, "impl": a.impl, "threads": a.threads,
+                   "torch": torch.__version__, "corpus": os.path.basename(a.data), **corpus,
+                   "split": "train = ids[:(9*n)//10], val = ids[(9*n)//10:]",
+                   "lm_head": "tied to transformer.wte.weight",
+                   "params": sum(p.numel() for p in model.parameters())}, f, indent=1)
+        f.write("\n")
 
 
 def main():
@@ -57,74 +109,52 @@ def main():
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = a.cache_dir or tempfile.mkdtemp(prefix="inductor-")
     import numpy as np
     import torch
-    import torch.nn.functional as F
+
+    import gpt_model
 
     torch.set_num_threads(a.threads)
     layers, heads, width, context, batch, decay_iters = CONFIGS[a.config]
     if not os.path.exists(a.data):
         sys.exit(f"gpt_torch: {a.data} is missing (scripts/get_shakespeare.sh)")
-    text = open(a.data, "rb").read().decode("ascii")
+    raw = open(a.data, "rb").read()
+    text = raw.decode("ascii")
     chars = sorted(set(text))
     ids = {c: i for i, c in enumerate(chars)}
     data = np.frombuffer(bytes(ids[c] for c in text), dtype=np.uint8).astype(np.int64)
-    train = torch.from_numpy(data[: (9 * len(data)) // 10].copy())
+    n_train = (9 * len(data)) // 10
+    train = torch.from_numpy(data[:n_train].copy())
+    val = torch.from_numpy(data[n_train:].copy())
     vocab = len(chars)
 
-    class Block(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln_1 = torch.nn.LayerNorm(width)
-            self.c_attn = torch.nn.Linear(width, 3 * width)
-            self.attn_proj = torch.nn.Linear(width, width)
-            self.ln_2 = torch.nn.LayerNorm(width)
-            self.c_fc = torch.nn.Linear(width, 4 * width)
-            self.mlp_proj = torch.nn.Linear(4 * width, width)
-
-        def forward(self, x):
-            b, t, c = x.shape
-            q, k, v = self.c_attn(self.ln_1(x)).split(width, dim=2)
-            q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.attn_proj(y.transpose(1, 2).contiguous().view(b, t, c))
-            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
-
-    class Gpt(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.wte = torch.nn.Embedding(vocab, width)
-            self.wpe = torch.nn.Embedding(context, width)
-            self.blocks = torch.nn.ModuleList(Block() for _ in range(layers))
-            self.ln_f = torch.nn.LayerNorm(width)
-
-        def forward(self, idx, targets):
-            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
-            for blk in self.blocks:
-                x = blk(x)
-            logits = self.ln_f(x) @ self.wte.weight.t()
-            return F.cross_entropy(logits.view(-1, vocab), targets.reshape(-1))
-
-    model = Gpt()
-    rng = np.random.default_rng([a.seed, 2])
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() < 2:  # biases 0 (torch's Linear draws them), LayerNorm weights 1
-                p.fill_(1.0 if name.endswith("weight") else 0.0)
-                continue
-            std = 0.02 / math.sqrt(2 * layers) if name.endswith("proj.weight") else 0.02
-            p.copy_(torch.from_numpy((rng.standard_normal(p.shape) * std).astype(np.float32)))
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
+    model = gpt_model.Gpt(gpt_model.GptShape(layers, heads, width, context, vocab))
+    weights = gpt_model.init_weights(model, a.seed)
+    gpt_model.load_weights(model, weights)
+    opt = gpt_model.make_optimizer(model, 1e-3)
     offsets = np.random.default_rng(a.seed).integers(0, len(train) - context, (a.steps, batch))
+    schedule = gpt_model.WarmupCosine(1e-3, 1e-4, 100, decay_iters)
+    lrs = np.array([schedule.at(i) for i in range(a.steps)], np.float64)
 
-    def lr_at(i):  # nanoGPT's get_lr
-        if i < 100:
-            return 1e-3 * (i + 1) / 101
-        if i > decay_iters:
-            return 1e-4
-        return 1e-4 + 0.5 * (1 + math.cos(math.pi * (i - 100) / (decay_iters - 100))) * 9e-4
+    if a.export:
+        eval_rng = np.random.default_rng([a.seed, 1])
+        eval_val = eval_rng.integers(0, len(val) - context, (a.eval_iters, batch))
+        eval_train = eval_rng.integers(0, len(train) - context, (a.eval_iters, batch))
+        corpus = {"corpus_sha256": hashlib.sha256(raw).hexdigest(), "corpus_bytes": len(raw),
+                  "n_train": n_train, "n_val": len(data) - n_train}
+        write_export_inputs(a.export, a, model, weights, offsets, schedule, lrs, eval_val,
+                            eval_train, chars, corpus, np, torch)
+
+    def windows(split, rows):
+        pos = torch.from_numpy(rows)[:, None] + torch.arange(context + 1)[None, :]
+        window = split[pos]
+        return window[:, :-1], window[:, 1:]
+
+    @torch.no_grad()
+    def evaluate():  # the eager model in both impls
+        model.eval()
+        means = {name: float(np.mean([model(*windows(split, rows)).item() for rows in offs]))
+                 for name, split, offs in (("val", val, eval_val), ("train", train, eval_train))}
+        model.train()
+        return means
 
     loss_fn = model
     update = None
@@ -143,18 +173,25 @@ def main():
     print(f"# GPT {a.config} model: {layers} layers, {heads} heads, width {width}, context "
           f"{context}, batch {batch}, vocabulary {vocab}, params={n_params} torch "
           f"{torch.__version__} impl={a.impl} threads={a.threads}")
-    times = []
+    tag = f"GPT {a.config} {a.impl} threads={a.threads}"
+    evals = []
+
+    def record_evaluation(step):
+        e = evaluate()
+        evals.append({"step": step, **e})
+        print(f"{tag} step={step} train_loss={e['train']:.6f} val_loss={e['val']:.6f}")
+
+    if a.export:
+        record_evaluation(0)
+    times, losses = [], []
     for i in range(a.steps):
         start = time.perf_counter()
-        rows = torch.from_numpy(offsets[i])
-        pos = rows[:, None] + torch.arange(context + 1)[None, :]
-        window = train[pos]
-        x, y = window[:, :-1], window[:, 1:]
+        x, y = windows(train, offsets[i])
         if a.impl == "compile":
-            lr_tensor.fill_(lr_at(i))
+            lr_tensor.fill_(float(lrs[i]))
         else:
             for g in opt.param_groups:
-                g["lr"] = lr_at(i)
+                g["lr"] = float(lrs[i])
         loss = loss_fn(x, y)
         loss.backward()
         if update:
@@ -165,12 +202,23 @@ def main():
         opt.zero_grad(set_to_none=True)
         value = loss.item()
         times.append(time.perf_counter() - start)
+        losses.append(value)
         if i < 5:
-            print(f"GPT {a.config} {a.impl} threads={a.threads} loss_step={i} value={value!r}")
+            print(f"{tag} loss_step={i} value={value!r}")
+        done = i + 1
+        if a.export and (done == a.steps or (a.eval_every > 0 and done % a.eval_every == 0)):
+            record_evaluation(done)
     steady = [t * 1e3 for t in times[3:]] or [t * 1e3 for t in times]
-    print(f"GPT {a.config} {a.impl} threads={a.threads} batch={batch} block={context} step_ms "
+    print(f"{tag} batch={batch} block={context} step_ms "
           f"median={statistics.median(steady):.3f} min={min(steady):.3f} "
           f"max={max(steady):.3f} n={len(steady)} first_s={times[0]:.3f}")
+    if a.export:
+        np.save(os.path.join(a.export, "losses.npy"), np.array(losses, np.float64))
+        with open(os.path.join(a.export, "evals.json"), "w") as f:
+            json.dump(evals, f)
+        print(f"# GPT {a.config} export: {a.export} holds the initial weights, {a.steps} steps' "
+              f"offsets, learning rates and losses, {a.eval_iters} evaluation batches per split "
+              f"and {len(evals)} evaluations")
 
 
 if __name__ == "__main__":

@@ -1,36 +1,33 @@
-"""make_export.py: a tiny replay of ../../../../shared/bench/w7_gpt.py for tests/nn/test_gpt_replay.cpp.
+"""make_export.py: a tiny replay of bench/peers/gpt_torch.py for tests/nn/test_gpt_replay.cpp.
 
-The W7 model, init and optimizer (the classes GPT, Block, ..., init_weights, get_lr and make_optimizer
-taken from w7_gpt.py's source, not copied) at a tiny size: 1 layer, 2 heads, width 16, context 16,
-batch 2, the vocabulary of a short built-in text. It trains 10 steps as w7_gpt.py's eager step does
-(set lr; loss = model(x, y); loss.backward(); clip_grad_norm_; AdamW step; zero_grad) on 1 thread and
-writes, beside this script:
+The peer's model, init, optimizer and schedule (bench/peers/gpt_model.py) at a tiny size: 1 layer,
+2 heads, width 16, context 16, batch 2, the vocabulary of a short built-in text. It trains 10
+steps as the peer's eager step does (set lr; loss = model(x, y); loss.backward();
+clip_grad_norm_; AdamW step; zero_grad) on 1 thread and writes, beside this script:
   <parameter name>.npy   float32 initial weights, torch (out, in) layouts, named_parameters() order
   tokens.npy, targets.npy  int64 (steps, batch, block): the batch of every step
-  lr.npy                 float64 (steps,): get_lr(i) with this file's schedule
+  lr.npy                 float64 (steps,): the learning rate of every step (this file's schedule)
   losses.npy             float64 (steps,): the loss of every step (before its update)
   grad_norms.npy         float64 (steps,): clip_grad_norm_'s total norm of every step
   config.json            the configuration and the vocabulary
-Run: /opt/hedra-peers/bin/python tests/data/w7_tiny/make_export.py [--w7 PATH]
+Run: /opt/hedra-peers/bin/python tests/data/w7_tiny/make_export.py [--out DIR]
 """
 import argparse
-import ast
 import json
-import math
 import os
-import types
+import sys
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_W7 = os.path.normpath(os.path.join(HERE, "../../../../shared/bench/w7_gpt.py"))
+sys.path.insert(0, os.path.normpath(os.path.join(HERE, "../../../bench/peers")))
+import gpt_model  # noqa: E402
+
 STEPS = 10
 SEED = 0
-# W7's keys; the schedule and the clip are shrunk so that 10 steps cover the warm-up, the cosine and
-# min_lr, and clipping acts on some steps and not on others.
+# The peer's recipe; the schedule and the clip are shrunk so that 10 steps cover the warm-up, the
+# cosine and min_lr, and clipping acts on some steps and not on others.
 CFG = dict(n_layer=1, n_head=2, n_embd=16, block_size=16, batch_size=2, dropout=0.0, bias=True,
            learning_rate=1e-2, min_lr=1e-3, warmup_iters=3, lr_decay_iters=8, beta1=0.9, beta2=0.99,
            weight_decay=0.1, eps=1e-8, grad_clip=1.0, ln_eps=1e-5, gelu="tanh")
@@ -40,30 +37,13 @@ TEXT = ("Shall I compare thee to a summer's day?\n"
         "And summer's lease hath all too short a date;\n"
         "Sometime too hot the eye of heaven shines,\n"
         "And often is his gold complexion dimm'd;\n")
-NEEDED = {"LayerNorm", "CausalSelfAttention", "MLP", "Block", "GPT", "init_weights", "get_lr",
-          "make_optimizer"}
-
-
-def w7_definitions(path):
-    """w7_gpt.py's model classes and functions, executed with this file's CFG."""
-    tree = ast.parse(open(path).read(), path)
-    nodes = [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name in NEEDED]
-    missing = NEEDED - {n.name for n in nodes}
-    if missing:
-        raise SystemExit(f"{path} lacks {sorted(missing)}")
-    ns = dict(torch=torch, nn=nn, F=F, np=np, math=math, CFG=CFG,
-              args=types.SimpleNamespace(adamw="default"))
-    exec(compile(ast.Module(body=nodes, type_ignores=[]), path, "exec"), ns)
-    return types.SimpleNamespace(**ns)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--w7", default=DEFAULT_W7, help="w7_gpt.py")
     p.add_argument("--out", default=HERE)
     a = p.parse_args()
     torch.set_num_threads(1)
-    w7 = w7_definitions(a.w7)
 
     chars = sorted(set(TEXT.encode("ascii")))
     ids = np.array([chars.index(b) for b in TEXT.encode("ascii")], np.int64)
@@ -72,19 +52,20 @@ def main():
     idx = offsets[:, :, None] + np.arange(T)
     tokens, targets = ids[idx], ids[idx + 1]
 
-    model = w7.GPT(CFG, len(chars))
-    w0 = w7.init_weights(model, SEED)
-    with torch.no_grad():
-        for name, prm in model.named_parameters():
-            prm.copy_(torch.from_numpy(w0[name]))
-    opt = w7.make_optimizer(model, CFG["learning_rate"])
+    model = gpt_model.Gpt(gpt_model.GptShape(layers=CFG["n_layer"], heads=CFG["n_head"],
+                                             width=CFG["n_embd"], context=T, vocab=len(chars)))
+    w0 = gpt_model.init_weights(model, SEED)
+    gpt_model.load_weights(model, w0)
+    opt = gpt_model.make_optimizer(model, CFG["learning_rate"], CFG["weight_decay"])
+    schedule = gpt_model.WarmupCosine(CFG["learning_rate"], CFG["min_lr"], CFG["warmup_iters"],
+                                      CFG["lr_decay_iters"])
     params = list(model.parameters())
-    lrs = np.array([w7.get_lr(i) for i in range(STEPS)], np.float64)
+    lrs = np.array([schedule.at(i) for i in range(STEPS)], np.float64)
     losses, norms = [], []
     for i in range(STEPS):
         for g in opt.param_groups:
             g["lr"] = float(lrs[i])
-        _, loss = model(torch.from_numpy(tokens[i]), torch.from_numpy(targets[i]))
+        loss = model(torch.from_numpy(tokens[i]), torch.from_numpy(targets[i]))
         loss.backward()
         norms.append(float(torch.nn.utils.clip_grad_norm_(params, CFG["grad_clip"])))
         opt.step()
@@ -101,7 +82,8 @@ def main():
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump({"model": CFG, "vocab_size": len(chars), "vocab": bytes(chars).decode("ascii"),
                    "steps": STEPS, "seed": SEED, "torch": torch.__version__,
-                   "source": "w7_gpt.py's GPT, init_weights, get_lr, make_optimizer"}, f, indent=1)
+                   "source": "bench/peers/gpt_model.py's Gpt, init_weights, WarmupCosine, "
+                             "make_optimizer"}, f, indent=1)
         f.write("\n")
     print(f"wrote {len(w0)} weight files and the replay arrays to {a.out}")
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# gpt_char replays PyTorch: bench/peers/gpt_torch.py --export writes its initial weights, batch
+# offsets, learning rates, evaluation offsets and losses of a short eager run into DIR, and
+# gpt_char --replay DIR must see the same losses (its exit status: 1 when one of the first 10
+# differs by more than 1e-4 relative). Prints "skipped:" and exits 0 where the peers' venv
+# (scripts/install_bench_peers.sh) or the text (scripts/get_shakespeare.sh) is missing.
+#   examples/gpt_char_replay.sh GPT_CHAR DIR [STEPS]
+set -euo pipefail
+gpt_char=$1
+dir=$2
+steps=${3:-10}
+here=$(cd "$(dirname "$0")/.." && pwd)
+python=${PEERS_VENV:-/opt/hedra-peers}/bin/python
+text=${HEDRA_DATA:-/var/cache/hedra-data}/shakespeare.txt
+if ! "$python" -c 'import torch' > /dev/null 2>&1; then
+    echo "skipped: no PyTorch at $python (scripts/install_bench_peers.sh)"
+    exit 0
+fi
+if [ ! -f "$text" ]; then
+    echo "skipped: cannot open the text $text (scripts/get_shakespeare.sh)"
+    exit 0
+fi
+rm -rf "$dir"
+"$python" "$here/bench/peers/gpt_torch.py" --threads 1 --steps "$steps" --eval-every 0 \
+    --eval-iters 2 --export "$dir"
+"$gpt_char" --replay "$dir" --steps "$steps" --backend openmp --plot '' --checkpoint ''
