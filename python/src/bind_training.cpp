@@ -35,13 +35,13 @@ void bind_train_step(nb::module_& nn) {
             "model"_a, "optimizer"_a, "backend"_a = "", "num_threads"_a = 0)
         .def(
             "step",
-            [](nn::TrainStep& s, nb::handle images, nb::handle labels) {
+            [](nn::TrainStep& s, ArrayLike images, ArrayLike labels) {
                 return s.step(to_host_array(images), to_host_array(labels));
             },
             "images"_a, "labels"_a, "One update; returns the loss before it.")
         .def(
             "count_correct",
-            [](nn::TrainStep& s, nb::handle images, nb::handle labels) {
+            [](nn::TrainStep& s, ArrayLike images, ArrayLike labels) {
                 return s.count_correct(to_host_array(images), to_host_array(labels));
             },
             "images"_a, "labels"_a)
@@ -50,7 +50,7 @@ void bind_train_step(nb::module_& nn) {
                      [](const nn::TrainStep& s) { return to_numpy_list(s.optimizer_state()); })
         .def(
             "set_params",
-            [](nn::TrainStep& s, nb::handle params) { s.set_params(to_host_arrays(params)); },
+            [](nn::TrainStep& s, ArraySequence params) { s.set_params(to_host_arrays(params)); },
             "params"_a)
         .def("model", &nn::TrainStep::model)
         .def_prop_ro("example_shape", &nn::TrainStep::example_shape)
@@ -103,7 +103,7 @@ void bind_trainer(nb::module_& nn) {
     nb::class_<nn::InputSpec>(nn, "InputSpec", "An input of a Trainer's step; -1: any extent.")
         .def(
             "__init__",
-            [](nn::InputSpec* s, std::vector<std::int64_t> sizes, nb::handle dtype,
+            [](nn::InputSpec* s, std::vector<std::int64_t> sizes, OptionalDTypeLike dtype,
                std::string name, bool any_integer) {
                 new (s)
                     nn::InputSpec{std::move(sizes), dtype.is_none() ? DType::F32 : to_dtype(dtype),
@@ -119,7 +119,7 @@ void bind_trainer(nb::module_& nn) {
         .def(
             "__init__",
             [](nn::Trainer* t, nb::callable loss, std::vector<nn::InputSpec> inputs,
-               nb::handle params, std::shared_ptr<const nn::Optimizer> optimizer,
+               ArraySequence params, std::shared_ptr<const nn::Optimizer> optimizer,
                std::vector<std::string> param_names, double clip_norm, const std::string& backend,
                int num_threads, bool symbolic_batch) {
                 nn::TrainerOptions options;
@@ -136,7 +136,7 @@ void bind_trainer(nb::module_& nn) {
             "num_threads"_a = 0, "symbolic_batch"_a = true)
         .def(
             "step",
-            [](nn::Trainer& t, nb::handle inputs, nb::handle lr) {
+            [](nn::Trainer& t, ArraySequence inputs, OptionalFloat lr) {
                 return t.step(to_host_arrays(inputs),
                               lr.is_none() ? t.optimizer().learning_rate() : nb::cast<double>(lr));
             },
@@ -144,7 +144,7 @@ void bind_trainer(nb::module_& nn) {
             "One update (lr: the optimizer's unless given); returns the loss.")
         .def(
             "evaluate",
-            [](nn::Trainer& t, nb::handle inputs) {
+            [](nn::Trainer& t, ArraySequence inputs) {
                 nn::StepResult r = t.evaluate(to_host_arrays(inputs));
                 return nb::make_tuple(r.loss.flat(0), to_numpy_list(r.outputs));
             },
@@ -156,7 +156,7 @@ void bind_trainer(nb::module_& nn) {
         .def_prop_ro("step_count", &nn::Trainer::step_count)
         .def(
             "set_params",
-            [](nn::Trainer& t, nb::handle params) { t.set_params(to_host_arrays(params)); },
+            [](nn::Trainer& t, ArraySequence params) { t.set_params(to_host_arrays(params)); },
             "params"_a)
         .def(
             "checkpoint",

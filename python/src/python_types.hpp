@@ -1,0 +1,87 @@
+// Parameter and return types that name what a binding takes or gives. Each is a Python object
+// passed through as nb::handle (arguments) or nb::object (results) is, with the conversion left
+// to convert.cpp, but it carries a type text (Name, read by nanobind's caster for Python object
+// types), so that docstrings and the stubs stubgen writes say
+// "hedra._hedra.Array | numpy.typing.ArrayLike" instead of "object".
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace hedra::python {
+
+// Any Python object, passed on as it came; its caster (below) names the type it expects.
+template <class Tag>
+struct TypedHandle : nanobind::handle {
+    static constexpr auto Name = Tag::name; // read by nanobind's caster of Python objects
+    static bool check_(nanobind::handle) { return true; } // the binding converts or raises
+    TypedHandle() = default;
+    TypedHandle(nanobind::handle h) : nanobind::handle(h) {} // NOLINT: as nb::handle converts
+    TypedHandle(nanobind::handle h, nanobind::detail::borrow_t) : nanobind::handle(h) {}
+    TypedHandle(nanobind::handle h, nanobind::detail::steal_t) : nanobind::handle(h) {}
+};
+
+// A result object (a NumPy array, a list of them, ...) named for signatures.
+template <class Tag>
+struct TypedObject : nanobind::object {
+    static constexpr auto Name = Tag::name;
+    static bool check_(nanobind::handle) { return true; }
+    TypedObject() = default;
+    explicit TypedObject(nanobind::object o) : nanobind::object(std::move(o)) {}
+    TypedObject(nanobind::handle h, nanobind::detail::borrow_t) : nanobind::object(h, nanobind::detail::borrow_t{}) {}
+    TypedObject(nanobind::handle h, nanobind::detail::steal_t) : nanobind::object(h, nanobind::detail::steal_t{}) {}
+};
+
+} // namespace hedra::python
+
+// Declares hedra::python::Name and its caster, whose signature text is `text`.
+#define HEDRA_PY_TYPED(Base, Name, text)                                                          \
+    namespace hedra::python {                                                                     \
+    struct Name##Tag {                                                                            \
+        static constexpr auto name = nanobind::detail::const_name(text);                          \
+    };                                                                                            \
+    using Name = Base<Name##Tag>;                                                                 \
+    }
+
+HEDRA_PY_TYPED(TypedHandle, ArrayLike, "hedra._hedra.Array | numpy.typing.ArrayLike")
+HEDRA_PY_TYPED(TypedHandle, OptionalArrayLike, "hedra._hedra.Array | numpy.typing.ArrayLike | None")
+HEDRA_PY_TYPED(TypedHandle, ArraySequence,
+               "collections.abc.Sequence[hedra._hedra.Array | numpy.typing.ArrayLike]")
+HEDRA_PY_TYPED(TypedHandle, ArraysLike,
+               "hedra._hedra.Array | collections.abc.Sequence[hedra._hedra.Array | "
+               "numpy.typing.ArrayLike]")
+HEDRA_PY_TYPED(TypedHandle, ShapeLike,
+               "hedra._hedra.Shape | collections.abc.Sequence[int | hedra._hedra.Range]")
+HEDRA_PY_TYPED(TypedHandle, OptionalShapeLike,
+               "hedra._hedra.Shape | collections.abc.Sequence[int | hedra._hedra.Range] | None")
+HEDRA_PY_TYPED(TypedHandle, DTypeLike, "hedra._hedra.DType | str | type | numpy.dtype")
+HEDRA_PY_TYPED(TypedHandle, OptionalDTypeLike,
+               "hedra._hedra.DType | str | type | numpy.dtype | None")
+HEDRA_PY_TYPED(TypedHandle, AxesLike, "int | collections.abc.Sequence[int] | None")
+HEDRA_PY_TYPED(TypedHandle, ScalarLike, "bool | int | float")
+HEDRA_PY_TYPED(TypedHandle, SymOperand, "hedra._hedra.Sym | bool | int | float")
+HEDRA_PY_TYPED(TypedHandle, SymOrArrayLike,
+               "hedra._hedra.Sym | hedra._hedra.Array | numpy.typing.ArrayLike")
+HEDRA_PY_TYPED(TypedHandle, ReduceOpLike,
+               "str | collections.abc.Callable[[hedra._hedra.Sym, hedra._hedra.Sym], "
+               "hedra._hedra.Sym | float]")
+HEDRA_PY_TYPED(TypedHandle, IndexKey,
+               "int | slice | types.EllipsisType | tuple[int | slice | types.EllipsisType, ...]")
+HEDRA_PY_TYPED(TypedHandle, OptionalFloat, "float | None")
+HEDRA_PY_TYPED(TypedHandle, OptionalBool, "bool | None")
+HEDRA_PY_TYPED(TypedHandle, ReshapeTarget,
+               "hedra._hedra.Shape | hedra._hedra.Transform | collections.abc.Sequence[int | "
+               "hedra._hedra.Range]")
+HEDRA_PY_TYPED(TypedObject, ArrayResult, "hedra._hedra.Array")
+HEDRA_PY_TYPED(TypedObject, SymResult, "hedra._hedra.Sym")
+HEDRA_PY_TYPED(TypedObject, SymOrArray, "hedra._hedra.Sym | hedra._hedra.Array")
+HEDRA_PY_TYPED(TypedObject, ArrayOrList, "hedra._hedra.Array | list[hedra._hedra.Array]")
+HEDRA_PY_TYPED(TypedObject, ArrayOrTuple,
+               "hedra._hedra.Array | tuple[hedra._hedra.Array, ...]")
+HEDRA_PY_TYPED(TypedObject, OptionalNumpyArray, "numpy.typing.NDArray[typing.Any] | None")
+HEDRA_PY_TYPED(TypedObject, NumpyArray, "numpy.typing.NDArray[typing.Any]")
+HEDRA_PY_TYPED(TypedObject, NumpyResults,
+               "numpy.typing.NDArray[typing.Any] | tuple[numpy.typing.NDArray[typing.Any], ...]")
+HEDRA_PY_TYPED(TypedObject, NumpyArrayList, "list[numpy.typing.NDArray[typing.Any]]")
+HEDRA_PY_TYPED(TypedObject, ArrayList, "list[hedra._hedra.Array]")
+HEDRA_PY_TYPED(TypedObject, CheckpointTuple,
+               "tuple[dict[str, numpy.typing.NDArray[typing.Any]], dict[str, str]]")

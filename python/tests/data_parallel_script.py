@@ -1,0 +1,45 @@
+"""A data-parallel training script, run by test_distributed.py as `mpirun -np 2 python
+data_parallel_script.py OUT`: every rank passes the same global batch, takes its rows, and the
+gradients are summed across ranks. Each rank writes its losses and parameters to OUT/rank<r>.npz.
+The test imports make_batch and make_trainer to train one process on the whole batch."""
+import sys
+
+import numpy as np
+
+import hedra as hd
+from hedra import distributed, nn
+
+STEPS = 8
+
+
+def make_batch():
+    rng = np.random.default_rng(5)
+    images = rng.normal(size=(24, 8)).astype(np.float32)
+    labels = (images[:, :3].argmax(axis=1)).astype(np.int32)
+    return [images, labels]
+
+
+def make_trainer():
+    init = nn.mlp([8, 16, 3], seed=2)
+
+    def loss(params, inputs):
+        hidden = hd.relu(nn.linear(inputs[0], params[0], params[1]))
+        return nn.softmax_cross_entropy(nn.linear(hidden, params[2], params[3]), inputs[1])
+
+    specs = [nn.InputSpec([-1, 8]), nn.InputSpec([-1], hd.i32, any_integer=True)]
+    return nn.Trainer(loss, specs, init.params, nn.SGD(lr=0.5), param_names=init.names,
+                      num_threads=1)
+
+
+def main(out):
+    comm = distributed.init()
+    trainer = distributed.DataParallelTrainer(comm, make_trainer())
+    batch = make_batch()
+    losses = [trainer.step(batch) for _ in range(STEPS)]
+    first, last = trainer.shard(len(batch[0]))
+    np.savez(f"{out}/rank{comm.rank}.npz", losses=np.array(losses), size=comm.size,
+             shard=np.array([first, last]), *trainer.params)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
