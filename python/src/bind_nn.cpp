@@ -113,7 +113,7 @@ void bind_layers(nb::module_& nn) {
                                              optional_array(b_qkv, op), to_array(w_proj, op),
                                              optional_array(b_proj, op), heads, python_location());
         },
-        "x"_a, "w_qkv"_a, "b_qkv"_a, "w_proj"_a, "b_proj"_a, "heads"_a,
+        "x"_a, "w_qkv"_a, nb::arg("b_qkv").none(), "w_proj"_a, nb::arg("b_proj").none(), "heads"_a,
         "nanoGPT's CausalSelfAttention (no dropout) of x (B, T, C).");
     nn.def(
         "clip_grad_norm",

@@ -43,7 +43,6 @@ struct TypedObject : nanobind::object {
     }
 
 HEDRA_PY_TYPED(TypedHandle, ArrayLike, "hedra._hedra.Array | numpy.typing.ArrayLike")
-HEDRA_PY_TYPED(TypedHandle, OptionalArrayLike, "hedra._hedra.Array | numpy.typing.ArrayLike | None")
 HEDRA_PY_TYPED(TypedHandle, ArraySequence,
                "collections.abc.Sequence[hedra._hedra.Array | numpy.typing.ArrayLike]")
 HEDRA_PY_TYPED(TypedHandle, ArraysLike,
@@ -51,13 +50,8 @@ HEDRA_PY_TYPED(TypedHandle, ArraysLike,
                "numpy.typing.ArrayLike]")
 HEDRA_PY_TYPED(TypedHandle, ShapeLike,
                "hedra._hedra.Shape | collections.abc.Sequence[int | hedra._hedra.Range]")
-HEDRA_PY_TYPED(TypedHandle, OptionalShapeLike,
-               "hedra._hedra.Shape | collections.abc.Sequence[int | hedra._hedra.Range] | None")
 HEDRA_PY_TYPED(TypedHandle, DTypeLike, "hedra._hedra.DType | str | type | numpy.dtype")
-HEDRA_PY_TYPED(TypedHandle, OptionalDTypeLike,
-               "hedra._hedra.DType | str | type | numpy.dtype | None")
-HEDRA_PY_TYPED(TypedHandle, AxesLike, "int | collections.abc.Sequence[int] | None")
-HEDRA_PY_TYPED(TypedHandle, ScalarLike, "bool | int | float")
+HEDRA_PY_TYPED(TypedHandle, AxesLike, "int | collections.abc.Sequence[int]")
 HEDRA_PY_TYPED(TypedHandle, SymOperand, "hedra._hedra.Sym | bool | int | float")
 HEDRA_PY_TYPED(TypedHandle, SymOrArrayLike,
                "hedra._hedra.Sym | hedra._hedra.Array | numpy.typing.ArrayLike")
@@ -66,8 +60,6 @@ HEDRA_PY_TYPED(TypedHandle, ReduceOpLike,
                "hedra._hedra.Sym | float]")
 HEDRA_PY_TYPED(TypedHandle, IndexKey,
                "int | slice | types.EllipsisType | tuple[int | slice | types.EllipsisType, ...]")
-HEDRA_PY_TYPED(TypedHandle, OptionalFloat, "float | None")
-HEDRA_PY_TYPED(TypedHandle, OptionalBool, "bool | None")
 HEDRA_PY_TYPED(TypedHandle, ReshapeTarget,
                "hedra._hedra.Shape | hedra._hedra.Transform | collections.abc.Sequence[int | "
                "hedra._hedra.Range]")
@@ -78,6 +70,8 @@ HEDRA_PY_TYPED(TypedObject, ArrayOrList, "hedra._hedra.Array | list[hedra._hedra
 HEDRA_PY_TYPED(TypedObject, ArrayOrTuple,
                "hedra._hedra.Array | tuple[hedra._hedra.Array, ...]")
 HEDRA_PY_TYPED(TypedObject, OptionalNumpyArray, "numpy.typing.NDArray[typing.Any] | None")
+HEDRA_PY_TYPED(TypedHandle, Number, "float")
+HEDRA_PY_TYPED(TypedHandle, Flag, "bool")
 HEDRA_PY_TYPED(TypedObject, NumpyArray, "numpy.typing.NDArray[typing.Any]")
 HEDRA_PY_TYPED(TypedObject, NumpyResults,
                "numpy.typing.NDArray[typing.Any] | tuple[numpy.typing.NDArray[typing.Any], ...]")
@@ -85,3 +79,13 @@ HEDRA_PY_TYPED(TypedObject, NumpyArrayList, "list[numpy.typing.NDArray[typing.An
 HEDRA_PY_TYPED(TypedObject, ArrayList, "list[hedra._hedra.Array]")
 HEDRA_PY_TYPED(TypedObject, CheckpointTuple,
                "tuple[dict[str, numpy.typing.NDArray[typing.Any]], dict[str, str]]")
+
+// Arguments that may also be None: the argument's None default (or nb::arg(...).none()) makes
+// nanobind add "| None" to the type text.
+namespace hedra::python {
+using OptionalArrayLike = ArrayLike;
+using OptionalShapeLike = ShapeLike;
+using OptionalDTypeLike = DTypeLike;
+using OptionalFloat = Number;
+using OptionalBool = Flag;
+} // namespace hedra::python
