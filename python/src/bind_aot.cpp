@@ -72,10 +72,10 @@ std::string link_shared(const AotLibrary& lib, const std::string& compiler) {
 
 AotLibrary compile_library(const std::string& name, ArraysLike outputs, ArraysLike inputs,
                            const std::string& directory,
-                           const std::vector<std::string>& output_names,
-                           const std::string& target, const std::string& cpp_namespace,
-                           bool build, bool shared, const std::string& march,
-                           const std::string& compiler, const std::string& archiver) {
+                           const std::vector<std::string>& output_names, const std::string& target,
+                           const std::string& cpp_namespace, bool build, bool shared,
+                           const std::string& march, const std::string& compiler,
+                           const std::string& archiver) {
     auto arrays = [](nb::handle h, const char* what) {
         return nb::isinstance<Array>(h) ? std::vector<Array>{nb::cast<Array>(h)}
                                         : to_arrays(h, what);
@@ -138,7 +138,8 @@ void bind_aot(nb::module_& m) {
         .def_ro("sizes", &AotArgument::sizes, "Per axis; a symbolic axis holds its maximum.")
         .def_ro("shape", &AotArgument::shape, "As the header writes it: '[batch<=64, 784]'.")
         .def("__repr__", [](const AotArgument& x) {
-            return "Argument(" + x.name + ": " + std::string(dtype_name(x.dtype)) + " " + x.shape + ")";
+            return "Argument(" + x.name + ": " + std::string(dtype_name(x.dtype)) + " " + x.shape +
+                   ")";
         });
     nb::class_<AotLibrary>(a, "Library",
                            "What compile_library wrote. The C function <name>_c takes the "

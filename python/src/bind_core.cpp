@@ -223,8 +223,9 @@ void bind_array_class(nb::module_& m) {
                 return v ? OptionalNumpyArray(to_numpy(*v)) : OptionalNumpyArray(nb::none());
             },
             "The memoized result (a read-only NumPy array) if computed, else None.")
-        .def("__getitem__", [](const Array& a, IndexKey key) { return select_items(a, key); }, "key"_a,
-             "Selection by hedra index: an int drops the axis, a slice keeps its indices.")
+        .def(
+            "__getitem__", [](const Array& a, IndexKey key) { return select_items(a, key); },
+            "key"_a, "Selection by hedra index: an int drops the axis, a slice keeps its indices.")
         .def("__iter__",
              [](const Array& a) {
                  if (a.rank() == 0) throw nb::type_error("iteration over a rank-0 hd.Array");

@@ -48,7 +48,9 @@ dist::Reduction to_reduction(const std::string& op) {
     throw Error("hedra.distributed: reduction '" + op + "'; use 'sum' or 'mean'");
 }
 
-std::vector<HostArray> global_inputs(ArraySequence inputs) { return to_host_arrays(inputs); }
+std::vector<HostArray> global_inputs(ArraySequence inputs) {
+    return to_host_arrays(inputs);
+}
 
 void bind_communicator(nb::module_& d) {
     nb::class_<dist::Communicator>(d, "Communicator",
@@ -123,8 +125,8 @@ void bind_data_parallel(nb::module_& d) {
             "inputs"_a, "The global batch's mean loss at the current parameters.")
         .def(
             "evaluate",
-            [](dist::DataParallelTrainer& t, ArraySequence inputs)
-                -> std::pair<double, NumpyArrayList> {
+            [](dist::DataParallelTrainer& t,
+               ArraySequence inputs) -> std::pair<double, NumpyArrayList> {
                 nn::StepResult r = t.evaluate(global_inputs(inputs));
                 return {r.loss.flat(0), NumpyArrayList(to_numpy_list(r.outputs))};
             },

@@ -34,7 +34,8 @@ void bind_layers(nb::module_& nn) {
         "x · weightᵀ (+ bias), weight (out, in...) as PyTorch's.");
     nn.def(
         "conv2d",
-        [](ArrayLike x, ArrayLike w, OptionalArrayLike b, std::int64_t stride, std::int64_t padding) {
+        [](ArrayLike x, ArrayLike w, OptionalArrayLike b, std::int64_t stride,
+           std::int64_t padding) {
             return nn::conv2d(to_array(x, "conv2d"), to_array(w, "conv2d"),
                               optional_array(b, "conv2d"), stride, padding, python_location());
         },
@@ -106,8 +107,7 @@ void bind_layers(nb::module_& nn) {
     nn.def(
         "causal_self_attention",
         [](ArrayLike x, ArrayLike w_qkv, OptionalArrayLike b_qkv, ArrayLike w_proj,
-           OptionalArrayLike b_proj,
-           std::int64_t heads) {
+           OptionalArrayLike b_proj, std::int64_t heads) {
             const char* op = "causal_self_attention";
             return nn::causal_self_attention(to_array(x, op), to_array(w_qkv, op),
                                              optional_array(b_qkv, op), to_array(w_proj, op),
@@ -159,8 +159,7 @@ void bind_gpt(nb::module_& nn) {
         "config"_a, "params"_a, "tokens"_a);
     nn.def(
         "gpt_loss",
-        [](const nn::GptConfig& config, ArraySequence params, ArrayLike tokens,
-           ArrayLike targets) {
+        [](const nn::GptConfig& config, ArraySequence params, ArrayLike tokens, ArrayLike targets) {
             return nn::gpt_loss(config, to_arrays(params, "gpt_loss"), to_array(tokens, "gpt_loss"),
                                 to_array(targets, "gpt_loss"));
         },

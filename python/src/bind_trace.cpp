@@ -224,22 +224,27 @@ void bind_math(nb::module_& m) {
         "maximum",
         [](SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
             if (any_sym({a, b}))
-                return SymOrArray(nb::cast(max(require_sym(a, "maximum"), require_sym(b, "maximum"))));
-            return SymOrArray(nb::cast(maximum(require_operand(a, "maximum"), require_operand(b, "maximum"))));
+                return SymOrArray(
+                    nb::cast(max(require_sym(a, "maximum"), require_sym(b, "maximum"))));
+            return SymOrArray(
+                nb::cast(maximum(require_operand(a, "maximum"), require_operand(b, "maximum"))));
         },
         "a"_a, "b"_a);
     m.def(
         "minimum",
         [](SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
             if (any_sym({a, b}))
-                return SymOrArray(nb::cast(min(require_sym(a, "minimum"), require_sym(b, "minimum"))));
-            return SymOrArray(nb::cast(minimum(require_operand(a, "minimum"), require_operand(b, "minimum"))));
+                return SymOrArray(
+                    nb::cast(min(require_sym(a, "minimum"), require_sym(b, "minimum"))));
+            return SymOrArray(
+                nb::cast(minimum(require_operand(a, "minimum"), require_operand(b, "minimum"))));
         },
         "a"_a, "b"_a);
     m.def(
         "pow",
         [](SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
-            if (any_sym({a, b})) return SymOrArray(nb::cast(pow(require_sym(a, "pow"), require_sym(b, "pow"))));
+            if (any_sym({a, b}))
+                return SymOrArray(nb::cast(pow(require_sym(a, "pow"), require_sym(b, "pow"))));
             return SymOrArray(nb::cast(pow(require_operand(a, "pow"), require_operand(b, "pow"))));
         },
         "a"_a, "b"_a);
@@ -248,7 +253,7 @@ void bind_math(nb::module_& m) {
             return SymOrArray(nb::cast(
                 select(require_sym(c, "where"), require_sym(a, "where"), require_sym(b, "where"))));
         return SymOrArray(nb::cast(where(require_operand(c, "where"), require_operand(a, "where"),
-                              require_operand(b, "where"))));
+                                         require_operand(b, "where"))));
     };
     m.def("where", where_fn, "cond"_a, "a"_a, "b"_a,
           "a where cond is true, else b: arrays (broadcast) or Syms inside a traced function.");
@@ -256,7 +261,8 @@ void bind_math(nb::module_& m) {
     m.def(
         "cast",
         [](SymOrArrayLike x, DTypeLike t) -> SymOrArray {
-            if (nb::isinstance<Sym>(x)) return SymOrArray(nb::cast(cast(nb::cast<Sym>(x), to_dtype(t))));
+            if (nb::isinstance<Sym>(x))
+                return SymOrArray(nb::cast(cast(nb::cast<Sym>(x), to_dtype(t))));
             return SymOrArray(nb::cast(cast(to_array(x, "cast"), to_dtype(t), python_location())));
         },
         "x"_a, "dtype"_a);

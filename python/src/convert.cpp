@@ -54,8 +54,7 @@ DType dtype_of_dlpack(nb::dlpack::dtype t, bool& ok) {
     if (t == nb::dtype<bool>()) return DType::Bool;
     if (t.bits == 16 && t.lanes == 1) {
         if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float)) return DType::F16;
-        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat))
-            return DType::BF16;
+        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat)) return DType::BF16;
     }
     ok = false;
     return DType::F32;
@@ -319,8 +318,8 @@ ArrayList to_array_list(const std::vector<Array>& arrays) {
 }
 
 CheckpointTuple checkpoint_tuple(const std::vector<std::string>& names,
-                           const std::vector<HostArray>& arrays,
-                           const std::map<std::string, std::string>& metadata) {
+                                 const std::vector<HostArray>& arrays,
+                                 const std::map<std::string, std::string>& metadata) {
     nb::dict out;
     for (std::size_t i = 0; i < names.size(); ++i)
         out[nb::str(names[i].c_str())] = to_numpy(arrays[i]);

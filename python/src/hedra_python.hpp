@@ -60,20 +60,20 @@ NumpyArrayList to_numpy_list(const std::vector<HostArray>& arrays);
 ArrayList to_array_list(const std::vector<Array>& arrays);
 // ({name: array}, metadata), as checkpoints and safetensors files are given to Python.
 CheckpointTuple checkpoint_tuple(const std::vector<std::string>& names,
-                           const std::vector<HostArray>& arrays,
-                           const std::map<std::string, std::string>& metadata);
+                                 const std::vector<HostArray>& arrays,
+                                 const std::map<std::string, std::string>& metadata);
 
-void bind_core(nb::module_& m);       // DType, Range, Shape, Array and its operators, leaves
-void bind_trace(nb::module_& m);      // Sym, lazy, reduce, where and the math functions
-void bind_library(nb::module_& m);    // reshape/view/fuse/stack, matmul, sum, ...
-void bind_compute(nb::module_& m);    // compute, compile, backends
-void bind_graph_file(nb::module_& m); // save_graph, load_graph
-void bind_ad(nb::module_& m);         // grad, vjp, stop_gradient, check_gradient
-void bind_nn(nb::module_& m);         // hedra.nn: layers, optimizers, models
-void bind_training(nb::module_& nn);  // hedra.nn: TrainStep, Trainer
-void bind_nn_io(nb::module_& nn);     // hedra.nn: safetensors, MNIST data
+void bind_core(nb::module_& m);        // DType, Range, Shape, Array and its operators, leaves
+void bind_trace(nb::module_& m);       // Sym, lazy, reduce, where and the math functions
+void bind_library(nb::module_& m);     // reshape/view/fuse/stack, matmul, sum, ...
+void bind_compute(nb::module_& m);     // compute, compile, backends
+void bind_graph_file(nb::module_& m);  // save_graph, load_graph
+void bind_ad(nb::module_& m);          // grad, vjp, stop_gradient, check_gradient
+void bind_nn(nb::module_& m);          // hedra.nn: layers, optimizers, models
+void bind_training(nb::module_& nn);   // hedra.nn: TrainStep, Trainer
+void bind_nn_io(nb::module_& nn);      // hedra.nn: safetensors, MNIST data
 void bind_distributed(nb::module_& m); // hedra.distributed: init, Communicator, DataParallelTrainer
-void bind_aot(nb::module_& m);        // hedra.aot: compile_library
+void bind_aot(nb::module_& m);         // hedra.aot: compile_library
 
 template <class... Args>
 nb::object call_python(const nb::callable& f, Args&&... args) {

@@ -27,19 +27,21 @@ struct TypedObject : nanobind::object {
     static bool check_(nanobind::handle) { return true; }
     TypedObject() = default;
     explicit TypedObject(nanobind::object o) : nanobind::object(std::move(o)) {}
-    TypedObject(nanobind::handle h, nanobind::detail::borrow_t) : nanobind::object(h, nanobind::detail::borrow_t{}) {}
-    TypedObject(nanobind::handle h, nanobind::detail::steal_t) : nanobind::object(h, nanobind::detail::steal_t{}) {}
+    TypedObject(nanobind::handle h, nanobind::detail::borrow_t)
+        : nanobind::object(h, nanobind::detail::borrow_t{}) {}
+    TypedObject(nanobind::handle h, nanobind::detail::steal_t)
+        : nanobind::object(h, nanobind::detail::steal_t{}) {}
 };
 
 } // namespace hedra::python
 
 // Declares hedra::python::Name and its caster, whose signature text is `text`.
-#define HEDRA_PY_TYPED(Base, Name, text)                                                          \
-    namespace hedra::python {                                                                     \
-    struct Name##Tag {                                                                            \
-        static constexpr auto name = nanobind::detail::const_name(text);                          \
-    };                                                                                            \
-    using Name = Base<Name##Tag>;                                                                 \
+#define HEDRA_PY_TYPED(Base, Name, text)                                                           \
+    namespace hedra::python {                                                                      \
+    struct Name##Tag {                                                                             \
+        static constexpr auto name = nanobind::detail::const_name(text);                           \
+    };                                                                                             \
+    using Name = Base<Name##Tag>;                                                                  \
     }
 
 HEDRA_PY_TYPED(TypedHandle, ArrayLike, "hedra._hedra.Array | numpy.typing.ArrayLike")
@@ -67,8 +69,7 @@ HEDRA_PY_TYPED(TypedObject, ArrayResult, "hedra._hedra.Array")
 HEDRA_PY_TYPED(TypedObject, SymResult, "hedra._hedra.Sym")
 HEDRA_PY_TYPED(TypedObject, SymOrArray, "hedra._hedra.Sym | hedra._hedra.Array")
 HEDRA_PY_TYPED(TypedObject, ArrayOrList, "hedra._hedra.Array | list[hedra._hedra.Array]")
-HEDRA_PY_TYPED(TypedObject, ArrayOrTuple,
-               "hedra._hedra.Array | tuple[hedra._hedra.Array, ...]")
+HEDRA_PY_TYPED(TypedObject, ArrayOrTuple, "hedra._hedra.Array | tuple[hedra._hedra.Array, ...]")
 HEDRA_PY_TYPED(TypedObject, OptionalNumpyArray, "numpy.typing.NDArray[typing.Any] | None")
 HEDRA_PY_TYPED(TypedHandle, Number, "float")
 HEDRA_PY_TYPED(TypedHandle, Flag, "bool")

@@ -1,6 +1,7 @@
 """A data-parallel training script, run by test_distributed.py as `mpirun -np 2 python
 data_parallel_script.py OUT`: every rank passes the same global batch, takes its rows, and the
-gradients are summed across ranks. Each rank writes its losses and parameters to OUT/rank<r>.npz.
+gradients are summed across ranks. Each rank writes its losses, parameters and a few
+collectives' results to OUT/rank<r>.npz; rank 0 a checkpoint.
 The test imports make_batch and make_trainer to train one process on the whole batch."""
 import sys
 
@@ -37,8 +38,15 @@ def main(out):
     batch = make_batch()
     losses = [trainer.step(batch) for _ in range(STEPS)]
     first, last = trainer.shard(len(batch[0]))
+    mine = np.array([comm.rank + 1.0])
+    collectives = dict(sum=comm.all_reduce(mine), mean=comm.all_reduce(mine, op="mean"),
+                       broadcast=comm.broadcast(mine * 10, root=1),
+                       gathered=comm.all_gather(np.array([comm.rank], np.int64)))
+    evaluated, _ = trainer.evaluate(batch)
+    trainer.save_checkpoint(f"{out}/checkpoint.safetensors")
     np.savez(f"{out}/rank{comm.rank}.npz", losses=np.array(losses), size=comm.size,
-             shard=np.array([first, last]), *trainer.params)
+             shard=np.array([first, last]), evaluated=evaluated, **collectives,
+             **{f"param{i}": p for i, p in enumerate(trainer.params)})
 
 
 if __name__ == "__main__":

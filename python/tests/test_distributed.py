@@ -61,7 +61,10 @@ def test_two_ranks_under_mpirun_equal_one_process_on_the_whole_batch(tmp_path):
     ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
     assert [int(r["size"]) for r in ranks] == [2, 2]
     assert [list(r["shard"]) for r in ranks] == [[0, 12], [12, 24]]  # each its half of the rows
-    params = [[r[f"arr_{i}"] for i in range(4)] for r in ranks]
+    for r in ranks:
+        assert r["sum"].tolist() == [3.0] and r["mean"].tolist() == [1.5]
+        assert r["broadcast"].tolist() == [20.0] and r["gathered"].tolist() == [[0], [1]]
+    params = [[r[f"param{i}"] for i in range(4)] for r in ranks]
     for a, b in zip(*params):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()  # equal bit for bit
     losses = ranks[0]["losses"]
@@ -75,3 +78,8 @@ def test_two_ranks_under_mpirun_equal_one_process_on_the_whole_batch(tmp_path):
     np.testing.assert_allclose(losses, single_losses, rtol=0, atol=1e-5)
     for a, b in zip(params[0], single.params):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+    assert float(ranks[0]["evaluated"]) == pytest.approx(single.evaluate(batch)[0], abs=1e-5)
+    assert float(ranks[1]["evaluated"]) == float(ranks[0]["evaluated"])
+    arrays, metadata = hd.nn.load_safetensors(str(tmp_path / "checkpoint.safetensors"))
+    assert metadata["step"] == str(script.STEPS)
+    np.testing.assert_array_equal(arrays["fc0.weight"], params[0][0])
