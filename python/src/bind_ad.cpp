@@ -45,7 +45,7 @@ void bind_ad(nb::module_& m) {
         .def("__repr__", &GradientCheckResult::to_string);
     m.def(
         "check_gradient",
-        [](nb::callable f, ArraySequence at, double step, double rtol, double atol,
+        [](ArrayFunctionCallable f, ArraySequence at, double step, double rtol, double atol,
            std::uint64_t seed) {
             GradientCheckOptions options;
             options.step = step;

@@ -263,7 +263,7 @@ void bind_array_class(nb::module_& m) {
              [](const Array& a, nb::kwargs kwargs) {
                  return to_numpy(compute(a)).attr("__dlpack__")(**kwargs);
              })
-        .def("__dlpack_device__", [](const Array&) { return nb::make_tuple(1, 0); })
+        .def("__dlpack_device__", [](const Array&) { return DeviceTuple(nb::make_tuple(1, 0)); })
         .def(
             "astype",
             [](const Array& a, DTypeLike t) { return cast(a, to_dtype(t), python_location()); },

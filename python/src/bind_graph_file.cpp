@@ -13,8 +13,9 @@ using namespace nb::literals;
 
 namespace {
 
-nb::tuple graph_tuple(const GraphFile& g) {
-    return nb::make_tuple(to_array_list(g.output_arrays()), to_array_list(g.placeholder_arrays()));
+GraphTuple graph_tuple(const GraphFile& g) {
+    return GraphTuple(
+        nb::make_tuple(to_array_list(g.output_arrays()), to_array_list(g.placeholder_arrays())));
 }
 
 } // namespace

@@ -120,7 +120,7 @@ void bind_layers(nb::module_& nn) {
         [](ArraySequence grads, double max_norm) {
             nn::ClippedGradients c =
                 nn::clip_grad_norm(to_arrays(grads, "clip_grad_norm"), max_norm);
-            return nb::make_tuple(to_array_list(c.grads), c.total_norm);
+            return ClippedTuple(nb::make_tuple(to_array_list(c.grads), c.total_norm));
         },
         "grads"_a, "max_norm"_a,
         "(clipped gradients, total norm before clipping), PyTorch's clip_grad_norm_ as arrays.");
@@ -147,7 +147,7 @@ void bind_gpt(nb::module_& nn) {
             nb::list out;
             for (const nn::GptParameter& p : nn::gpt_parameters(config))
                 out.append(nb::make_tuple(p.name, p.shape, p.decay));
-            return out;
+            return GptParameterList(std::move(out));
         },
         "config"_a, "(name, shape, decay) per parameter, in nanoGPT's order.");
     nn.def(
@@ -203,7 +203,7 @@ void bind_optimizers(nb::module_& nn) {
             "weight_decay"_a = 1e-2, "decay_mask"_a = std::vector<bool>{});
 }
 
-nn::ForwardFunction python_forward(nb::callable f) {
+nn::ForwardFunction python_forward(ForwardCallable f) {
     return [f](const std::vector<Array>& params, const Array& x) {
         nb::gil_scoped_acquire gil;
         return to_array(call_python(f, to_array_list(params), nb::cast(x)), "forward");
@@ -215,7 +215,7 @@ void bind_models(nb::module_& nn) {
         .def(
             "__init__",
             [](nn::Model* m, std::vector<std::string> names, ArraySequence params,
-               nb::callable forward, std::vector<std::int64_t> example_shape) {
+               ForwardCallable forward, std::vector<std::int64_t> example_shape) {
                 new (m) nn::Model{std::move(names), to_host_arrays(params), python_forward(forward),
                                   std::move(example_shape)};
             },

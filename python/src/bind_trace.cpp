@@ -163,7 +163,7 @@ void bind_lazy(nb::module_& m) {
 
     m.def(
         "reduce_multiple_value",
-        [](nb::callable f, const std::vector<double>& identities, ArraySequence arrays,
+        [](CombinerCallable f, const std::vector<double>& identities, ArraySequence arrays,
            AxesLike axes, bool keepdims) {
             SourceLocation loc = python_location();
             std::vector<Array> xs = to_arrays(arrays, "reduce_multiple_value");
@@ -176,8 +176,8 @@ void bind_lazy(nb::module_& m) {
             }
             auto combiners =
                 traced_results(f(nb::tuple(acc), nb::tuple(el)), "reduce_multiple_value");
-            return nb::tuple(nb::cast(detail::make_multi_reduce(combiners, identities, xs,
-                                                                to_axes(axes), keepdims, loc)));
+            return ArrayTuple(nb::tuple(nb::cast(detail::make_multi_reduce(
+                combiners, identities, xs, to_axes(axes), keepdims, loc))));
         },
         "f"_a, "identities"_a, "arrays"_a, "axis"_a = nb::none(), "keepdims"_a = false,
         "Arrays of one shape reduced together: f(acc, x) gets two tuples of Syms (the "

@@ -2,6 +2,7 @@
 // be a Python function: called with the GIL held when a program is built, never per step), with
 // their state and safetensors checkpoints.
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -60,7 +61,7 @@ void bind_train_step(nb::module_& nn) {
         .def_prop_ro("programs_compiled", &nn::TrainStep::programs_compiled);
 }
 
-nn::LossOutputsFunction python_loss(nb::callable f) {
+nn::LossOutputsFunction python_loss(LossCallable f) {
     return [f](const std::vector<Array>& params, const std::vector<Array>& inputs) {
         nb::gil_scoped_acquire gil;
         nb::object r = call_python(f, to_array_list(params), to_array_list(inputs));
@@ -118,7 +119,7 @@ void bind_trainer(nb::module_& nn) {
                             "[outputs]), compiled once per input shape.")
         .def(
             "__init__",
-            [](nn::Trainer* t, nb::callable loss, std::vector<nn::InputSpec> inputs,
+            [](nn::Trainer* t, LossCallable loss, std::vector<nn::InputSpec> inputs,
                ArraySequence params, std::shared_ptr<const nn::Optimizer> optimizer,
                std::vector<std::string> param_names, double clip_norm, const std::string& backend,
                int num_threads, bool symbolic_batch) {
@@ -144,9 +145,9 @@ void bind_trainer(nb::module_& nn) {
             "One update (lr: the optimizer's unless given); returns the loss.")
         .def(
             "evaluate",
-            [](nn::Trainer& t, ArraySequence inputs) {
+            [](nn::Trainer& t, ArraySequence inputs) -> std::pair<double, NumpyArrayList> {
                 nn::StepResult r = t.evaluate(to_host_arrays(inputs));
-                return nb::make_tuple(r.loss.flat(0), to_numpy_list(r.outputs));
+                return {r.loss.flat(0), to_numpy_list(r.outputs)};
             },
             "inputs"_a, "(loss, [outputs]) at the current parameters, without an update.")
         .def_prop_ro("param_names", &nn::Trainer::param_names)

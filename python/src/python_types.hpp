@@ -9,7 +9,7 @@
 
 namespace hedra::python {
 
-// Any Python object, passed on as it came; its caster (below) names the type it expects.
+// Any Python object, passed on as it came, named for signatures by Tag::name.
 template <class Tag>
 struct TypedHandle : nanobind::handle {
     static constexpr auto Name = Tag::name; // read by nanobind's caster of Python objects
@@ -18,6 +18,18 @@ struct TypedHandle : nanobind::handle {
     TypedHandle(nanobind::handle h) : nanobind::handle(h) {} // NOLINT: as nb::handle converts
     TypedHandle(nanobind::handle h, nanobind::detail::borrow_t) : nanobind::handle(h) {}
     TypedHandle(nanobind::handle h, nanobind::detail::steal_t) : nanobind::handle(h) {}
+};
+
+// A Python callable (checked as nb::callable is), named with its parameters and result.
+template <class Tag>
+struct TypedCallable : nanobind::callable {
+    static constexpr auto Name = Tag::name;
+    static bool check_(nanobind::handle h) { return PyCallable_Check(h.ptr()); }
+    TypedCallable() = default;
+    TypedCallable(nanobind::handle h, nanobind::detail::borrow_t)
+        : nanobind::callable(h, nanobind::detail::borrow_t{}) {}
+    TypedCallable(nanobind::handle h, nanobind::detail::steal_t)
+        : nanobind::callable(h, nanobind::detail::steal_t{}) {}
 };
 
 // A result object (a NumPy array, a list of them, ...) named for signatures.
@@ -65,7 +77,24 @@ HEDRA_PY_TYPED(TypedHandle, IndexKey,
 HEDRA_PY_TYPED(TypedHandle, ReshapeTarget,
                "hedra._hedra.Shape | hedra._hedra.Transform | collections.abc.Sequence[int | "
                "hedra._hedra.Range]")
+HEDRA_PY_TYPED(TypedCallable, LossCallable,
+               "collections.abc.Callable[[list[hedra._hedra.Array], list[hedra._hedra.Array]], "
+               "hedra._hedra.Array | tuple[hedra._hedra.Array, "
+               "collections.abc.Sequence[hedra._hedra.Array]]]")
+HEDRA_PY_TYPED(TypedCallable, ForwardCallable,
+               "collections.abc.Callable[[list[hedra._hedra.Array], hedra._hedra.Array], "
+               "hedra._hedra.Array]")
+HEDRA_PY_TYPED(TypedCallable, ArrayFunctionCallable,
+               "collections.abc.Callable[..., hedra._hedra.Array]")
+HEDRA_PY_TYPED(TypedCallable, CombinerCallable,
+               "collections.abc.Callable[[tuple[hedra._hedra.Sym, ...], tuple[hedra._hedra.Sym, "
+               "...]], collections.abc.Sequence[hedra._hedra.Sym | float]]")
 HEDRA_PY_TYPED(TypedObject, ArrayResult, "hedra._hedra.Array")
+HEDRA_PY_TYPED(TypedObject, ArrayTuple, "tuple[hedra._hedra.Array, ...]")
+HEDRA_PY_TYPED(TypedObject, GraphTuple, "tuple[list[hedra._hedra.Array], list[hedra._hedra.Array]]")
+HEDRA_PY_TYPED(TypedObject, ClippedTuple, "tuple[list[hedra._hedra.Array], float]")
+HEDRA_PY_TYPED(TypedObject, DeviceTuple, "tuple[int, int]")
+HEDRA_PY_TYPED(TypedObject, GptParameterList, "list[tuple[str, list[int], bool]]")
 HEDRA_PY_TYPED(TypedObject, SymResult, "hedra._hedra.Sym")
 HEDRA_PY_TYPED(TypedObject, SymOrArray, "hedra._hedra.Sym | hedra._hedra.Array")
 HEDRA_PY_TYPED(TypedObject, ArrayOrList, "hedra._hedra.Array | list[hedra._hedra.Array]")

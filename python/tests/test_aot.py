@@ -20,7 +20,7 @@ def program():
     return [y, y.sum(axis=1), hd.sum(y * y)], [x, w]
 
 
-def call(lib, args, sizes):
+def call(lib, args, sizes, workspace=None):
     """Calls <name>_c with `args` (one NumPy array per input) at the symbolic `sizes`, as the
     header documents its arguments (sizes, inputs, outputs, workspace, threads); returns the
     outputs."""
@@ -34,7 +34,7 @@ def call(lib, args, sizes):
     pointer = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
     argv = [ctypes.c_int64(sizes[n]) for n in lib.sizes]
     argv += [pointer(np.ascontiguousarray(a)) for a in args] + [pointer(o) for o in outputs]
-    argv += [ctypes.c_void_p(None), ctypes.c_int(1)]
+    argv += [ctypes.c_void_p(workspace), ctypes.c_int(1)]
     function.restype = ctypes.c_int
     code = function(*argv)
     if code != 0:
@@ -48,6 +48,7 @@ def test_a_library_loaded_with_ctypes_computes_what_hedra_computes(tmp_path):
     outputs, inputs = program()
     lib = aot.compile_library("dense_relu", outputs, inputs, str(tmp_path),
                               output_names=["y", "row_sums", "energy"], shared=True)
+    assert isinstance(lib, aot.Library) and all(isinstance(a, aot.Argument) for a in lib.inputs)
     assert lib.name == "dense_relu" and lib.target == "openmp" and lib.sizes == ["batch"]
     assert [a.name for a in lib.inputs] == ["x", "layer_weight"]  # made C identifiers
     assert [a.name for a in lib.outputs] == ["y", "row_sums", "energy"]
@@ -68,6 +69,16 @@ def test_a_library_loaded_with_ctypes_computes_what_hedra_computes(tmp_path):
             assert g.shape == e.shape
             np.testing.assert_array_equal(g, e)  # the JIT's clang and flags: the same bits
         np.testing.assert_allclose(got[0], np.maximum(x @ w.T - 0.25, 0), rtol=1e-5, atol=1e-6)
+
+    # The caller's workspace (64-byte aligned, workspace_bytes long), as the JIT's arena is.
+    assert lib.workspace_bytes > 0
+    memory = np.zeros(lib.workspace_bytes + 64, np.uint8)
+    aligned = memory.ctypes.data + (-memory.ctypes.data % 64)
+    x = rng.normal(size=(9, 5)).astype(np.float32)
+    for g, e in zip(call(lib, [x, w], {"batch": 9}, workspace=aligned), program_(x, w)):
+        np.testing.assert_array_equal(g, e)
+    with pytest.raises(RuntimeError, match="align"):
+        call(lib, [x, w], {"batch": 9}, workspace=aligned + 1)
 
     with pytest.raises(RuntimeError, match="batch"):
         call(lib, [np.zeros((17, 5), np.float32), w], {"batch": 17})  # above its maximum

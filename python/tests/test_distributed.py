@@ -41,12 +41,21 @@ def test_alone_a_group_of_one_trains_as_one_process():
     dp = distributed.DataParallelTrainer(distributed.init(), script.make_trainer())
     single = script.make_trainer()
     assert dp.shard(24) == (0, 24) and dp.communicator.size == 1
+    assert isinstance(dp.communicator, distributed.Communicator)
     for _ in range(3):
         assert dp.step(batch) == pytest.approx(single.step(batch), rel=1e-6)
     for a, b in zip(dp.params, single.params):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
     loss, outputs = dp.evaluate(batch)
     assert loss == pytest.approx(dp.evaluate_loss(batch)) and outputs == []
+    assert not distributed.launched_by_mpi() and distributed.local_rank() == 0
+    dp.communicator.barrier()
+    for mine, given in zip(dp.local_inputs(batch), batch):
+        np.testing.assert_array_equal(mine, given)  # a group of one takes every row
+    assert dp.local.step_count == 3 and dp.communication_seconds >= 0
+    assert dp.optimizer_state_bytes == sum(a.nbytes for a in dp.local.optimizer_state)
+    arrays, metadata = dp.checkpoint()
+    assert metadata["step"] == "3" and set(dp.local.param_names) <= set(arrays)
 
 
 @needs_mpi

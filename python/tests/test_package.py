@@ -71,6 +71,12 @@ def test_stubs_name_real_types():
     assert "def linear(x: hedra._hedra.Array | numpy.typing.ArrayLike" in texts["nn.pyi"]
     assert "def step(self, inputs: Sequence[hedra._hedra.Array | numpy.typing.ArrayLike], " \
            "lr: float | None = None) -> float" in texts["distributed.pyi"]
+    nn = texts["nn.pyi"]
+    assert "loss: Callable[[list[hedra._hedra.Array], list[hedra._hedra.Array]], " in nn
+    assert "forward: Callable[[list[hedra._hedra.Array], hedra._hedra.Array], " \
+           "hedra._hedra.Array]" in nn
+    assert "def evaluate(self, inputs: Sequence[hedra._hedra.Array | numpy.typing.ArrayLike]) " \
+           "-> tuple[float, list[numpy.typing.NDArray[Any]]]" in nn
     assert "| None | None" not in "".join(texts.values())
 
 
