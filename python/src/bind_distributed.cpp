@@ -36,7 +36,8 @@ void require_mpi(const char* op) {
 
 // OpenMPI opens its components (plugins) with dlopen, and they look up libmpi's symbols in the
 // global namespace; Python loaded this extension, and libmpi with it, RTLD_LOCAL. Promoting the
-// already loaded libmpi to RTLD_GLOBAL (as mpi4py does) before MPI_Init lets them resolve.
+// already loaded libmpi to RTLD_GLOBAL (as mpi4py does) before MPI_Init lets them resolve. The
+// handle is not closed: libmpi stays loaded for the process's life either way.
 void promote_mpi_symbols() {
     for (const char* name : {"libmpi.so.40", "libmpi.so.12", "libmpi.so"})
         if (dlopen(name, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD)) return;
@@ -46,10 +47,6 @@ dist::Reduction to_reduction(const std::string& op) {
     if (op == "sum") return dist::Reduction::Sum;
     if (op == "mean") return dist::Reduction::Mean;
     throw Error("hedra.distributed: reduction '" + op + "'; use 'sum' or 'mean'");
-}
-
-std::vector<HostArray> global_inputs(ArraySequence inputs) {
-    return to_host_arrays(inputs);
 }
 
 void bind_communicator(nb::module_& d) {
@@ -111,7 +108,7 @@ void bind_data_parallel(nb::module_& d) {
         .def(
             "step",
             [](dist::DataParallelTrainer& t, ArraySequence inputs, std::optional<double> lr) {
-                return t.step(global_inputs(inputs),
+                return t.step(to_host_arrays(inputs),
                               lr ? *lr : t.local().optimizer().learning_rate());
             },
             "inputs"_a, "lr"_a = nb::none(),
@@ -120,14 +117,14 @@ void bind_data_parallel(nb::module_& d) {
         .def(
             "evaluate_loss",
             [](dist::DataParallelTrainer& t, ArraySequence inputs) {
-                return t.evaluate_loss(global_inputs(inputs));
+                return t.evaluate_loss(to_host_arrays(inputs));
             },
             "inputs"_a, "The global batch's mean loss at the current parameters.")
         .def(
             "evaluate",
             [](dist::DataParallelTrainer& t,
                ArraySequence inputs) -> std::pair<double, NumpyArrayList> {
-                nn::StepResult r = t.evaluate(global_inputs(inputs));
+                nn::StepResult r = t.evaluate(to_host_arrays(inputs));
                 return {r.loss.flat(0), NumpyArrayList(to_numpy_list(r.outputs))};
             },
             "inputs"_a,
@@ -139,7 +136,7 @@ void bind_data_parallel(nb::module_& d) {
         .def(
             "local_inputs",
             [](const dist::DataParallelTrainer& t, ArraySequence inputs) {
-                return NumpyArrayList(to_numpy_list(t.local_inputs(global_inputs(inputs))));
+                return NumpyArrayList(to_numpy_list(t.local_inputs(to_host_arrays(inputs))));
             },
             "inputs"_a, "This rank's share of the inputs.")
         .def_prop_ro(

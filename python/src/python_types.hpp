@@ -47,7 +47,7 @@ struct TypedObject : nanobind::object {
 
 } // namespace hedra::python
 
-// Declares hedra::python::Name and its caster, whose signature text is `text`.
+// Declares hedra::python::Name, a Base (above) whose signature text is `text`.
 #define HEDRA_PY_TYPED(Base, Name, text)                                                           \
     namespace hedra::python {                                                                      \
     struct Name##Tag {                                                                             \
@@ -72,6 +72,8 @@ HEDRA_PY_TYPED(TypedHandle, SymOrArrayLike,
 HEDRA_PY_TYPED(TypedHandle, ReduceOpLike,
                "str | collections.abc.Callable[[hedra._hedra.Sym, hedra._hedra.Sym], "
                "hedra._hedra.Sym | float]")
+HEDRA_PY_TYPED(TypedHandle, Number, "float")
+HEDRA_PY_TYPED(TypedHandle, Flag, "bool")
 HEDRA_PY_TYPED(TypedHandle, IndexKey,
                "int | slice | types.EllipsisType | tuple[int | slice | types.EllipsisType, ...]")
 HEDRA_PY_TYPED(TypedHandle, ReshapeTarget,
@@ -98,10 +100,7 @@ HEDRA_PY_TYPED(TypedObject, GptParameterList, "list[tuple[str, list[int], bool]]
 HEDRA_PY_TYPED(TypedObject, SymResult, "hedra._hedra.Sym")
 HEDRA_PY_TYPED(TypedObject, SymOrArray, "hedra._hedra.Sym | hedra._hedra.Array")
 HEDRA_PY_TYPED(TypedObject, ArrayOrList, "hedra._hedra.Array | list[hedra._hedra.Array]")
-HEDRA_PY_TYPED(TypedObject, ArrayOrTuple, "hedra._hedra.Array | tuple[hedra._hedra.Array, ...]")
 HEDRA_PY_TYPED(TypedObject, OptionalNumpyArray, "numpy.typing.NDArray[typing.Any] | None")
-HEDRA_PY_TYPED(TypedHandle, Number, "float")
-HEDRA_PY_TYPED(TypedHandle, Flag, "bool")
 HEDRA_PY_TYPED(TypedObject, NumpyArray, "numpy.typing.NDArray[typing.Any]")
 HEDRA_PY_TYPED(TypedObject, NumpyResults,
                "numpy.typing.NDArray[typing.Any] | tuple[numpy.typing.NDArray[typing.Any], ...]")
