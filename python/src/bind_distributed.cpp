@@ -5,6 +5,7 @@
 // group of one is all such a build could offer.
 #include <dlfcn.h>
 
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -16,6 +17,7 @@
 #include "distributed/init.hpp"
 #include "distributed/mpi_communicator.hpp"
 #include "hedra_python.hpp"
+#include "nn/io/safetensors.hpp"
 #include "python_types.hpp"
 
 namespace hedra::python {
@@ -160,7 +162,29 @@ void bind_data_parallel(nb::module_& d) {
             "({name: array}, metadata) as one process's Trainer.checkpoint() gives it. "
             "Collective: every rank calls it.")
         .def("save_checkpoint", &dist::DataParallelTrainer::save_checkpoint, "path"_a,
-             "checkpoint() written by rank 0 as safetensors. Collective.");
+             "checkpoint() written by rank 0 as safetensors. Collective.")
+        .def(
+            "restore",
+            [](dist::DataParallelTrainer& t, nb::dict arrays,
+               std::map<std::string, std::string> metadata) {
+                nn::TrainerCheckpoint c;
+                for (auto [k, v] : arrays) {
+                    c.names.push_back(nb::cast<std::string>(k));
+                    c.arrays.push_back(to_host_array(v));
+                }
+                c.metadata = std::move(metadata);
+                t.restore(c);
+            },
+            "arrays"_a, "metadata"_a,
+            "Takes checkpoint()'s ({name: array}, metadata) on every rank (each keeps its part of "
+            "a sharded state).")
+        .def(
+            "load_checkpoint",
+            [](dist::DataParallelTrainer& t, const std::string& path) {
+                nn::SafetensorsFile f = nn::load_safetensors(path);
+                t.restore({f.names, f.arrays, f.metadata});
+            },
+            "path"_a, "restore() from a safetensors file save_checkpoint() wrote.");
 }
 
 } // namespace

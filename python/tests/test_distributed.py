@@ -35,7 +35,8 @@ def test_without_mpi_the_names_say_how_to_get_it():
 
 
 @needs_mpi
-def test_alone_a_group_of_one_trains_as_one_process():
+def test_alone_a_group_of_one_trains_as_one_process(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     script = load_script()
     batch = script.make_batch()
     dp = distributed.DataParallelTrainer(distributed.init(), script.make_trainer())
@@ -56,15 +57,23 @@ def test_alone_a_group_of_one_trains_as_one_process():
     assert dp.optimizer_state_bytes == sum(a.nbytes for a in dp.local.optimizer_state)
     arrays, metadata = dp.checkpoint()
     assert metadata["step"] == "3" and set(dp.local.param_names) <= set(arrays)
+    resumed = distributed.DataParallelTrainer(distributed.init(), script.make_trainer())
+    resumed.restore(arrays, metadata)
+    assert resumed.local.step_count == 3 and resumed.step(batch) == dp.step(batch)
+    dp.save_checkpoint("dp.safetensors")
+    resumed.load_checkpoint("dp.safetensors")
+    assert resumed.local.step_count == 4 and resumed.step(batch) == dp.step(batch)
 
 
 @needs_mpi
 @pytest.mark.skipif(MPIRUN is None, reason="mpirun is not installed")
-def test_two_ranks_under_mpirun_equal_one_process_on_the_whole_batch(tmp_path):
+@pytest.mark.parametrize("options", [[], ["overlap=0"], ["shard_optimizer_state=1", "momentum=0.9"]],
+                         ids=["overlap", "after-backward", "sharded-optimizer"])
+def test_two_ranks_under_mpirun_equal_one_process_on_the_whole_batch(tmp_path, options):
     # As the C++ mpirun tests run: no shared-memory single copy in containers, one thread a rank.
     env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none", HEDRA_NUM_THREADS="1")
     command = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", sys.executable,
-               str(SCRIPT), str(tmp_path)]
+               str(SCRIPT), str(tmp_path), *options]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
@@ -76,12 +85,15 @@ def test_two_ranks_under_mpirun_equal_one_process_on_the_whole_batch(tmp_path):
     params = [[r[f"param{i}"] for i in range(4)] for r in ranks]
     for a, b in zip(*params):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()  # equal bit for bit
+    if "shard_optimizer_state=1" in options:  # each rank holds its parameters' momentum only
+        state = [int(r["state_bytes"]) for r in ranks]
+        assert sum(state) == sum(p.nbytes for p in params[0]) and 0 < min(state)
     losses = ranks[0]["losses"]
     np.testing.assert_array_equal(losses, ranks[1]["losses"])
     assert losses[-1] < 0.8 * losses[0] and np.all(np.diff(losses) < 0)
 
     script = load_script()
-    single = script.make_trainer()
+    single = script.make_trainer(momentum=0.9 if "momentum=0.9" in options else 0.0)
     batch = script.make_batch()
     single_losses = [single.step(batch) for _ in range(script.STEPS)]
     np.testing.assert_allclose(losses, single_losses, rtol=0, atol=1e-5)
