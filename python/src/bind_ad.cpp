@@ -13,19 +13,19 @@ using namespace nb::literals;
 void bind_ad(nb::module_& m) {
     m.def(
         "grad",
-        [](nb::handle loss, nb::handle params) -> nb::object {
+        [](ArrayLike loss, ArraysLike params) -> ArrayOrList {
             SourceLocation loc = python_location();
             Array l = to_array(loss, "grad");
             if (nb::isinstance<Array>(params))
-                return nb::cast(grad(l, nb::cast<Array>(params), loc));
-            return nb::cast(grad(l, to_arrays(params, "grad"), loc));
+                return ArrayOrList(nb::cast(grad(l, nb::cast<Array>(params), loc)));
+            return ArrayOrList(nb::cast(grad(l, to_arrays(params, "grad"), loc)));
         },
         "loss"_a, "params"_a,
         "The gradient of the rank-0 float array `loss` with respect to an array (an array is "
         "returned) or a list of arrays (a list).");
     m.def(
         "vjp",
-        [](nb::handle outputs, nb::handle cotangents, nb::handle inputs) {
+        [](ArraySequence outputs, ArraySequence cotangents, ArraySequence inputs) {
             return vjp(to_arrays(outputs, "vjp"), to_arrays(cotangents, "vjp"),
                        to_arrays(inputs, "vjp"), python_location());
         },
@@ -33,7 +33,7 @@ void bind_ad(nb::module_& m) {
         "The cotangents (one per output) pulled back to each input.");
     m.def(
         "stop_gradient",
-        [](nb::handle a) { return stop_gradient(to_array(a, "stop_gradient"), python_location()); },
+        [](ArrayLike a) { return stop_gradient(to_array(a, "stop_gradient"), python_location()); },
         "a"_a, "The value of a, through which no gradient flows.");
 
     nb::class_<GradientCheckResult>(m, "GradientCheckResult")
@@ -45,7 +45,7 @@ void bind_ad(nb::module_& m) {
         .def("__repr__", &GradientCheckResult::to_string);
     m.def(
         "check_gradient",
-        [](nb::callable f, nb::handle at, double step, double rtol, double atol,
+        [](ArrayFunctionCallable f, ArraySequence at, double step, double rtol, double atol,
            std::uint64_t seed) {
             GradientCheckOptions options;
             options.step = step;

@@ -29,7 +29,7 @@ struct PythonProgram {
     bool single;
 };
 
-nb::object call(const PythonProgram& p, nb::args args) {
+NumpyResults call(const PythonProgram& p, nb::args args) {
     if (args.size() != p.program.num_inputs())
         throw Error("compiled program: " + std::to_string(args.size()) + " inputs given, " +
                     std::to_string(p.program.num_inputs()) + " placeholders compiled");
@@ -83,7 +83,7 @@ void bind_compute(nb::module_& m) {
         .def_prop_ro("num_outputs", [](const PythonProgram& p) { return p.program.num_outputs(); });
     m.def(
         "compile",
-        [](nb::handle outputs, nb::handle placeholders, const std::string& backend, int num_threads,
+        [](ArraysLike outputs, ArraysLike placeholders, const std::string& backend, int num_threads,
            std::vector<std::int64_t> tile_sizes) {
             const bool single = nb::isinstance<Array>(outputs);
             std::vector<Array> outs = single ? std::vector<Array>{nb::cast<Array>(outputs)}

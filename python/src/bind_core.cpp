@@ -16,11 +16,11 @@ using BinaryOp = Array (*)(const Operand&, const Operand&);
 
 // a OP b, or b OP a for the reflected operators.
 template <BinaryOp Op, bool Reflected>
-nb::object binary(const Array& a, nb::handle b) {
+ArrayResult binary(const Array& a, ArrayLike b) {
     std::optional<Operand> other = to_operand(b);
-    if (!other) return nb::borrow(Py_NotImplemented);
+    if (!other) return ArrayResult(nb::borrow(Py_NotImplemented));
     Operand self(a, python_location());
-    return nb::cast(Reflected ? Op(*other, self) : Op(self, *other));
+    return ArrayResult(nb::cast(Reflected ? Op(*other, self) : Op(self, *other)));
 }
 
 Array add(const Operand& a, const Operand& b) {
@@ -127,7 +127,7 @@ void bind_shapes(nb::module_& m) {
 
     nb::class_<Shape>(m, "Shape", "A tuple of ranges; an int n stands for range(n).")
         .def(
-            "__init__", [](Shape* s, nb::handle ranges) { new (s) Shape(to_shape(ranges)); },
+            "__init__", [](Shape* s, ShapeLike ranges) { new (s) Shape(to_shape(ranges)); },
             "ranges"_a = nb::tuple())
         .def_static("of", &Shape::of, "sizes"_a, "Shape.of([3, 4]) == Shape([3, 4]).")
         .def_prop_ro("rank", &Shape::rank)
@@ -145,7 +145,7 @@ void bind_shapes(nb::module_& m) {
         .def("__iter__", [](const Shape& s) { return nb::iter(nb::cast(s.ranges())); })
         .def("__contains__",
              [](const Shape& s, const std::vector<std::int64_t>& i) { return s.contains(i); })
-        .def("__eq__", [](const Shape& a, nb::handle b) { return a == to_shape(b); })
+        .def("__eq__", [](const Shape& a, ShapeLike b) { return a == to_shape(b); })
         .def("__repr__", [](const Shape& s) { return "hd.Shape" + s.to_string(); })
         .def("__str__", &Shape::to_string);
 }
@@ -218,13 +218,14 @@ void bind_array_class(nb::module_& m) {
         .def("describe", &Array::describe)
         .def(
             "value",
-            [](const Array& a) -> nb::object {
+            [](const Array& a) -> OptionalNumpyArray {
                 auto v = a.value();
-                return v ? to_numpy(*v) : nb::none();
+                return v ? OptionalNumpyArray(to_numpy(*v)) : OptionalNumpyArray(nb::none());
             },
             "The memoized result (a read-only NumPy array) if computed, else None.")
-        .def("__getitem__", &select_items, "key"_a,
-             "Selection by hedra index: an int drops the axis, a slice keeps its indices.")
+        .def(
+            "__getitem__", [](const Array& a, IndexKey key) { return select_items(a, key); },
+            "key"_a, "Selection by hedra index: an int drops the axis, a slice keeps its indices.")
         .def("__iter__",
              [](const Array& a) {
                  if (a.rank() == 0) throw nb::type_error("iteration over a rank-0 hd.Array");
@@ -250,11 +251,11 @@ void bind_array_class(nb::module_& m) {
             "Computes the array (if not yet) and returns it as a read-only NumPy array.")
         .def(
             "__array__",
-            [](const Array& a, nb::handle dtype, nb::handle copy) {
-                nb::object r = to_numpy(compute(a));
+            [](const Array& a, OptionalDTypeLike dtype, OptionalBool copy) -> NumpyArray {
+                NumpyArray r = to_numpy(compute(a));
                 nb::module_ np = nb::module_::import_("numpy");
                 if (!dtype.is_none() || (!copy.is_none() && nb::cast<bool>(copy)))
-                    return np.attr("array")(r, "dtype"_a = dtype, "copy"_a = true);
+                    return NumpyArray(np.attr("array")(r, "dtype"_a = dtype, "copy"_a = true));
                 return r;
             },
             "dtype"_a = nb::none(), "copy"_a = nb::none())
@@ -262,33 +263,33 @@ void bind_array_class(nb::module_& m) {
              [](const Array& a, nb::kwargs kwargs) {
                  return to_numpy(compute(a)).attr("__dlpack__")(**kwargs);
              })
-        .def("__dlpack_device__", [](const Array&) { return nb::make_tuple(1, 0); })
+        .def("__dlpack_device__", [](const Array&) { return DeviceTuple(nb::make_tuple(1, 0)); })
         .def(
             "astype",
-            [](const Array& a, nb::handle t) { return cast(a, to_dtype(t), python_location()); },
+            [](const Array& a, DTypeLike t) { return cast(a, to_dtype(t), python_location()); },
             "dtype"_a)
         .def_prop_ro("T", [](const Array& a) { return transpose(a, {}, python_location()); })
         .def(
             "sum",
-            [](const Array& a, nb::handle axes, bool keepdims) {
+            [](const Array& a, AxesLike axes, bool keepdims) {
                 return sum(a, to_axes(axes), keepdims, python_location());
             },
             "axis"_a = nb::none(), "keepdims"_a = false)
         .def(
             "mean",
-            [](const Array& a, nb::handle axes, bool keepdims) {
+            [](const Array& a, AxesLike axes, bool keepdims) {
                 return mean(a, to_axes(axes), keepdims, python_location());
             },
             "axis"_a = nb::none(), "keepdims"_a = false)
         .def(
             "max",
-            [](const Array& a, nb::handle axes, bool keepdims) {
+            [](const Array& a, AxesLike axes, bool keepdims) {
                 return max(a, to_axes(axes), keepdims, python_location());
             },
             "axis"_a = nb::none(), "keepdims"_a = false)
         .def(
             "min",
-            [](const Array& a, nb::handle axes, bool keepdims) {
+            [](const Array& a, AxesLike axes, bool keepdims) {
                 return min(a, to_axes(axes), keepdims, python_location());
             },
             "axis"_a = nb::none(), "keepdims"_a = false)
@@ -296,10 +297,10 @@ void bind_array_class(nb::module_& m) {
         .def("__pos__", [](const Array& a) { return a; })
         .def("__abs__", [](const Array& a) { return abs(a, python_location()); })
         .def("__matmul__",
-             [](const Array& a, nb::handle b) {
+             [](const Array& a, ArrayLike b) {
                  return matmul(a, to_array(b, "matmul"), python_location());
              })
-        .def("__rmatmul__", [](const Array& a, nb::handle b) {
+        .def("__rmatmul__", [](const Array& a, ArrayLike b) {
             return matmul(to_array(b, "matmul"), a, python_location());
         });
     cls.attr("__hash__") = nb::none(); // == builds an array, as in NumPy
@@ -331,7 +332,7 @@ void bind_array_class(nb::module_& m) {
 void bind_leaves(nb::module_& m) {
     m.def(
         "array",
-        [](nb::handle data, nb::handle dtype, bool copy, nb::handle shape) {
+        [](ArrayLike data, OptionalDTypeLike dtype, bool copy, OptionalShapeLike shape) {
             std::optional<DType> t;
             if (!dtype.is_none()) t = to_dtype(dtype);
             HostArray host = to_host_array(data, t, copy);
@@ -347,7 +348,7 @@ void bind_leaves(nb::module_& m) {
         "places the data on other ranges (a hd.Shape of the same sizes).");
     m.def(
         "placeholder",
-        [](nb::handle shape, nb::handle dtype, const std::string& name) {
+        [](ShapeLike shape, OptionalDTypeLike dtype, const std::string& name) {
             return placeholder(to_shape(shape), dtype.is_none() ? DType::F32 : to_dtype(dtype),
                                name, python_location());
         },
@@ -357,34 +358,34 @@ void bind_leaves(nb::module_& m) {
         "An input of a compiled program.");
     m.def(
         "constant",
-        [](double v, nb::handle dtype) {
+        [](double v, OptionalDTypeLike dtype) {
             return constant(v, dtype.is_none() ? DType::F32 : to_dtype(dtype), python_location());
         },
         "value"_a, "dtype"_a = nb::none());
     m.def(
         "full",
-        [](nb::handle shape, double v, nb::handle dtype) {
+        [](ShapeLike shape, double v, OptionalDTypeLike dtype) {
             return full(to_shape(shape), v, dtype.is_none() ? DType::F32 : to_dtype(dtype),
                         python_location());
         },
         "shape"_a, "value"_a, "dtype"_a = nb::none());
     m.def(
         "zeros",
-        [](nb::handle shape, nb::handle dtype) {
+        [](ShapeLike shape, OptionalDTypeLike dtype) {
             return zeros(to_shape(shape), dtype.is_none() ? DType::F32 : to_dtype(dtype),
                          python_location());
         },
         "shape"_a, "dtype"_a = nb::none());
     m.def(
         "ones",
-        [](nb::handle shape, nb::handle dtype) {
+        [](ShapeLike shape, OptionalDTypeLike dtype) {
             return ones(to_shape(shape), dtype.is_none() ? DType::F32 : to_dtype(dtype),
                         python_location());
         },
         "shape"_a, "dtype"_a = nb::none());
     m.def(
         "index_components",
-        [](nb::handle shape, int axis) {
+        [](ShapeLike shape, int axis) {
             return index_components(to_shape(shape), axis, python_location());
         },
         "shape"_a, "axis"_a, "The index along `axis` at every index of `shape` (i64).");

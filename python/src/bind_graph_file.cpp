@@ -13,8 +13,9 @@ using namespace nb::literals;
 
 namespace {
 
-nb::tuple graph_tuple(const GraphFile& g) {
-    return nb::make_tuple(to_array_list(g.output_arrays()), to_array_list(g.placeholder_arrays()));
+GraphTuple graph_tuple(const GraphFile& g) {
+    return GraphTuple(
+        nb::make_tuple(to_array_list(g.output_arrays()), to_array_list(g.placeholder_arrays())));
 }
 
 } // namespace
@@ -22,7 +23,7 @@ nb::tuple graph_tuple(const GraphFile& g) {
 void bind_graph_file(nb::module_& m) {
     m.def(
         "save_graph",
-        [](nb::handle outputs, nb::handle placeholders, bool embed_data) {
+        [](ArraySequence outputs, ArraySequence placeholders, bool embed_data) {
             return save_graph(to_arrays(outputs, "save_graph"),
                               to_arrays(placeholders, "save_graph"), GraphSaveOptions{embed_data});
         },
@@ -30,7 +31,8 @@ void bind_graph_file(nb::module_& m) {
         "The graph of `outputs` as graph-file text (placeholders: the program's inputs in order).");
     m.def(
         "save_graph_file",
-        [](const std::string& path, nb::handle outputs, nb::handle placeholders, bool embed_data) {
+        [](const std::string& path, ArraySequence outputs, ArraySequence placeholders,
+           bool embed_data) {
             save_graph_file(path, to_arrays(outputs, "save_graph_file"),
                             to_arrays(placeholders, "save_graph_file"),
                             GraphSaveOptions{embed_data});

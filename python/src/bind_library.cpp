@@ -54,7 +54,7 @@ void bind_maps(nb::module_& m) {
 void bind_primitives(nb::module_& m) {
     m.def(
         "reshape",
-        [](nb::handle a, nb::handle to) {
+        [](ArrayLike a, ReshapeTarget to) {
             Array x = to_array(a, "reshape");
             if (nb::isinstance<Transform>(to))
                 return reshape(x, nb::cast<Transform>(to), python_location());
@@ -65,29 +65,29 @@ void bind_primitives(nb::module_& m) {
         "Transform t: result[t(i)] = a[i]. Moves no data.");
     m.def(
         "view",
-        [](nb::handle a, nb::handle shape, const AffineMap& map) {
+        [](ArrayLike a, ShapeLike shape, const AffineMap& map) {
             return view(to_array(a, "view"), to_shape(shape), map, python_location());
         },
         "a"_a, "shape"_a, "map"_a, "result[j] = a[map(j)] for j in shape.");
     m.def(
         "broadcast_to",
-        [](nb::handle a, nb::handle shape) {
+        [](ArrayLike a, ShapeLike shape) {
             return broadcast_to(to_array(a, "broadcast_to"), to_shape(shape), python_location());
         },
         "a"_a, "shape"_a);
     m.def(
         "fuse",
-        [](nb::handle pieces) { return fuse(to_arrays(pieces, "fuse"), python_location()); },
+        [](ArraySequence pieces) { return fuse(to_arrays(pieces, "fuse"), python_location()); },
         "pieces"_a, "Disjoint pieces whose union is a shape.");
     m.def(
         "overwrite",
-        [](nb::handle pieces) {
+        [](ArraySequence pieces) {
             return overwrite(to_arrays(pieces, "overwrite"), python_location());
         },
         "pieces"_a, "Overlapping pieces, the rightmost winning.");
     m.def(
         "stack",
-        [](nb::handle arrays, int axis) {
+        [](ArraySequence arrays, int axis) {
             return stack(axis, to_arrays(arrays, "stack"), python_location());
         },
         "arrays"_a, "axis"_a = 0, "Arrays of one shape stacked along a new axis.");
@@ -96,7 +96,7 @@ void bind_primitives(nb::module_& m) {
 using Reduction = Array (*)(const Array&, std::vector<int>, bool, SourceLocation);
 
 template <Reduction R>
-Array reduction(nb::handle a, nb::handle axes, bool keepdims) {
+Array reduction(ArrayLike a, AxesLike axes, bool keepdims) {
     return R(to_array(a, "reduction"), to_axes(axes), keepdims, python_location());
 }
 
@@ -111,53 +111,53 @@ void bind_functions(nb::module_& m) {
           "keepdims"_a = false);
     m.def(
         "argmax",
-        [](nb::handle a, int axis, bool keepdims) {
+        [](ArrayLike a, int axis, bool keepdims) {
             return argmax(to_array(a, "argmax"), axis, keepdims, python_location());
         },
         "a"_a, "axis"_a, "keepdims"_a = false);
     m.def(
         "argmin",
-        [](nb::handle a, int axis, bool keepdims) {
+        [](ArrayLike a, int axis, bool keepdims) {
             return argmin(to_array(a, "argmin"), axis, keepdims, python_location());
         },
         "a"_a, "axis"_a, "keepdims"_a = false);
     m.def(
         "element_count",
-        [](nb::handle a, nb::handle axes) {
+        [](ArrayLike a, AxesLike axes) {
             return element_count(to_array(a, "element_count"), to_axes(axes), python_location());
         },
         "a"_a, "axis"_a = nb::none());
     m.def(
         "transpose",
-        [](nb::handle a, nb::handle perm) {
+        [](ArrayLike a, AxesLike perm) {
             return transpose(to_array(a, "transpose"), to_axes(perm), python_location());
         },
         "a"_a, "perm"_a = nb::none());
     m.def(
         "matmul",
-        [](nb::handle a, nb::handle b) {
+        [](ArrayLike a, ArrayLike b) {
             return matmul(to_array(a, "matmul"), to_array(b, "matmul"), python_location());
         },
         "a"_a, "b"_a);
     m.def(
         "pad",
-        [](nb::handle a, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+        [](ArrayLike a, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
            double value) { return pad(to_array(a, "pad"), pairs, value, python_location()); },
         "a"_a, "pad_width"_a, "value"_a = 0.0);
     m.def(
         "flatten",
-        [](nb::handle a, int first, int last) {
+        [](ArrayLike a, int first, int last) {
             return flatten(to_array(a, "flatten"), first, last, python_location());
         },
         "a"_a, "first"_a = 0, "last"_a = -1);
     m.def(
         "unflatten",
-        [](nb::handle a, int axis, const std::vector<std::int64_t>& sizes) {
+        [](ArrayLike a, int axis, const std::vector<std::int64_t>& sizes) {
             return unflatten(to_array(a, "unflatten"), axis, sizes, python_location());
         },
         "a"_a, "axis"_a, "sizes"_a);
     m.def(
-        "rebase", [](nb::handle a) { return rebase(to_array(a, "rebase"), python_location()); },
+        "rebase", [](ArrayLike a) { return rebase(to_array(a, "rebase"), python_location()); },
         "a"_a);
 }
 

@@ -26,7 +26,7 @@ Array optional_array(nb::handle h, const char* op) {
 void bind_layers(nb::module_& nn) {
     nn.def(
         "linear",
-        [](nb::handle x, nb::handle w, nb::handle b) {
+        [](ArrayLike x, ArrayLike w, OptionalArrayLike b) {
             return nn::linear(to_array(x, "linear"), to_array(w, "linear"),
                               optional_array(b, "linear"), python_location());
         },
@@ -34,32 +34,33 @@ void bind_layers(nb::module_& nn) {
         "x · weightᵀ (+ bias), weight (out, in...) as PyTorch's.");
     nn.def(
         "conv2d",
-        [](nb::handle x, nb::handle w, nb::handle b, std::int64_t stride, std::int64_t padding) {
+        [](ArrayLike x, ArrayLike w, OptionalArrayLike b, std::int64_t stride,
+           std::int64_t padding) {
             return nn::conv2d(to_array(x, "conv2d"), to_array(w, "conv2d"),
                               optional_array(b, "conv2d"), stride, padding, python_location());
         },
         "x"_a, "weight"_a, "bias"_a = nb::none(), "stride"_a = 1, "padding"_a = 0);
     nn.def(
         "maxpool2d",
-        [](nb::handle x, std::int64_t kernel, std::int64_t stride) {
+        [](ArrayLike x, std::int64_t kernel, std::int64_t stride) {
             return nn::maxpool2d(to_array(x, "maxpool2d"), kernel, stride, python_location());
         },
         "x"_a, "kernel"_a, "stride"_a = 0);
     nn.def(
         "softmax",
-        [](nb::handle x, int axis) {
+        [](ArrayLike x, int axis) {
             return nn::softmax(to_array(x, "softmax"), axis, python_location());
         },
         "x"_a, "axis"_a = -1);
     nn.def(
         "log_softmax",
-        [](nb::handle x, int axis) {
+        [](ArrayLike x, int axis) {
             return nn::log_softmax(to_array(x, "log_softmax"), axis, python_location());
         },
         "x"_a, "axis"_a = -1);
     nn.def(
         "softmax_cross_entropy",
-        [](nb::handle logits, nb::handle labels) {
+        [](ArrayLike logits, ArrayLike labels) {
             return nn::softmax_cross_entropy(to_array(logits, "softmax_cross_entropy"),
                                              to_array(labels, "softmax_cross_entropy"),
                                              python_location());
@@ -67,59 +68,59 @@ void bind_layers(nb::module_& nn) {
         "logits"_a, "labels"_a, "Mean cross-entropy of logits (B, K) against integer labels (B).");
     nn.def(
         "cross_entropy",
-        [](nb::handle logits, nb::handle labels) {
+        [](ArrayLike logits, ArrayLike labels) {
             return nn::cross_entropy(to_array(logits, "cross_entropy"),
                                      to_array(labels, "cross_entropy"), python_location());
         },
         "logits"_a, "labels"_a);
     nn.def(
         "count_correct",
-        [](nb::handle logits, nb::handle labels) {
+        [](ArrayLike logits, ArrayLike labels) {
             return nn::count_correct(to_array(logits, "count_correct"),
                                      to_array(labels, "count_correct"), python_location());
         },
         "logits"_a, "labels"_a);
     nn.def(
         "dropout",
-        [](nb::handle x, double p, nb::handle seed, bool training) {
+        [](ArrayLike x, double p, OptionalArrayLike seed, bool training) {
             return nn::dropout(to_array(x, "dropout"), p, optional_array(seed, "dropout"), training,
                                python_location());
         },
         "x"_a, "p"_a, "seed"_a = nb::none(), "training"_a = true);
     nn.def(
         "layer_norm",
-        [](nb::handle x, nb::handle w, nb::handle b, double eps) {
+        [](ArrayLike x, OptionalArrayLike w, OptionalArrayLike b, double eps) {
             return nn::layer_norm(to_array(x, "layer_norm"), optional_array(w, "layer_norm"),
                                   optional_array(b, "layer_norm"), eps, python_location());
         },
         "x"_a, "weight"_a = nb::none(), "bias"_a = nb::none(), "eps"_a = 1e-5);
     nn.def(
-        "gelu", [](nb::handle x) { return nn::gelu(to_array(x, "gelu"), python_location()); },
+        "gelu", [](ArrayLike x) { return nn::gelu(to_array(x, "gelu"), python_location()); },
         "x"_a);
     nn.def(
         "embedding",
-        [](nb::handle i, nb::handle t) {
+        [](ArrayLike i, ArrayLike t) {
             return nn::embedding(to_array(i, "embedding"), to_array(t, "embedding"),
                                  python_location());
         },
         "indices"_a, "table"_a);
     nn.def(
         "causal_self_attention",
-        [](nb::handle x, nb::handle w_qkv, nb::handle b_qkv, nb::handle w_proj, nb::handle b_proj,
-           std::int64_t heads) {
+        [](ArrayLike x, ArrayLike w_qkv, OptionalArrayLike b_qkv, ArrayLike w_proj,
+           OptionalArrayLike b_proj, std::int64_t heads) {
             const char* op = "causal_self_attention";
             return nn::causal_self_attention(to_array(x, op), to_array(w_qkv, op),
                                              optional_array(b_qkv, op), to_array(w_proj, op),
                                              optional_array(b_proj, op), heads, python_location());
         },
-        "x"_a, "w_qkv"_a, "b_qkv"_a, "w_proj"_a, "b_proj"_a, "heads"_a,
+        "x"_a, "w_qkv"_a, nb::arg("b_qkv").none(), "w_proj"_a, nb::arg("b_proj").none(), "heads"_a,
         "nanoGPT's CausalSelfAttention (no dropout) of x (B, T, C).");
     nn.def(
         "clip_grad_norm",
-        [](nb::handle grads, double max_norm) {
+        [](ArraySequence grads, double max_norm) {
             nn::ClippedGradients c =
                 nn::clip_grad_norm(to_arrays(grads, "clip_grad_norm"), max_norm);
-            return nb::make_tuple(to_array_list(c.grads), c.total_norm);
+            return ClippedTuple(nb::make_tuple(to_array_list(c.grads), c.total_norm));
         },
         "grads"_a, "max_norm"_a,
         "(clipped gradients, total norm before clipping), PyTorch's clip_grad_norm_ as arrays.");
@@ -146,19 +147,19 @@ void bind_gpt(nb::module_& nn) {
             nb::list out;
             for (const nn::GptParameter& p : nn::gpt_parameters(config))
                 out.append(nb::make_tuple(p.name, p.shape, p.decay));
-            return out;
+            return GptParameterList(std::move(out));
         },
         "config"_a, "(name, shape, decay) per parameter, in nanoGPT's order.");
     nn.def(
         "gpt_logits",
-        [](const nn::GptConfig& config, nb::handle params, nb::handle tokens) {
+        [](const nn::GptConfig& config, ArraySequence params, ArrayLike tokens) {
             return nn::gpt_logits(config, to_arrays(params, "gpt_logits"),
                                   to_array(tokens, "gpt_logits"));
         },
         "config"_a, "params"_a, "tokens"_a);
     nn.def(
         "gpt_loss",
-        [](const nn::GptConfig& config, nb::handle params, nb::handle tokens, nb::handle targets) {
+        [](const nn::GptConfig& config, ArraySequence params, ArrayLike tokens, ArrayLike targets) {
             return nn::gpt_loss(config, to_arrays(params, "gpt_loss"), to_array(tokens, "gpt_loss"),
                                 to_array(targets, "gpt_loss"));
         },
@@ -202,7 +203,7 @@ void bind_optimizers(nb::module_& nn) {
             "weight_decay"_a = 1e-2, "decay_mask"_a = std::vector<bool>{});
 }
 
-nn::ForwardFunction python_forward(nb::callable f) {
+nn::ForwardFunction python_forward(ForwardCallable f) {
     return [f](const std::vector<Array>& params, const Array& x) {
         nb::gil_scoped_acquire gil;
         return to_array(call_python(f, to_array_list(params), nb::cast(x)), "forward");
@@ -213,8 +214,8 @@ void bind_models(nb::module_& nn) {
     nb::class_<nn::Model>(nn, "Model", "Named parameters and a forward function to logits.")
         .def(
             "__init__",
-            [](nn::Model* m, std::vector<std::string> names, nb::handle params,
-               nb::callable forward, std::vector<std::int64_t> example_shape) {
+            [](nn::Model* m, std::vector<std::string> names, ArraySequence params,
+               ForwardCallable forward, std::vector<std::int64_t> example_shape) {
                 new (m) nn::Model{std::move(names), to_host_arrays(params), python_forward(forward),
                                   std::move(example_shape)};
             },
@@ -225,7 +226,7 @@ void bind_models(nb::module_& nn) {
         .def_ro("example_shape", &nn::Model::example_shape)
         .def(
             "__call__",
-            [](const nn::Model& m, nb::handle x) {
+            [](const nn::Model& m, ArrayLike x) {
                 std::vector<Array> params;
                 for (const HostArray& p : m.params)
                     params.push_back(array(p));

@@ -39,7 +39,7 @@ void bind_nn_io(nb::module_& nn) {
     nb::class_<nn::MnistSplit>(nn, "MnistSplit", "Images (n, rows, cols) f32 and labels (n).")
         .def(
             "__init__",
-            [](nn::MnistSplit* s, nb::handle images, nb::handle labels) {
+            [](nn::MnistSplit* s, ArrayLike images, ArrayLike labels) {
                 new (s) nn::MnistSplit{to_host_array(images), to_host_array(labels)};
             },
             "images"_a, "labels"_a)
@@ -52,7 +52,7 @@ void bind_nn_io(nb::module_& nn) {
     nn.attr("DEFAULT_MNIST_DIRECTORY") = nn::kDefaultMnistDirectory;
     nn.def(
         "load_mnist",
-        [](const std::string& dir, nb::handle label_dtype) {
+        [](const std::string& dir, OptionalDTypeLike label_dtype) {
             return nn::load_mnist(dir, label_dtype.is_none() ? DType::I32 : to_dtype(label_dtype));
         },
         "directory"_a = nn::kDefaultMnistDirectory, "label_dtype"_a = nb::none(),

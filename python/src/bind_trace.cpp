@@ -44,10 +44,10 @@ bool any_sym(std::initializer_list<nb::handle> hs) {
 }
 
 template <ScalarOp Op, bool Reflected>
-nb::object sym_op(const Sym& a, nb::handle b) {
+SymResult sym_op(const Sym& a, SymOperand b) {
     std::optional<Sym> other = to_sym(b);
-    if (!other) return nb::borrow(Py_NotImplemented);
-    return nb::cast(Reflected ? sym_binary(Op, *other, a) : sym_binary(Op, a, *other));
+    if (!other) return SymResult(nb::borrow(Py_NotImplemented));
+    return SymResult(nb::cast(Reflected ? sym_binary(Op, *other, a) : sym_binary(Op, a, *other)));
 }
 
 std::vector<ScalarExpr> traced_results(nb::handle r, const char* op) {
@@ -80,7 +80,7 @@ void bind_sym(nb::module_& m) {
         .def("__abs__", [](const Sym& a) { return abs(a); })
         .def("__invert__", [](const Sym& a) { return !a; })
         .def(
-            "astype", [](const Sym& a, nb::handle t) { return cast(a, to_dtype(t)); }, "dtype"_a);
+            "astype", [](const Sym& a, DTypeLike t) { return cast(a, to_dtype(t)); }, "dtype"_a);
     cls.attr("__hash__") = nb::none();
     cls.attr("__array_ufunc__") = nb::none(); // np.float32(2) * sym defers to Sym.__rmul__
 #define HEDRA_SYM(name, rname, op)                                                                 \
@@ -134,7 +134,7 @@ void bind_lazy(nb::module_& m) {
 
     m.def(
         "reduce",
-        [](nb::handle op, nb::handle a, nb::handle axes, bool keepdims, nb::handle identity) {
+        [](ReduceOpLike op, ArrayLike a, AxesLike axes, bool keepdims, OptionalFloat identity) {
             SourceLocation loc = python_location();
             Array x = to_array(a, "reduce");
             if (nb::isinstance<nb::str>(op)) {
@@ -163,8 +163,8 @@ void bind_lazy(nb::module_& m) {
 
     m.def(
         "reduce_multiple_value",
-        [](nb::callable f, const std::vector<double>& identities, nb::handle arrays,
-           nb::handle axes, bool keepdims) {
+        [](CombinerCallable f, const std::vector<double>& identities, ArraySequence arrays,
+           AxesLike axes, bool keepdims) {
             SourceLocation loc = python_location();
             std::vector<Array> xs = to_arrays(arrays, "reduce_multiple_value");
             const int k = static_cast<int>(xs.size());
@@ -176,8 +176,8 @@ void bind_lazy(nb::module_& m) {
             }
             auto combiners =
                 traced_results(f(nb::tuple(acc), nb::tuple(el)), "reduce_multiple_value");
-            return nb::tuple(nb::cast(detail::make_multi_reduce(combiners, identities, xs,
-                                                                to_axes(axes), keepdims, loc)));
+            return ArrayTuple(nb::tuple(nb::cast(detail::make_multi_reduce(
+                combiners, identities, xs, to_axes(axes), keepdims, loc))));
         },
         "f"_a, "identities"_a, "arrays"_a, "axis"_a = nb::none(), "keepdims"_a = false,
         "Arrays of one shape reduced together: f(acc, x) gets two tuples of Syms (the "
@@ -189,9 +189,9 @@ using UnaryArray = Array (*)(const Array&, SourceLocation);
 using UnarySym = Sym (*)(const Sym&);
 
 template <UnaryArray A, UnarySym S>
-nb::object unary(nb::handle x) {
-    if (auto s = to_sym(x); s && nb::isinstance<Sym>(x)) return nb::cast(S(*s));
-    return nb::cast(A(to_array(x, "math function"), python_location()));
+SymOrArray unary(SymOrArrayLike x) {
+    if (auto s = to_sym(x); s && nb::isinstance<Sym>(x)) return SymOrArray(nb::cast(S(*s)));
+    return SymOrArray(nb::cast(A(to_array(x, "math function"), python_location())));
 }
 
 Sym sym_relu(const Sym& a) {
@@ -222,42 +222,48 @@ void bind_math(nb::module_& m) {
 
     m.def(
         "maximum",
-        [](nb::handle a, nb::handle b) -> nb::object {
+        [](SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
             if (any_sym({a, b}))
-                return nb::cast(max(require_sym(a, "maximum"), require_sym(b, "maximum")));
-            return nb::cast(maximum(require_operand(a, "maximum"), require_operand(b, "maximum")));
+                return SymOrArray(
+                    nb::cast(max(require_sym(a, "maximum"), require_sym(b, "maximum"))));
+            return SymOrArray(
+                nb::cast(maximum(require_operand(a, "maximum"), require_operand(b, "maximum"))));
         },
         "a"_a, "b"_a);
     m.def(
         "minimum",
-        [](nb::handle a, nb::handle b) -> nb::object {
+        [](SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
             if (any_sym({a, b}))
-                return nb::cast(min(require_sym(a, "minimum"), require_sym(b, "minimum")));
-            return nb::cast(minimum(require_operand(a, "minimum"), require_operand(b, "minimum")));
+                return SymOrArray(
+                    nb::cast(min(require_sym(a, "minimum"), require_sym(b, "minimum"))));
+            return SymOrArray(
+                nb::cast(minimum(require_operand(a, "minimum"), require_operand(b, "minimum"))));
         },
         "a"_a, "b"_a);
     m.def(
         "pow",
-        [](nb::handle a, nb::handle b) -> nb::object {
-            if (any_sym({a, b})) return nb::cast(pow(require_sym(a, "pow"), require_sym(b, "pow")));
-            return nb::cast(pow(require_operand(a, "pow"), require_operand(b, "pow")));
+        [](SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
+            if (any_sym({a, b}))
+                return SymOrArray(nb::cast(pow(require_sym(a, "pow"), require_sym(b, "pow"))));
+            return SymOrArray(nb::cast(pow(require_operand(a, "pow"), require_operand(b, "pow"))));
         },
         "a"_a, "b"_a);
-    auto where_fn = [](nb::handle c, nb::handle a, nb::handle b) -> nb::object {
+    auto where_fn = [](SymOrArrayLike c, SymOrArrayLike a, SymOrArrayLike b) -> SymOrArray {
         if (any_sym({c, a, b}))
-            return nb::cast(
-                select(require_sym(c, "where"), require_sym(a, "where"), require_sym(b, "where")));
-        return nb::cast(where(require_operand(c, "where"), require_operand(a, "where"),
-                              require_operand(b, "where")));
+            return SymOrArray(nb::cast(
+                select(require_sym(c, "where"), require_sym(a, "where"), require_sym(b, "where"))));
+        return SymOrArray(nb::cast(where(require_operand(c, "where"), require_operand(a, "where"),
+                                         require_operand(b, "where"))));
     };
     m.def("where", where_fn, "cond"_a, "a"_a, "b"_a,
           "a where cond is true, else b: arrays (broadcast) or Syms inside a traced function.");
     m.def("select", where_fn, "cond"_a, "a"_a, "b"_a, "hd.where's C++ name.");
     m.def(
         "cast",
-        [](nb::handle x, nb::handle t) -> nb::object {
-            if (nb::isinstance<Sym>(x)) return nb::cast(cast(nb::cast<Sym>(x), to_dtype(t)));
-            return nb::cast(cast(to_array(x, "cast"), to_dtype(t), python_location()));
+        [](SymOrArrayLike x, DTypeLike t) -> SymOrArray {
+            if (nb::isinstance<Sym>(x))
+                return SymOrArray(nb::cast(cast(nb::cast<Sym>(x), to_dtype(t))));
+            return SymOrArray(nb::cast(cast(to_array(x, "cast"), to_dtype(t), python_location())));
         },
         "x"_a, "dtype"_a);
 }

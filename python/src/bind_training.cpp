@@ -2,6 +2,7 @@
 // be a Python function: called with the GIL held when a program is built, never per step), with
 // their state and safetensors checkpoints.
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -35,13 +36,13 @@ void bind_train_step(nb::module_& nn) {
             "model"_a, "optimizer"_a, "backend"_a = "", "num_threads"_a = 0)
         .def(
             "step",
-            [](nn::TrainStep& s, nb::handle images, nb::handle labels) {
+            [](nn::TrainStep& s, ArrayLike images, ArrayLike labels) {
                 return s.step(to_host_array(images), to_host_array(labels));
             },
             "images"_a, "labels"_a, "One update; returns the loss before it.")
         .def(
             "count_correct",
-            [](nn::TrainStep& s, nb::handle images, nb::handle labels) {
+            [](nn::TrainStep& s, ArrayLike images, ArrayLike labels) {
                 return s.count_correct(to_host_array(images), to_host_array(labels));
             },
             "images"_a, "labels"_a)
@@ -50,7 +51,7 @@ void bind_train_step(nb::module_& nn) {
                      [](const nn::TrainStep& s) { return to_numpy_list(s.optimizer_state()); })
         .def(
             "set_params",
-            [](nn::TrainStep& s, nb::handle params) { s.set_params(to_host_arrays(params)); },
+            [](nn::TrainStep& s, ArraySequence params) { s.set_params(to_host_arrays(params)); },
             "params"_a)
         .def("model", &nn::TrainStep::model)
         .def_prop_ro("example_shape", &nn::TrainStep::example_shape)
@@ -60,7 +61,7 @@ void bind_train_step(nb::module_& nn) {
         .def_prop_ro("programs_compiled", &nn::TrainStep::programs_compiled);
 }
 
-nn::LossOutputsFunction python_loss(nb::callable f) {
+nn::LossOutputsFunction python_loss(LossCallable f) {
     return [f](const std::vector<Array>& params, const std::vector<Array>& inputs) {
         nb::gil_scoped_acquire gil;
         nb::object r = call_python(f, to_array_list(params), to_array_list(inputs));
@@ -103,7 +104,7 @@ void bind_trainer(nb::module_& nn) {
     nb::class_<nn::InputSpec>(nn, "InputSpec", "An input of a Trainer's step; -1: any extent.")
         .def(
             "__init__",
-            [](nn::InputSpec* s, std::vector<std::int64_t> sizes, nb::handle dtype,
+            [](nn::InputSpec* s, std::vector<std::int64_t> sizes, OptionalDTypeLike dtype,
                std::string name, bool any_integer) {
                 new (s)
                     nn::InputSpec{std::move(sizes), dtype.is_none() ? DType::F32 : to_dtype(dtype),
@@ -118,8 +119,8 @@ void bind_trainer(nb::module_& nn) {
                             "[outputs]), compiled once per input shape.")
         .def(
             "__init__",
-            [](nn::Trainer* t, nb::callable loss, std::vector<nn::InputSpec> inputs,
-               nb::handle params, std::shared_ptr<const nn::Optimizer> optimizer,
+            [](nn::Trainer* t, LossCallable loss, std::vector<nn::InputSpec> inputs,
+               ArraySequence params, std::shared_ptr<const nn::Optimizer> optimizer,
                std::vector<std::string> param_names, double clip_norm, const std::string& backend,
                int num_threads, bool symbolic_batch) {
                 nn::TrainerOptions options;
@@ -136,7 +137,7 @@ void bind_trainer(nb::module_& nn) {
             "num_threads"_a = 0, "symbolic_batch"_a = true)
         .def(
             "step",
-            [](nn::Trainer& t, nb::handle inputs, nb::handle lr) {
+            [](nn::Trainer& t, ArraySequence inputs, OptionalFloat lr) {
                 return t.step(to_host_arrays(inputs),
                               lr.is_none() ? t.optimizer().learning_rate() : nb::cast<double>(lr));
             },
@@ -144,9 +145,9 @@ void bind_trainer(nb::module_& nn) {
             "One update (lr: the optimizer's unless given); returns the loss.")
         .def(
             "evaluate",
-            [](nn::Trainer& t, nb::handle inputs) {
+            [](nn::Trainer& t, ArraySequence inputs) -> std::pair<double, NumpyArrayList> {
                 nn::StepResult r = t.evaluate(to_host_arrays(inputs));
-                return nb::make_tuple(r.loss.flat(0), to_numpy_list(r.outputs));
+                return {r.loss.flat(0), to_numpy_list(r.outputs)};
             },
             "inputs"_a, "(loss, [outputs]) at the current parameters, without an update.")
         .def_prop_ro("param_names", &nn::Trainer::param_names)
@@ -156,7 +157,7 @@ void bind_trainer(nb::module_& nn) {
         .def_prop_ro("step_count", &nn::Trainer::step_count)
         .def(
             "set_params",
-            [](nn::Trainer& t, nb::handle params) { t.set_params(to_host_arrays(params)); },
+            [](nn::Trainer& t, ArraySequence params) { t.set_params(to_host_arrays(params)); },
             "params"_a)
         .def(
             "checkpoint",

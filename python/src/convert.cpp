@@ -54,8 +54,7 @@ DType dtype_of_dlpack(nb::dlpack::dtype t, bool& ok) {
     if (t == nb::dtype<bool>()) return DType::Bool;
     if (t.bits == 16 && t.lanes == 1) {
         if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float)) return DType::F16;
-        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat))
-            return DType::BF16;
+        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat)) return DType::BF16;
     }
     ok = false;
     return DType::F32;
@@ -235,7 +234,7 @@ HostArray to_host_array(nb::handle h, std::optional<DType> dtype, bool copy) {
     return HostArray(std::move(sizes), target, python_owner(converted), a.data());
 }
 
-nb::object to_numpy(const HostArray& a) {
+NumpyArray to_numpy(const HostArray& a) {
     if (a.dtype() == DType::BF16) { // NumPy has no bfloat16: a float32 copy of the values
         HostArray wide(a.sizes(), DType::F32);
         for (std::int64_t i = 0; i < a.size(); ++i)
@@ -247,15 +246,15 @@ nb::object to_numpy(const HostArray& a) {
     std::vector<std::size_t> shape(a.sizes().begin(), a.sizes().end());
     nb::ndarray<nb::numpy, nb::ro> out(const_cast<void*>(keep->raw()), shape.size(), shape.data(),
                                        owner, nullptr, dlpack_of(a.dtype()));
-    return nb::cast(std::move(out), nb::rv_policy::reference);
+    return NumpyArray(nb::cast(std::move(out), nb::rv_policy::reference));
 }
 
-nb::object to_numpy_results(const std::vector<HostArray>& results, bool single) {
-    if (single) return to_numpy(results.at(0));
+NumpyResults to_numpy_results(const std::vector<HostArray>& results, bool single) {
+    if (single) return NumpyResults(to_numpy(results.at(0)));
     nb::list out;
     for (const HostArray& r : results)
         out.append(to_numpy(r));
-    return nb::tuple(out);
+    return NumpyResults(nb::tuple(out));
 }
 
 std::optional<Operand> to_operand(nb::handle h) {
@@ -304,27 +303,27 @@ std::vector<HostArray> to_host_arrays(nb::handle sequence) {
     return out;
 }
 
-nb::list to_numpy_list(const std::vector<HostArray>& arrays) {
+NumpyArrayList to_numpy_list(const std::vector<HostArray>& arrays) {
     nb::list out;
     for (const HostArray& a : arrays)
         out.append(to_numpy(a));
-    return out;
+    return NumpyArrayList(std::move(out));
 }
 
-nb::list to_array_list(const std::vector<Array>& arrays) {
+ArrayList to_array_list(const std::vector<Array>& arrays) {
     nb::list out;
     for (const Array& a : arrays)
         out.append(nb::cast(a));
-    return out;
+    return ArrayList(std::move(out));
 }
 
-nb::tuple checkpoint_tuple(const std::vector<std::string>& names,
-                           const std::vector<HostArray>& arrays,
-                           const std::map<std::string, std::string>& metadata) {
+CheckpointTuple checkpoint_tuple(const std::vector<std::string>& names,
+                                 const std::vector<HostArray>& arrays,
+                                 const std::map<std::string, std::string>& metadata) {
     nb::dict out;
     for (std::size_t i = 0; i < names.size(); ++i)
         out[nb::str(names[i].c_str())] = to_numpy(arrays[i]);
-    return nb::make_tuple(out, nb::cast(metadata));
+    return CheckpointTuple(nb::make_tuple(out, nb::cast(metadata)));
 }
 
 } // namespace hedra::python

@@ -12,6 +12,7 @@
 #include <nanobind/nanobind.h>
 
 #include "hedra.hpp"
+#include "python_types.hpp"
 
 namespace hedra::python {
 
@@ -41,9 +42,9 @@ std::vector<int> to_axes(nb::handle h);
 // else, or `copy`, is converted (numpy.ascontiguousarray) first. `dtype` converts when given.
 HostArray to_host_array(nb::handle h, std::optional<DType> dtype = std::nullopt, bool copy = false);
 // A read-only NumPy array over the HostArray's buffer (no copy; it keeps the buffer alive).
-nb::object to_numpy(const HostArray& a);
+NumpyArray to_numpy(const HostArray& a);
 // Several results: one array, or a tuple of them when `single` is false.
-nb::object to_numpy_results(const std::vector<HostArray>& results, bool single);
+NumpyResults to_numpy_results(const std::vector<HostArray>& results, bool single);
 
 // An operand of lazy() and the operators: a hd.Array, a Python bool/int/float (a weak literal)
 // or anything to_host_array takes (a leaf borrowing it). Empty when h is none of them.
@@ -55,22 +56,24 @@ std::vector<Array> to_arrays(nb::handle sequence, const char* op);
 
 // Lists: each item through to_host_array; HostArrays as NumPy arrays; Arrays as hd.Array.
 std::vector<HostArray> to_host_arrays(nb::handle sequence);
-nb::list to_numpy_list(const std::vector<HostArray>& arrays);
-nb::list to_array_list(const std::vector<Array>& arrays);
+NumpyArrayList to_numpy_list(const std::vector<HostArray>& arrays);
+ArrayList to_array_list(const std::vector<Array>& arrays);
 // ({name: array}, metadata), as checkpoints and safetensors files are given to Python.
-nb::tuple checkpoint_tuple(const std::vector<std::string>& names,
-                           const std::vector<HostArray>& arrays,
-                           const std::map<std::string, std::string>& metadata);
+CheckpointTuple checkpoint_tuple(const std::vector<std::string>& names,
+                                 const std::vector<HostArray>& arrays,
+                                 const std::map<std::string, std::string>& metadata);
 
-void bind_core(nb::module_& m);       // DType, Range, Shape, Array and its operators, leaves
-void bind_trace(nb::module_& m);      // Sym, lazy, reduce, where and the math functions
-void bind_library(nb::module_& m);    // reshape/view/fuse/stack, matmul, sum, ...
-void bind_compute(nb::module_& m);    // compute, compile, backends
-void bind_graph_file(nb::module_& m); // save_graph, load_graph
-void bind_ad(nb::module_& m);         // grad, vjp, stop_gradient, check_gradient
-void bind_nn(nb::module_& m);         // hedra.nn: layers, optimizers, models
-void bind_training(nb::module_& nn);  // hedra.nn: TrainStep, Trainer
-void bind_nn_io(nb::module_& nn);     // hedra.nn: safetensors, MNIST data
+void bind_core(nb::module_& m);        // DType, Range, Shape, Array and its operators, leaves
+void bind_trace(nb::module_& m);       // Sym, lazy, reduce, where and the math functions
+void bind_library(nb::module_& m);     // reshape/view/fuse/stack, matmul, sum, ...
+void bind_compute(nb::module_& m);     // compute, compile, backends
+void bind_graph_file(nb::module_& m);  // save_graph, load_graph
+void bind_ad(nb::module_& m);          // grad, vjp, stop_gradient, check_gradient
+void bind_nn(nb::module_& m);          // hedra.nn: layers, optimizers, models
+void bind_training(nb::module_& nn);   // hedra.nn: TrainStep, Trainer
+void bind_nn_io(nb::module_& nn);      // hedra.nn: safetensors, MNIST data
+void bind_distributed(nb::module_& m); // hedra.distributed: init, Communicator, DataParallelTrainer
+void bind_aot(nb::module_& m);         // hedra.aot: compile_library
 
 template <class... Args>
 nb::object call_python(const nb::callable& f, Args&&... args) {

@@ -15,4 +15,6 @@ NB_MODULE(_hedra, m) {
     bind_graph_file(m);
     bind_ad(m);
     bind_nn(m);
+    bind_distributed(m);
+    bind_aot(m);
 }
