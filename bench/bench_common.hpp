@@ -22,7 +22,7 @@ namespace hedra::bench {
 
 // OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it is loaded, before main. Some
 // shells here set them (for other tools); a BLAS peer must run without them, for this process
-// only (shared/bench/README.md). So: unset them and re-execute the benchmark once.
+// only. So: unset them and re-execute the benchmark once.
 inline void reexec_without_openblas_overrides(char** argv) {
     if (!std::getenv("OPENBLAS_CORETYPE") && !std::getenv("OPENBLAS_L2_SIZE")) return;
     unsetenv("OPENBLAS_CORETYPE");

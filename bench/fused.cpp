@@ -1,4 +1,4 @@
-// bench/fused: the memory-bound and transcendental workloads of ../shared/bench (W5a row softmax
+// bench/fused: the memory-bound and transcendental workloads W5 and W6 (W5a row softmax
 // and W5b the column sum of tanh(0.5 x + 0.1), 4096 x 1024 f32; W6 the per-call cost of a
 // compiled chain of 10 elementwise ops on 1000 elements) and the GPT workload's (W7) layer
 // norm (768 x 128), GELU (768 x 512) and attention softmax (3072 x 64), hedra against plain C

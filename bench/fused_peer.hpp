@@ -1,5 +1,5 @@
 // Plain C loops for bench/fused, compiled -O3 -march=native -ffast-math (glibc's vector expf and
-// tanhf through libmvec): the in-process peer of ../shared/bench/fused_ref.c.
+// tanhf through libmvec): the in-process peer of bench/fused.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@ void layer_norm_peer(const float* x, float* out, std::int64_t rows, std::int64_t
                      int threads);
 // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 void gelu_peer(const float* x, float* out, std::int64_t n, int threads);
-// W6: the 10-op chain of ../shared/bench/peer2_torch.py on n elements (one thread).
+// W6: the 10-op chain of bench/peers/w6_torch.py on n elements (one thread).
 void chain10_peer(const float* x, const float* y, float* out, std::int64_t n);
 
 } // namespace hedra::bench

@@ -1,8 +1,7 @@
 // bench/gpt_step: the forward, and the forward and backward, of the W7 GPT (nanoGPT's char-level
 // recipe: 4 layers, 4 heads, width 128, context 64, batch 12, vocabulary 84) as one compiled
 // program: its cold compile, its kernels and its step time at 1 and 2 threads. The PyTorch figures
-// are
-// ../shared/bench/w7_gpt.py's, run beside it (bench/README.md).
+// are bench/peers/gpt_torch.py's, run beside it (bench/README.md).
 //   bench/gpt_step [--quick] [--threads 1,2] [--reps N]
 #include <random>
 

@@ -1,4 +1,4 @@
-// A GPT (nanoGPT's model, ../shared/bench/w7_gpt.py): token and position embeddings, pre-norm
+// A GPT (nanoGPT's model, bench/peers/gpt_model.py): token and position embeddings, pre-norm
 // blocks of causal self-attention and a GELU MLP with residuals, a final layer norm and an
 // output head tied to the token embedding; the loss is the mean cross-entropy of the next
 // token over all positions. Parameters are a list in nanoGPT's named_parameters() order, with

@@ -1,6 +1,6 @@
-// Replay of PyTorch training a tiny GPT (w7_gpt.py's model, init, AdamW, clipping and
-// schedule at 1 layer, 2 heads, width 16, context 16, batch 2): tests/data/w7_tiny holds
-// PyTorch's initial weights, the batch of each of 10 steps, their learning rates, losses and
+// Replay of PyTorch training a tiny GPT (bench/peers/gpt_model.py's model, init, AdamW,
+// clipping and schedule at 1 layer, 2 heads, width 16, context 16, batch 2): tests/data/w7_tiny
+// holds PyTorch's initial weights, the batch of each of 10 steps, their learning rates, losses and
 // gradient norms (tests/data/w7_tiny/make_export.py wrote them). nn::Trainer with nn::gpt_loss
 // starts from those weights and must see every loss and gradient norm to 1e-4 relative.
 #include <algorithm>
