@@ -91,6 +91,11 @@ std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
     return buffer.name + "[" + s + "]";
 }
 
+std::string c_loop_header(const sched::AstNode& n) {
+    return "for (long " + n.iterator + " = " + c_index_expr(n.init) + "; " + c_index_expr(n.cond) +
+           "; " + n.iterator + " += " + c_index_expr(n.inc) + ")";
+}
+
 std::string c_counter_lines(const sched::AstNode& call, const std::string& pad) {
     std::string out;
     for (std::size_t k = 0; k < call.counters.size(); ++k)

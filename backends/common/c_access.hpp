@@ -25,6 +25,8 @@ using sched::LinearIndex;
 using sched::mentions;
 // "b2[1024L * i0 + i1]" (the counters named i0, i1, ...).
 std::string c_element(const poly::Buffer& buffer, const AffineMap& access);
+// "for (long c1 = <init>; <cond>; c1 += <inc>)" of a For node.
+std::string c_loop_header(const sched::AstNode& loop);
 // "const long i0 = <counter 0>;\n..." for a statement call, each line prefixed by `pad`.
 std::string c_counter_lines(const sched::AstNode& call, const std::string& pad);
 

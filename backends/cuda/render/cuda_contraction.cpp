@@ -35,32 +35,24 @@ Contraction::Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mappin
 }
 
 void Contraction::emit() {
-    CudaLaunch l;
-    l.function = b_.next_name(kernel_);
-    l.strategy = "contraction";
-    l.kernel = kernel_;
     std::int64_t zt = 1;
     for (int c : z_)
         zt *= f_.extents[c];
-    if (splits_ > 1) {
-        l.strategy = "contraction_split";
-        partials_ = b_.add_scratch(b_.buffer_dtype(u_.write_buffer), splits_ * result_elements());
-    }
-    l.grid = {static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
-              static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
-              static_cast<unsigned>(std::min<std::int64_t>(zt * splits_, 65535))};
-    l.block = {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1};
-    l.shared_bytes = shared_bytes_;
     KernelParams params = statement_params(u_);
-    if (splits_ > 1)
+    if (splits_ > 1) {
+        partials_ = b_.add_scratch(b_.buffer_dtype(u_.write_buffer), splits_ * result_elements());
         params.add(partials_, true);
-    else
+    } else {
         add_epilogue_params(b_, kernel_, f_, params);
-    l.buffers = params.buffers;
+    }
+    std::array<unsigned, 3> grid{
+        static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
+        static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
+        static_cast<unsigned>(std::min<std::int64_t>(zt * splits_, 65535))};
     Index32Scope scope(c_.index32);
-    emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt),
-                c_.min_blocks_per_sm);
-    b_.launches.push_back(std::move(l));
+    b_.launch(kernel_, splits_ > 1 ? "contraction_split" : "contraction", grid,
+              {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1}, params,
+              static_cast<int>(threads()), body(zt), shared_bytes_, c_.min_blocks_per_sm);
     if (splits_ > 1) emit_final();
 }
 
@@ -144,7 +136,7 @@ std::string Contraction::body(std::int64_t zt) const {
     }
     print_unflatten("hd_z", ze, zn, in, out);
     std::string init =
-        splits_ > 1 ? identity_literal(u_.reduce_op, t) : init_value(b_, f_, in, out);
+        splits_ > 1 ? identity_literal(b_.dialect, u_.reduce_op, t) : init_value(b_, f_, in, out);
     out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
     out += in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " + std::to_string(t_.tm) +
            "; ++hd_tm)\n" + in + "    #pragma unroll\n" + in + "    for (int hd_tn = 0; hd_tn < " +

@@ -1,6 +1,8 @@
 // The final launch of a split-K contraction (cuda_contraction.hpp), which combines the slices'
 // partials and applies the epilogues (cuda_epilogue.cpp) there, and whether the sum itself must
 // be stored.
+#include <numeric>
+
 #include "backends/common/c_expr.hpp"
 #include "backends/cuda/render/cuda_contraction.hpp"
 
@@ -15,14 +17,11 @@ void Contraction::emit_final() {
     params.add(partials_, false);
     add_epilogue_params(b_, kernel_, f_, params);
     Index32Scope scope(c_.final_index32);
-    std::string it = index_type(), in = "        ";
-    std::string body = "    const " + it + " hd_stride = (" + it + ")gridDim.x * blockDim.x;\n";
-    body += "    for (" + it + " hd_flat = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; " +
-            "hd_flat < " + int_text(total) + "; hd_flat += hd_stride) {\n";
-    std::vector<std::string> counters;
-    for (std::size_t d = 0; d < sizes.size(); ++d)
-        counters.push_back("i" + std::to_string(d));
-    print_unflatten("hd_flat", sizes, counters, in, body);
+    std::string in = "        ";
+    std::string body = grid_stride_loop(b_.dialect, "hd_flat", int_text(total), true, index_type());
+    std::vector<int> counters(sizes.size());
+    std::iota(counters.begin(), counters.end(), 0);
+    print_unflatten("hd_flat", sizes, counter_names(counters), in, body);
     std::string init = init_value(b_, f_, in, body);
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
     std::string part = b_.buffer_name(partials_) + "[hd_j * " + int_text(total) + " + hd_flat]";
@@ -37,17 +36,8 @@ void Contraction::emit_final() {
         print_epilogue_value(b_, kernel_, f_, f_.epilogues[k], "e" + std::to_string(k), "hd_acc",
                              in, body);
     body += "    }\n";
-    CudaLaunch l;
-    l.function = b_.next_name(kernel_);
-    l.strategy = "contraction_final";
-    l.kernel = kernel_;
-    const std::int64_t threads = c_.final_threads;
-    l.block = {static_cast<unsigned>(threads), 1, 1};
-    l.grid = {static_cast<unsigned>(std::min<std::int64_t>(ceil_div(total, threads), 1 << 20)), 1,
-              1};
-    l.buffers = params.buffers;
-    emit_kernel(b_, l.function, params, 256, body);
-    b_.launches.push_back(std::move(l));
+    b_.launch(kernel_, "contraction_final", grid_of(ceil_div(total, c_.final_threads)),
+              {static_cast<unsigned>(c_.final_threads), 1, 1}, params, 256, body);
 }
 
 bool Contraction::result_needed() const {

@@ -30,9 +30,7 @@ void print_epilogue_value(const SourceBuilder& b, int kernel, const ReductionFor
         return st.reads[static_cast<std::size_t>(k)].buffer == sum ? value_of_sum : std::string();
     };
     std::string value = print_value(b, st, in, prefix, out, read);
-    out += in + b.buffer_name(st.write_buffer) + "[" +
-           linear_index(b, st.write_buffer, st.write_access) +
-           "] = " + store_value(b.buffer_dtype(st.write_buffer), value) + ";\n";
+    out += store_line(b, st.write_buffer, st.write_access, value, in);
 }
 
 void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,

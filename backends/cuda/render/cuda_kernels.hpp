@@ -14,13 +14,16 @@
 
 namespace hedra::backend::cuda {
 
-using sched::ReductionForm;
 using sched::reduction_form;
-using sched::TupleReductionForm;
+using sched::ReductionForm;
 using sched::tuple_reduction_form;
+using sched::TupleReductionForm;
 
 // C index of the result element at the update's counters (i0, i1, ...).
 std::string result_index(const ReductionForm& f);
+// `result[index] = acc;` at the update's counters.
+std::string store_result(const SourceBuilder& b, const ReductionForm& f, const std::string& acc,
+                         const std::string& in);
 // The accumulator's starting value: the init statement's (constant) value.
 std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
                        std::string& out);

@@ -57,7 +57,7 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     passes.observer = &*observer;
     const sched::LoweredKernels lowered =
         sched::lower(program, sched::Target::for_gpu(options.gpu), passes);
-    cuda::SourceBuilder b{program, {}, {}, {}};
+    cuda::SourceBuilder b(program);
     {
         dump::PassTimer timer("print");
         for (const sched::GpuKernelMapping& m : lowered.gpu->kernels)

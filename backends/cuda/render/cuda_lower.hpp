@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/c_kernel.hpp"
 #include "polyhedral/kernel_ir.hpp"
 #include "scheduler/gpu_mapping.hpp"
 #include "scheduler/partition.hpp"
@@ -52,12 +53,6 @@ struct CudaLaunch {
     // program.buffers.size() + s.
     std::vector<int> buffers;
     std::size_t shared_bytes = 0; // static __shared__ memory of the function
-};
-
-struct ScratchBuffer {
-    DType dtype = DType::F32;
-    std::int64_t elements = 0;
-    std::size_t bytes() const { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
 };
 
 struct CudaLoweredProgram {

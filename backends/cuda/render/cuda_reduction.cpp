@@ -15,20 +15,9 @@ namespace hedra::backend::cuda {
 
 namespace {
 
-constexpr std::int64_t kMaxBlocks = 1 << 20;
-
-std::vector<std::string> names(const std::vector<int>& counters) {
-    std::vector<std::string> n;
-    for (int c : counters)
-        n.push_back("i" + std::to_string(c));
-    return n;
-}
-
-std::vector<std::int64_t> extents_of(const ReductionForm& f, const std::vector<int>& counters) {
-    std::vector<std::int64_t> e;
-    for (int c : counters)
-        e.push_back(f.extents[c]);
-    return e;
+void unflatten(const ReductionForm& f, const std::vector<int>& counters, const char* flat,
+               const std::string& in, std::string& body) {
+    print_unflatten(flat, extents_of(f.extents, counters), counter_names(counters), in, body);
 }
 
 // hd_red[threadIdx.x] = hd_acc; a tree over `threads` entries; leaves the result in hd_red[0].
@@ -54,32 +43,17 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
     std::string init = init_value(b, f, in + "    ", body);
     std::string result = c_combine(f.update->reduce_op, t, init, "hd_red[0]");
     body += in + "    const " + c_value_type(t) + " hd_res = " + result + ";\n";
-    body += in + "    " + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
-            "] = " + store_value(t, "hd_res") + ";\n";
+    body += store_result(b, f, "hd_res", in + "    ");
     print_epilogues(b, kernel, f, "hd_res", in + "    ", body);
     body += in + "}\n" + in + "__syncthreads();\n";
-}
-
-CudaLaunch launch_of(SourceBuilder& b, int kernel, const char* strategy, std::int64_t blocks,
-                     std::int64_t threads, const KernelParams& params) {
-    CudaLaunch l;
-    l.function = b.next_name(kernel);
-    l.strategy = strategy;
-    l.kernel = kernel;
-    l.grid = {static_cast<unsigned>(std::min(blocks, kMaxBlocks)), 1, 1};
-    l.block = {static_cast<unsigned>(threads), 1, 1};
-    l.buffers = params.buffers;
-    return l;
 }
 
 void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    std::string body = "    const long hd_stride = (long)gridDim.x * blockDim.x;\n";
-    body += "    for (long hd_o = (long)blockIdx.x * blockDim.x + threadIdx.x; hd_o < " +
-            int_text(f.num_outputs) + "; hd_o += hd_stride) {\n";
+    std::string body = grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), true);
     std::string in = "        ";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    unflatten(f, f.outputs, "hd_o", in, body);
     std::string init = init_value(b, f, in, body);
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
     std::string inner = in;
@@ -95,16 +69,13 @@ void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int6
         inner.resize(inner.size() - 4);
         body += inner + "}\n";
     }
-    body += in + b.buffer_name(u.write_buffer) + "[" + result_index(f) +
-            "] = " + store_value(t, "hd_acc") + ";\n";
+    body += store_result(b, f, "hd_acc", in);
     print_epilogues(b, kernel, f, "hd_acc", in, body);
     body += "    }\n";
     KernelParams params = statement_params(u);
     add_epilogue_params(b, kernel, f, params);
-    CudaLaunch l =
-        launch_of(b, kernel, "serial_reduction", ceil_div(f.num_outputs, threads), threads, params);
-    emit_kernel(b, l.function, params, 256, body);
-    b.launches.push_back(std::move(l));
+    b.launch(kernel, "serial_reduction", grid_of(ceil_div(f.num_outputs, threads)),
+             {static_cast<unsigned>(threads), 1, 1}, params, 256, body);
 }
 
 // The per-thread part of a block reduction over reduction indices [begin, end) (C strings).
@@ -112,10 +83,11 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
                       const std::string& end, std::int64_t threads, const std::string& in,
                       std::string& body) {
     DType t = b.buffer_dtype(f.update->write_buffer);
-    body += in + c_value_type(t) + " hd_acc = " + identity_literal(f.update->reduce_op, t) + ";\n";
+    body += in + c_value_type(t) +
+            " hd_acc = " + identity_literal(b.dialect, f.update->reduce_op, t) + ";\n";
     body += in + "for (long hd_r = " + begin + " + threadIdx.x; hd_r < " + end +
             "; hd_r += " + std::to_string(threads) + "L) {\n";
-    print_unflatten("hd_r", extents_of(f, f.reductions), names(f.reductions), in + "    ", body);
+    unflatten(f, f.reductions, "hd_r", in + "    ", body);
     print_fold(b, *f.update, "hd_acc", in + "    ", "t", body);
     body += in + "}\n";
 }
@@ -125,20 +97,18 @@ void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64
     DType t = b.buffer_dtype(u.write_buffer);
     std::string tt = std::to_string(threads);
     std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" + tt + "];\n";
-    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
-            "; hd_o += gridDim.x) {\n";
+    body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
     std::string in = "        ";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    unflatten(f, f.outputs, "hd_o", in, body);
     print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
     print_tree(u.reduce_op, t, threads, in, body);
     print_final_store(b, kernel, f, in, body);
     body += "    }\n";
     KernelParams params = statement_params(u);
     add_epilogue_params(b, kernel, f, params);
-    CudaLaunch l = launch_of(b, kernel, "block_reduction", f.num_outputs, threads, params);
-    l.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
-    emit_kernel(b, l.function, params, static_cast<int>(threads), body);
-    b.launches.push_back(std::move(l));
+    b.launch(kernel, "block_reduction", grid_of(f.num_outputs),
+             {static_cast<unsigned>(threads), 1, 1}, params, static_cast<int>(threads), body,
+             static_cast<std::size_t>(threads) * dtype_size(t));
 }
 
 void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
@@ -152,34 +122,30 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     // Partials: block hd_b reduces slice hd_b % S of output hd_b / S.
     std::string body =
         "    __shared__ " + vt + " hd_red[" + std::to_string(partial_threads) + "];\n";
-    body += "    for (long hd_b = blockIdx.x; hd_b < " + int_text(f.num_outputs * slices) +
-            "; hd_b += gridDim.x) {\n";
+    body += grid_stride_loop(b.dialect, "hd_b", int_text(f.num_outputs * slices), false);
     std::string in = "        ";
     body += in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
             int_text(slices) + ";\n";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    unflatten(f, f.outputs, "hd_o", in, body);
     body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
             int_text(chunk) + ");\n";
-    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", partial_threads, in,
-                     body);
+    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", partial_threads, in, body);
     print_tree(u.reduce_op, t, partial_threads, in, body);
     body += in + "if (threadIdx.x == 0) " + sname + "[hd_b] = " + store_value(t, "hd_red[0]") +
             ";\n" + in + "__syncthreads();\n    }\n";
     KernelParams params = statement_params(u);
     params.add(scratch, true);
-    CudaLaunch l = launch_of(b, kernel, "split_partial", f.num_outputs * slices,
-                             partial_threads, params);
-    l.shared_bytes = static_cast<std::size_t>(partial_threads) * dtype_size(t);
-    emit_kernel(b, l.function, params, static_cast<int>(partial_threads), body);
-    b.launches.push_back(std::move(l));
+    b.launch(kernel, "split_partial", grid_of(f.num_outputs * slices),
+             {static_cast<unsigned>(partial_threads), 1, 1}, params,
+             static_cast<int>(partial_threads), body,
+             static_cast<std::size_t>(partial_threads) * dtype_size(t));
     // Final: one block per output over its S partials.
     std::int64_t threads = m.final_threads;
     std::string tt = std::to_string(threads);
     body = "    __shared__ " + vt + " hd_red[" + tt + "];\n";
-    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
-            "; hd_o += gridDim.x) {\n";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
-    body += in + vt + " hd_acc = " + identity_literal(u.reduce_op, t) + ";\n";
+    body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
+    unflatten(f, f.outputs, "hd_o", in, body);
+    body += in + vt + " hd_acc = " + identity_literal(b.dialect, u.reduce_op, t) + ";\n";
     std::string part = sname + "[hd_o * " + int_text(slices) + " + hd_j]";
     if (t == DType::Bool) part = "(" + part + " != 0)";
     body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) + "; hd_j += " + tt +
@@ -191,10 +157,9 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     final_params.add(u.write_buffer, true);
     final_params.add(scratch, false);
     add_epilogue_params(b, kernel, f, final_params);
-    CudaLaunch fl = launch_of(b, kernel, "split_final", f.num_outputs, threads, final_params);
-    fl.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
-    emit_kernel(b, fl.function, final_params, static_cast<int>(threads), body);
-    b.launches.push_back(std::move(fl));
+    b.launch(kernel, "split_final", grid_of(f.num_outputs), {static_cast<unsigned>(threads), 1, 1},
+             final_params, static_cast<int>(threads), body,
+             static_cast<std::size_t>(threads) * dtype_size(t));
 }
 
 } // namespace
@@ -208,6 +173,13 @@ std::string result_index(const ReductionForm& f) {
              std::to_string(c);
     }
     return s.empty() ? int_text(0) : s;
+}
+
+std::string store_result(const SourceBuilder& b, const ReductionForm& f, const std::string& acc,
+                         const std::string& in) {
+    DType t = b.buffer_dtype(f.update->write_buffer);
+    return in + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
+           "] = " + store_value(t, acc) + ";\n";
 }
 
 std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
