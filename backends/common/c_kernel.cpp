@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
+#include "scheduler/kernel_forms.hpp"
 
 namespace hedra::backend {
 
@@ -49,6 +51,11 @@ std::string KernelParams::declaration(const KernelBuffers& b) const {
              "* " + b.dialect.restrict_qualifier + " " + b.buffer_name(buffers[i]);
     }
     return s;
+}
+
+void KernelParams::add(const KernelParams& other) {
+    for (std::size_t i = 0; i < other.buffers.size(); ++i)
+        add(other.buffers[i], other.written[i]);
 }
 
 KernelParams statement_params(const poly::Statement& st) {
@@ -117,6 +124,36 @@ std::string index_read(const poly::Read& read, DType t) {
     return "(" + std::string(c_value_type(t)) + ")(" + s + ")";
 }
 
+std::string covered_by(const poly::Statement& s, const poly::Statement& t) {
+    std::string cond;
+    for (int row = 0; row < s.write_access.out_rank(); ++row) {
+        sched::Progression p;
+        sched::row_progression(t, row, p);
+        // d = (s's coordinate on this axis) - (t's first one there)
+        std::string d;
+        for (int c = 0; c < s.write_access.in_rank(); ++c)
+            if (std::int64_t a = s.write_access.coeff(row, c); a != 0)
+                d += (d.empty() ? "" : " + ") + (a == 1 ? "" : int_text(a) + " * ") + "i" +
+                     std::to_string(c);
+        std::int64_t shift = s.write_access.offset(row) - p.offset;
+        if (d.empty())
+            d = int_text(shift);
+        else if (shift != 0)
+            d += (shift > 0 ? " + " : " - ") + int_text(shift < 0 ? -shift : shift);
+        d = "(" + d + ")";
+        std::string term;
+        if (p.step == 0)
+            term = d + " == 0";
+        else if (p.step == 1)
+            term = d + " >= 0 && " + d + " < " + int_text(p.count);
+        else
+            term = d + " % " + int_text(p.step) + " == 0 && " + d + " / " + int_text(p.step) +
+                   " >= 0 && " + d + " / " + int_text(p.step) + " < " + int_text(p.count);
+        cond += (cond.empty() ? "" : " && ") + ("(" + term + ")");
+    }
+    return cond.empty() ? "true" : cond;
+}
+
 std::string store_line(const KernelBuffers& b, int buffer, const AffineMap& access,
                        const std::string& value, const std::string& indent) {
     return indent + b.buffer_name(buffer) + "[" + linear_index(b, buffer, access) +
@@ -157,6 +194,30 @@ std::string print_value(const KernelBuffers& b, const poly::Statement& st,
                         const std::string& indent, const std::string& prefix, std::string& out,
                         const std::function<std::string(int)>& override_read) {
     return print_roots(b, st, {st.value}, indent, prefix, out, override_read)[0];
+}
+
+void print_statement_call(const KernelBuffers& b, const poly::Statement& st,
+                          const sched::AstNode& call, const std::string& in, std::string& out) {
+    std::string i2 = in + "    ";
+    out += in + "{\n" + c_counter_lines(call, i2);
+    if (!st.tuple_writes.empty()) {
+        std::vector<std::string> values = print_tuple_values(b, st, i2, "t", out);
+        std::vector<int> buffers{st.write_buffer};
+        for (const poly::Statement::TupleWrite& w : st.tuple_writes)
+            buffers.push_back(w.buffer);
+        for (std::size_t j = 0; j < buffers.size(); ++j)
+            out += store_line(b, buffers[j], st.write_access, values[j], i2);
+        out += in + "}\n";
+        return;
+    }
+    DType t = b.buffer_dtype(st.write_buffer);
+    std::string value = print_value(b, st, i2, "t", out);
+    if (st.kind == poly::StatementKind::Update) {
+        std::string acc = load(b, st.write_buffer, st.write_access);
+        out += i2 + "const " + c_value_type(t) + " hd_acc = " + acc + ";\n";
+        value = print_combine(st, t, "hd_acc", value, i2, "u", out);
+    }
+    out += store_line(b, st.write_buffer, st.write_access, value, i2) + in + "}\n";
 }
 
 std::string print_combine(const poly::Statement& st, DType t, const std::string& acc,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
+#include "scheduler/loop_ast.hpp"
 
 namespace hedra::backend {
 
@@ -61,6 +62,7 @@ struct KernelParams {
     std::vector<int> buffers;
     std::vector<bool> written;
     void add(int buffer, bool write);
+    void add(const KernelParams& other);
     // "float* __restrict__ b2, const float* __restrict__ b0"
     std::string declaration(const KernelBuffers& b) const;
 };
@@ -90,6 +92,9 @@ std::string linear_index(const KernelBuffers& b, int buffer, const AffineMap& ac
 std::string load(const KernelBuffers& b, int buffer, const AffineMap& access);
 // The value of read k when it is the index expression itself (Read::buffer == -1).
 std::string index_read(const poly::Read& read, DType t);
+// C condition: the element `s` writes at its counters i0.. is one that `t` (a box write,
+// sched::row_progression) writes too.
+std::string covered_by(const poly::Statement& s, const poly::Statement& t);
 // `buffer[index at access] = value;` (stored as the buffer's element type).
 std::string store_line(const KernelBuffers& b, int buffer, const AffineMap& access,
                        const std::string& value, const std::string& indent);
@@ -105,6 +110,11 @@ print_tuple_values(const KernelBuffers& b, const poly::Statement& st, const std:
 std::string print_value(const KernelBuffers& b, const poly::Statement& st,
                         const std::string& indent, const std::string& prefix, std::string& out,
                         const std::function<std::string(int)>& override_read = {});
+
+// The statement instance of a loop AST's call node as a block: its counters, its value (an
+// update combined with the element it reads), its stores.
+void print_statement_call(const KernelBuffers& b, const poly::Statement& st,
+                          const sched::AstNode& call, const std::string& in, std::string& out);
 
 // combine(acc, value) of an Update statement (custom combiners printed as locals).
 std::string print_combine(const poly::Statement& st, DType t, const std::string& acc,

@@ -214,7 +214,7 @@ std::string Contraction::body(std::int64_t zt) const {
                  int_text(result_elements()) + " + " + result_index(f_) +
                  "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
     } else {
-        if (result_needed())
+        if (result_needed(b_.program, kernel_, f_))
             store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
         print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);

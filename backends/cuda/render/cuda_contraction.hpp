@@ -94,10 +94,6 @@ private:
     // Declares the chunk's reduction bases hd_k<c> for chunk number `q` (innermost fastest).
     void print_chunk_bases(const std::string& q, const std::string& in, std::string& out) const;
 
-    // The sum's result must be stored: it is an output, or read outside this kernel's
-    // epilogues.
-    bool result_needed() const;
-
     bool needs_guard() const;
 
     std::string tile_loops(const std::string& in, const std::string& inner_body) const;

@@ -29,7 +29,7 @@ void Contraction::emit_final() {
     body += in + "for (int hd_j = 0; hd_j < " + std::to_string(splits_) + "; ++hd_j) {\n";
     std::string combined = print_combine(u_, t, "hd_acc", part, in + "    ", "c", body);
     body += in + "    hd_acc = " + combined + ";\n" + in + "}\n";
-    if (result_needed())
+    if (result_needed(b_.program, kernel_, f_))
         body += in + b_.buffer_name(u_.write_buffer) + "[hd_flat] = " + store_value(t, "hd_acc") +
                 ";\n";
     for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
@@ -38,20 +38,6 @@ void Contraction::emit_final() {
     body += "    }\n";
     b_.launch(kernel_, "contraction_final", grid_of(ceil_div(total, c_.final_threads)),
               {static_cast<unsigned>(c_.final_threads), 1, 1}, params, 256, body);
-}
-
-bool Contraction::result_needed() const {
-    const poly::Buffer& w = b_.program.buffers.at(u_.write_buffer);
-    if (w.role == poly::BufferRole::Output || f_.epilogues.empty()) return true;
-    for (std::size_t k = 0; k < b_.program.kernels.size(); ++k)
-        for (std::size_t s = 0; s < b_.program.kernels[k].statements.size(); ++s) {
-            bool epilogue = int(k) == kernel_ && std::find(f_.epilogues.begin(), f_.epilogues.end(),
-                                                           int(s)) != f_.epilogues.end();
-            if (epilogue) continue;
-            for (const poly::Read& r : b_.program.kernels[k].statements[s].reads)
-                if (r.buffer == u_.write_buffer && !(int(k) == kernel_ && s < 2)) return true;
-        }
-    return false;
 }
 
 } // namespace hedra::backend::cuda

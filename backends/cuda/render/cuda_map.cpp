@@ -11,42 +11,6 @@
 
 namespace hedra::backend::cuda {
 
-namespace {
-
-// C condition: the element `s` writes at its counters i0.. is one that `t` (a box_write)
-// writes too.
-std::string covered_by(const poly::Statement& s, const poly::Statement& t) {
-    std::string cond;
-    for (int row = 0; row < s.write_access.out_rank(); ++row) {
-        sched::Progression p;
-        sched::row_progression(t, row, p);
-        // d = (s's coordinate on this axis) - (t's first one there)
-        std::string d;
-        for (int c = 0; c < s.write_access.in_rank(); ++c)
-            if (std::int64_t a = s.write_access.coeff(row, c); a != 0)
-                d += (d.empty() ? "" : " + ") + (a == 1 ? "" : int_text(a) + " * ") + "i" +
-                     std::to_string(c);
-        std::int64_t shift = s.write_access.offset(row) - p.offset;
-        if (d.empty())
-            d = int_text(shift);
-        else if (shift != 0)
-            d += (shift > 0 ? " + " : " - ") + int_text(shift < 0 ? -shift : shift);
-        d = "(" + d + ")";
-        std::string term;
-        if (p.step == 0)
-            term = d + " == 0";
-        else if (p.step == 1)
-            term = d + " >= 0 && " + d + " < " + int_text(p.count);
-        else
-            term = d + " % " + int_text(p.step) + " == 0 && " + d + " / " + int_text(p.step) +
-                   " >= 0 && " + d + " / " + int_text(p.step) + " < " + int_text(p.count);
-        cond += (cond.empty() ? "" : " && ") + ("(" + term + ")");
-    }
-    return cond.empty() ? "true" : cond;
-}
-
-} // namespace
-
 void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
                std::int64_t threads) {
     const poly::Kernel& k = b.program.kernels.at(kernel);
@@ -92,8 +56,7 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
             in.resize(in.size() - 4);
             body += in + "}\n";
         }
-        for (int buffer : statement_params(st).buffers)
-            params.add(buffer, buffer == st.write_buffer);
+        params.add(statement_params(st));
         begin += n;
         first = false;
     }

@@ -164,29 +164,6 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
 
 } // namespace
 
-std::string result_index(const ReductionForm& f) {
-    std::string s = f.result_offset != 0 ? int_text(f.result_offset) : "";
-    for (int c : f.outputs) {
-        if (f.out_stride[c] == 0) continue;
-        if (!s.empty()) s += " + ";
-        s += (f.out_stride[c] == 1 ? "" : int_text(f.out_stride[c]) + " * ") + "i" +
-             std::to_string(c);
-    }
-    return s.empty() ? int_text(0) : s;
-}
-
-std::string store_result(const SourceBuilder& b, const ReductionForm& f, const std::string& acc,
-                         const std::string& in) {
-    DType t = b.buffer_dtype(f.update->write_buffer);
-    return in + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
-           "] = " + store_value(t, acc) + ";\n";
-}
-
-std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
-                       std::string& out) {
-    return print_value(b, *f.init, indent, "hd_init", out);
-}
-
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f,
                     const sched::GpuReductionMapping& mapping) {
     if (f.num_outputs == 0) return;

@@ -1,14 +1,34 @@
-// Epilogues (partition.hpp, cuda_partition_options): maps of a sum's result at the same
-// element, in order, applied where a result element is complete: to the contraction's
-// accumulators, in a split contraction's final launch, and in the reduction templates' final
-// store. Each reads the sum's value from a register; an earlier epilogue's result (a chain:
-// SGD's momentum, then the weight) is read back from where this thread just stored it.
+// A reduction kernel's pieces (see c_reduction.hpp).
+#include "backends/common/c_reduction.hpp"
+
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/render/cuda_kernels.hpp"
 
-namespace hedra::backend::cuda {
+namespace hedra::backend {
 
-void add_epilogue_params(const SourceBuilder& b, int kernel, const ReductionForm& f,
+std::string result_index(const sched::ReductionForm& f) {
+    std::string s = f.result_offset != 0 ? int_text(f.result_offset) : "";
+    for (int c : f.outputs) {
+        if (f.out_stride[c] == 0) continue;
+        if (!s.empty()) s += " + ";
+        s += (f.out_stride[c] == 1 ? "" : int_text(f.out_stride[c]) + " * ") + "i" +
+             std::to_string(c);
+    }
+    return s.empty() ? int_text(0) : s;
+}
+
+std::string store_result(const KernelBuffers& b, const sched::ReductionForm& f,
+                         const std::string& acc, const std::string& in) {
+    DType t = b.buffer_dtype(f.update->write_buffer);
+    return in + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
+           "] = " + store_value(t, acc) + ";\n";
+}
+
+std::string init_value(const KernelBuffers& b, const sched::ReductionForm& f,
+                       const std::string& indent, std::string& out) {
+    return print_value(b, *f.init, indent, "hd_init", out);
+}
+
+void add_epilogue_params(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
                          KernelParams& params) {
     for (int e : f.epilogues) {
         const poly::Statement& st = b.program.kernels.at(kernel).statements.at(e);
@@ -18,7 +38,7 @@ void add_epilogue_params(const SourceBuilder& b, int kernel, const ReductionForm
     }
 }
 
-void print_epilogue_value(const SourceBuilder& b, int kernel, const ReductionForm& f, int e,
+void print_epilogue_value(const KernelBuffers& b, int kernel, const sched::ReductionForm& f, int e,
                           const std::string& prefix, const std::string& acc, const std::string& in,
                           std::string& out) {
     const poly::Statement& st = b.program.kernels.at(kernel).statements.at(e);
@@ -33,7 +53,7 @@ void print_epilogue_value(const SourceBuilder& b, int kernel, const ReductionFor
     out += store_line(b, st.write_buffer, st.write_access, value, in);
 }
 
-void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,
+void print_epilogues(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
                      const std::string& acc, const std::string& in, std::string& out) {
     const AffineMap& w = f.update->write_access;
     for (std::size_t k = 0; k < f.epilogues.size(); ++k) {
@@ -59,4 +79,18 @@ void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,
     }
 }
 
-} // namespace hedra::backend::cuda
+bool result_needed(const poly::ProgramIR& program, int kernel, const sched::ReductionForm& f) {
+    const poly::Buffer& w = program.buffers.at(f.update->write_buffer);
+    if (w.role == poly::BufferRole::Output || f.epilogues.empty()) return true;
+    for (std::size_t k = 0; k < program.kernels.size(); ++k)
+        for (std::size_t s = 0; s < program.kernels[k].statements.size(); ++s) {
+            bool epilogue = int(k) == kernel && std::find(f.epilogues.begin(), f.epilogues.end(),
+                                                          int(s)) != f.epilogues.end();
+            if (epilogue) continue;
+            for (const poly::Read& r : program.kernels[k].statements[s].reads)
+                if (r.buffer == f.update->write_buffer && !(int(k) == kernel && s < 2)) return true;
+        }
+    return false;
+}
+
+} // namespace hedra::backend
