@@ -48,6 +48,18 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
     body += in + "}\n" + in + "__syncthreads();\n";
 }
 
+// A launch of one block of `threads` per item (grid-stride over `items` as `var`), with the
+// tree's __shared__ hd_red[threads]; `inner` is the loop's body.
+void emit_block_kernel(SourceBuilder& b, int kernel, const char* strategy, DType t,
+                       std::int64_t threads, const char* var, std::int64_t items,
+                       const std::string& inner, const KernelParams& params) {
+    std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" +
+                       std::to_string(threads) + "];\n";
+    body += grid_stride_loop(b.dialect, var, int_text(items), false) + inner + "    }\n";
+    b.launch(kernel, strategy, grid_of(items), {static_cast<unsigned>(threads), 1, 1}, params,
+             static_cast<int>(threads), body, static_cast<std::size_t>(threads) * dtype_size(t));
+}
+
 void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
@@ -58,17 +70,15 @@ void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int6
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
     std::string inner = in;
     for (int c : f.reductions) {
-        body += inner + "for (long i" + std::to_string(c) + " = 0; i" + std::to_string(c) + " < " +
-                int_text(f.extents[c]) + "; ++i" + std::to_string(c) + ") {\n";
+        std::string i = "i" + std::to_string(c);
+        body += inner + "for (long " + i + " = 0; " + i + " < " + int_text(f.extents[c]) + "; ++" +
+                i + ") {\n";
         inner += "    ";
     }
     body += inner + "{\n";
     print_fold(b, u, "hd_acc", inner + "    ", "t", body);
-    body += inner + "}\n";
-    for (std::size_t k = f.reductions.size(); k-- > 0;) {
-        inner.resize(inner.size() - 4);
+    for (std::size_t k = 0; k <= f.reductions.size(); ++k, inner.resize(inner.size() - 4))
         body += inner + "}\n";
-    }
     body += store_result(b, f, "hd_acc", in);
     print_epilogues(b, kernel, f, "hd_acc", in, body);
     body += "    }\n";
@@ -93,73 +103,57 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
 }
 
 void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
-    const poly::Statement& u = *f.update;
-    DType t = b.buffer_dtype(u.write_buffer);
-    std::string tt = std::to_string(threads);
-    std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" + tt + "];\n";
-    body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
-    std::string in = "        ";
+    DType t = b.buffer_dtype(f.update->write_buffer);
+    std::string body, in = "        ";
     unflatten(f, f.outputs, "hd_o", in, body);
     print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
-    print_tree(u.reduce_op, t, threads, in, body);
+    print_tree(f.update->reduce_op, t, threads, in, body);
     print_final_store(b, kernel, f, in, body);
-    body += "    }\n";
-    KernelParams params = statement_params(u);
+    KernelParams params = statement_params(*f.update);
     add_epilogue_params(b, kernel, f, params);
-    b.launch(kernel, "block_reduction", grid_of(f.num_outputs),
-             {static_cast<unsigned>(threads), 1, 1}, params, static_cast<int>(threads), body,
-             static_cast<std::size_t>(threads) * dtype_size(t));
+    emit_block_kernel(b, kernel, "block_reduction", t, threads, "hd_o", f.num_outputs, body,
+                      params);
 }
 
+// Partials: block hd_b reduces slice hd_b % S of output hd_b / S into the scratch buffer; then
+// one block per output over its S partials.
 void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
                 const sched::GpuReductionMapping& m) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    const std::int64_t slices = m.slices, partial_threads = m.threads;
-    std::int64_t chunk = ceil_div(f.reduction_size, slices);
+    const std::int64_t slices = m.slices, chunk = ceil_div(f.reduction_size, slices);
     int scratch = b.add_scratch(t, f.num_outputs * slices);
-    std::string sname = b.buffer_name(scratch), vt = c_value_type(t);
-    // Partials: block hd_b reduces slice hd_b % S of output hd_b / S.
-    std::string body =
-        "    __shared__ " + vt + " hd_red[" + std::to_string(partial_threads) + "];\n";
-    body += grid_stride_loop(b.dialect, "hd_b", int_text(f.num_outputs * slices), false);
-    std::string in = "        ";
-    body += in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
-            int_text(slices) + ";\n";
+    std::string sname = b.buffer_name(scratch), in = "        ";
+    std::string body = in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
+                       int_text(slices) + ";\n";
     unflatten(f, f.outputs, "hd_o", in, body);
     body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
             int_text(chunk) + ");\n";
-    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", partial_threads, in, body);
-    print_tree(u.reduce_op, t, partial_threads, in, body);
+    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", m.threads, in, body);
+    print_tree(u.reduce_op, t, m.threads, in, body);
     body += in + "if (threadIdx.x == 0) " + sname + "[hd_b] = " + store_value(t, "hd_red[0]") +
-            ";\n" + in + "__syncthreads();\n    }\n";
+            ";\n" + in + "__syncthreads();\n";
     KernelParams params = statement_params(u);
     params.add(scratch, true);
-    b.launch(kernel, "split_partial", grid_of(f.num_outputs * slices),
-             {static_cast<unsigned>(partial_threads), 1, 1}, params,
-             static_cast<int>(partial_threads), body,
-             static_cast<std::size_t>(partial_threads) * dtype_size(t));
-    // Final: one block per output over its S partials.
-    std::int64_t threads = m.final_threads;
-    std::string tt = std::to_string(threads);
-    body = "    __shared__ " + vt + " hd_red[" + tt + "];\n";
-    body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
+    emit_block_kernel(b, kernel, "split_partial", t, m.threads, "hd_b", f.num_outputs * slices,
+                      body, params);
+    body.clear();
     unflatten(f, f.outputs, "hd_o", in, body);
-    body += in + vt + " hd_acc = " + identity_literal(b.dialect, u.reduce_op, t) + ";\n";
+    body +=
+        in + c_value_type(t) + " hd_acc = " + identity_literal(b.dialect, u.reduce_op, t) + ";\n";
     std::string part = sname + "[hd_o * " + int_text(slices) + " + hd_j]";
     if (t == DType::Bool) part = "(" + part + " != 0)";
-    body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) + "; hd_j += " + tt +
+    body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) +
+            "; hd_j += " + std::to_string(m.final_threads) +
             "L) hd_acc = " + c_combine(u.reduce_op, t, "hd_acc", part) + ";\n";
-    print_tree(u.reduce_op, t, threads, in, body);
+    print_tree(u.reduce_op, t, m.final_threads, in, body);
     print_final_store(b, kernel, f, in, body);
-    body += "    }\n";
     KernelParams final_params;
     final_params.add(u.write_buffer, true);
     final_params.add(scratch, false);
     add_epilogue_params(b, kernel, f, final_params);
-    b.launch(kernel, "split_final", grid_of(f.num_outputs), {static_cast<unsigned>(threads), 1, 1},
-             final_params, static_cast<int>(threads), body,
-             static_cast<std::size_t>(threads) * dtype_size(t));
+    emit_block_kernel(b, kernel, "split_final", t, m.final_threads, "hd_o", f.num_outputs, body,
+                      final_params);
 }
 
 } // namespace
