@@ -2,6 +2,7 @@
 #include "backends/common/c_kernel.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
@@ -304,6 +305,12 @@ std::vector<std::string> counter_names(const std::vector<int>& counters) {
     for (int c : counters)
         n.push_back("i" + std::to_string(c));
     return n;
+}
+
+std::vector<std::string> counter_names(std::size_t rank) {
+    std::vector<int> counters(rank);
+    std::iota(counters.begin(), counters.end(), 0);
+    return counter_names(counters);
 }
 
 std::vector<std::int64_t> extents_of(const std::vector<std::int64_t>& extents,

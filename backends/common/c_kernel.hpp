@@ -138,6 +138,7 @@ void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& e
                      std::string& out);
 // The counters' names (i<c>) and their extents.
 std::vector<std::string> counter_names(const std::vector<int>& counters);
+std::vector<std::string> counter_names(std::size_t rank); // i0 .. i<rank-1>
 std::vector<std::int64_t> extents_of(const std::vector<std::int64_t>& extents,
                                      const std::vector<int>& counters);
 

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,9 +125,7 @@ private:
         std::string in = "        ";
         std::string body =
             grid_stride_loop(b_.dialect, "hd_flat", int_text(total), true, index_type());
-        std::vector<int> counters(sizes.size());
-        std::iota(counters.begin(), counters.end(), 0);
-        print_unflatten("hd_flat", sizes, counter_names(counters), in, body);
+        print_unflatten("hd_flat", sizes, counter_names(sizes.size()), in, body);
         std::string init = init_value(b_, f_, in, body);
         body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
         std::string part = b_.buffer_name(partials_) + "[hd_j * " + int_text(total) + " + hd_flat]";

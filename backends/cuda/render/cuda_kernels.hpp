@@ -1,6 +1,6 @@
 // The CUDA kernel templates, one file each, printing what the GPU mapping passes decided
-// (scheduler/gpu_mapping.hpp; cuda_lower.hpp for the forms): cuda_map.cpp, cuda_reduction.cpp,
-// cuda_tuple_reduction.cpp, cuda_contraction*.cpp, cuda_generic.cpp.
+// (scheduler/gpu_mapping.hpp) in CUDA's dialect (cuda_source.hpp): cuda_map.cpp,
+// cuda_reduction.cpp, cuda_tuple_reduction.cpp, cuda_contraction.cpp, cuda_generic.cpp.
 #pragma once
 
 #include <cstdint>

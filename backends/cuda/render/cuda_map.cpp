@@ -5,7 +5,6 @@
 // other; where a later statement of the group writes an element an earlier one does too (a
 // pad's zeros around the interior), the earlier one tests and leaves it (later wins, as when
 // launched in order).
-#include <numeric>
 
 #include "backends/cuda/render/cuda_kernels.hpp"
 
@@ -36,9 +35,7 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
         } else {
             body += in + "const long hd_p = hd_flat;\n";
         }
-        std::vector<int> counters(st.extents.size());
-        std::iota(counters.begin(), counters.end(), 0);
-        print_unflatten("hd_p", st.extents, counter_names(counters), in, body);
+        print_unflatten("hd_p", st.extents, counter_names(st.extents.size()), in, body);
         // An element a later statement of the launch writes is left to it (later wins).
         std::string skip;
         for (std::size_t q = j + 1; q < statements.size(); ++q) {
