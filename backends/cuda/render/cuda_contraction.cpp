@@ -37,6 +37,12 @@ std::int64_t vector_width(std::int64_t per_thread) {
     return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
 }
 
+// `#pragma unroll` and `for (int var = 0; var < n; ++var)`, each line prefixed by `in`.
+std::string unrolled(const std::string& in, const std::string& var, std::int64_t n) {
+    return in + "#pragma unroll\n" + in + "for (int " + var + " = 0; " + var + " < " +
+           std::to_string(n) + "; ++" + var + ")";
+}
+
 // A staged read (gpu.stage) and the name of its shared copy.
 struct Staged : sched::GpuStagedRead {
     std::string name;
@@ -171,8 +177,7 @@ private:
         std::string st = c_storage_type(dt), f = fragment_name(s);
         std::string base = shared_offset(s, s.vector_counter);
         out += in + st + " " + f + "[" + std::to_string(per) + "];\n";
-        out += in + "#pragma unroll\n" + in + "for (int hd_g = 0; hd_g < " +
-               std::to_string(per / v) + "; ++hd_g) {\n";
+        out += unrolled(in, "hd_g", per / v) + " {\n";
         std::string at = base + " + hd_g * " + std::to_string(threads * v) + " + " +
                          (is_m ? "hd_ty" : "hd_tx") + " * " + std::to_string(v);
         std::string vt = dt == DType::F32 ? "float" : dt == DType::I32 ? "int" : "";
@@ -246,8 +251,7 @@ private:
             out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(groups) +
                    "; hd_e += " + std::to_string(threads()) + ") {\n";
         } else {
-            out += in + "#pragma unroll\n" + in + "for (int hd_i = 0; hd_i < " +
-                   std::to_string(ceil_div(groups, threads())) + "; ++hd_i) {\n";
+            out += unrolled(in, "hd_i", ceil_div(groups, threads())) + " {\n";
             out += in2 + "const int hd_e = hd_tid + hd_i * " + std::to_string(threads()) + ";\n";
             if (groups % threads() != 0)
                 out += in2 + "if (hd_e >= " + std::to_string(groups) + ") break;\n";
@@ -349,12 +353,10 @@ private:
     }
 
     std::string tile_loops(const std::string& in, const std::string& inner_body) const {
-        std::string s = in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
-                        std::to_string(t_.tm) + "; ++hd_tm) {\n";
+        std::string s = unrolled(in, "hd_tm", t_.tm) + " {\n";
         s += in + "    const " + index_type() + " " + counter(m_) + " = hd_m0 + " + local_[m_] +
              ";\n";
-        s += in + "    #pragma unroll\n" + in + "    for (int hd_tn = 0; hd_tn < " +
-             std::to_string(t_.tn) + "; ++hd_tn) {\n";
+        s += unrolled(in + "    ", "hd_tn", t_.tn) + " {\n";
         s += in + "        const " + index_type() + " " + counter(n_) + " = hd_n0 + " + local_[n_] +
              ";\n";
         return s + inner_body + in + "    }\n" + in + "}\n";
@@ -398,10 +400,8 @@ private:
         std::string init = splits_ > 1 ? identity_literal(b_.dialect, u_.reduce_op, t)
                                        : init_value(b_, f_, in, out);
         out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
-        out += in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
-               std::to_string(t_.tm) + "; ++hd_tm)\n" + in + "    #pragma unroll\n" + in +
-               "    for (int hd_tn = 0; hd_tn < " + std::to_string(t_.tn) +
-               "; ++hd_tn) hd_acc[hd_tm][hd_tn] = " + init + ";\n";
+        out += unrolled(in, "hd_tm", t_.tm) + "\n" + unrolled(in + "    ", "hd_tn", t_.tn) +
+               " hd_acc[hd_tm][hd_tn] = " + init + ";\n";
         // The reduction members' chunks, one loop over their count (innermost member fastest).
         std::string kin = in + "    ", q = "hd_q1";
         if (double_) {
@@ -435,8 +435,7 @@ private:
         std::string cin = kin;
         for (int c : f_.reductions) {
             std::string hc = "hd_c" + std::to_string(c), k = "hd_k" + std::to_string(c);
-            out += cin + "#pragma unroll\n" + cin + "for (int " + hc + " = 0; " + hc + " < " +
-                   std::to_string(tile_[c]) + "; ++" + hc + ") {\n";
+            out += unrolled(cin, hc, tile_[c]) + " {\n";
             cin += "    ";
             out += cin + "const " + it + " " + counter(c) + " = " + k + " + " + hc + ";\n";
             if (f_.extents[c] % tile_[c] != 0)
