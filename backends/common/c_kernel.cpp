@@ -300,6 +300,12 @@ void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& e
     out += indent + "(void)" + rest + ";\n";
 }
 
+void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& extents,
+                     const std::vector<int>& counters, const std::string& indent,
+                     std::string& out) {
+    print_unflatten(flat, extents_of(extents, counters), counter_names(counters), indent, out);
+}
+
 std::vector<std::string> counter_names(const std::vector<int>& counters) {
     std::vector<std::string> n;
     for (int c : counters)

@@ -136,6 +136,9 @@ std::string identity_literal(const CDialect& d, ReduceOp op, DType t);
 void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& extents,
                      const std::vector<std::string>& counters, const std::string& indent,
                      std::string& out);
+// The same for the counters i<c>, c in `counters`, of a statement's `extents`.
+void print_unflatten(const std::string& flat, const std::vector<std::int64_t>& extents,
+                     const std::vector<int>& counters, const std::string& indent, std::string& out);
 // The counters' names (i<c>) and their extents.
 std::vector<std::string> counter_names(const std::vector<int>& counters);
 std::vector<std::string> counter_names(std::size_t rank); // i0 .. i<rank-1>

@@ -390,13 +390,7 @@ private:
         out += in + "const " + it + " hd_q1 = hd_lmin(hd_q0 + " + int_text(chunks_per_split()) +
                ", " + int_text(chunk_count()) + ");\n";
         out += in + "(void)hd_q1;\n";
-        std::vector<std::string> zn;
-        std::vector<std::int64_t> ze;
-        for (int c : z_) {
-            zn.push_back(counter(c));
-            ze.push_back(f_.extents[c]);
-        }
-        print_unflatten("hd_z", ze, zn, in, out);
+        print_unflatten("hd_z", f_.extents, z_, in, out);
         std::string init = splits_ > 1 ? identity_literal(b_.dialect, u_.reduce_op, t)
                                        : init_value(b_, f_, in, out);
         out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";

@@ -15,11 +15,6 @@ namespace hedra::backend::cuda {
 
 namespace {
 
-void unflatten(const ReductionForm& f, const std::vector<int>& counters, const char* flat,
-               const std::string& in, std::string& body) {
-    print_unflatten(flat, extents_of(f.extents, counters), counter_names(counters), in, body);
-}
-
 // hd_red[threadIdx.x] = hd_acc; a tree over `threads` entries; leaves the result in hd_red[0].
 void print_tree(ReduceOp op, DType t, std::int64_t threads, const std::string& in,
                 std::string& body) {
@@ -65,7 +60,7 @@ void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int6
     DType t = b.buffer_dtype(u.write_buffer);
     std::string body = grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), true);
     std::string in = "        ";
-    unflatten(f, f.outputs, "hd_o", in, body);
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     std::string init = init_value(b, f, in, body);
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
     std::string inner = in;
@@ -97,7 +92,7 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
             " hd_acc = " + identity_literal(b.dialect, f.update->reduce_op, t) + ";\n";
     body += in + "for (long hd_r = " + begin + " + threadIdx.x; hd_r < " + end +
             "; hd_r += " + std::to_string(threads) + "L) {\n";
-    unflatten(f, f.reductions, "hd_r", in + "    ", body);
+    print_unflatten("hd_r", f.extents, f.reductions, in + "    ", body);
     print_fold(b, *f.update, "hd_acc", in + "    ", "t", body);
     body += in + "}\n";
 }
@@ -105,7 +100,7 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
 void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
     DType t = b.buffer_dtype(f.update->write_buffer);
     std::string body, in = "        ";
-    unflatten(f, f.outputs, "hd_o", in, body);
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
     print_tree(f.update->reduce_op, t, threads, in, body);
     print_final_store(b, kernel, f, in, body);
@@ -126,7 +121,7 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     std::string sname = b.buffer_name(scratch), in = "        ";
     std::string body = in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
                        int_text(slices) + ";\n";
-    unflatten(f, f.outputs, "hd_o", in, body);
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
             int_text(chunk) + ");\n";
     print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", m.threads, in, body);
@@ -138,7 +133,7 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     emit_block_kernel(b, kernel, "split_partial", t, m.threads, "hd_b", f.num_outputs * slices,
                       body, params);
     body.clear();
-    unflatten(f, f.outputs, "hd_o", in, body);
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     body +=
         in + c_value_type(t) + " hd_acc = " + identity_literal(b.dialect, u.reduce_op, t) + ";\n";
     std::string part = sname + "[hd_o * " + int_text(slices) + " + hd_j]";

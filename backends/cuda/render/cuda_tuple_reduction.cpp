@@ -13,10 +13,6 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
     const poly::Statement& u = *f.step;
     const std::size_t k = f.buffers.size();
     const std::int64_t chunk = ceil_div(f.reduction_size, threads);
-    auto unflatten = [&](const char* flat, const std::vector<int>& cs, const std::string& in,
-                         std::string& out) {
-        print_unflatten(flat, extents_of(u.extents, cs), counter_names(cs), in, out);
-    };
     auto acc = [](std::size_t j) { return "hd_a" + std::to_string(j); };
     auto red = [](std::size_t j) { return "hd_red" + std::to_string(j); };
     std::string body;
@@ -29,7 +25,7 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
     }
     body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
     const std::string in = "        ";
-    unflatten("hd_o", f.outputs, in, body);
+    print_unflatten("hd_o", u.extents, f.outputs, in, body);
     for (std::size_t j = 0; j < k; ++j) {
         std::string init = print_value(b, *f.inits[j], in, "hd_i" + std::to_string(j), body);
         body +=
@@ -41,7 +37,7 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
             int_text(chunk) + ");\n";
     body += in + "for (long hd_r = hd_begin; hd_r < hd_end; ++hd_r) {\n";
     const std::string in2 = in + "    ";
-    unflatten("hd_r", f.reductions, in2, body);
+    print_unflatten("hd_r", u.extents, f.reductions, in2, body);
     auto accumulator = [&](int r) {
         return r < static_cast<int>(k) ? acc(static_cast<std::size_t>(r)) : std::string();
     };
