@@ -340,6 +340,18 @@ std::string grid_stride_loop(const CDialect& d, const std::string& var, const st
            " += hd_stride) {\n";
 }
 
+std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
+                std::int64_t constant) {
+    std::string s;
+    for (const auto& [k, v] : terms) {
+        if (k == 0) continue;
+        if (!s.empty()) s += " + ";
+        s += (k == 1 ? "" : "(" + std::to_string(k) + ") * ") + "(" + v + ")";
+    }
+    if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(constant);
+    return s;
+}
+
 std::int64_t product(const std::vector<std::int64_t>& v) {
     std::int64_t p = 1;
     for (std::int64_t x : v)

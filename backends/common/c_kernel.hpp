@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "polyhedral/kernel_ir.hpp"
@@ -149,6 +150,10 @@ std::vector<std::int64_t> extents_of(const std::vector<std::int64_t>& extents,
 // grid-stride over threads (`thread`: blockIdx * blockDim + threadIdx) or over blocks.
 std::string grid_stride_loop(const CDialect& d, const std::string& var, const std::string& end,
                              bool per_thread, const std::string& type = "long");
+
+// "(k1) * (v1) + (k2) * (v2) + c" for the nonzero terms (plain int literals).
+std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
+                std::int64_t constant);
 
 std::int64_t product(const std::vector<std::int64_t>& v);
 std::int64_t ceil_div(std::int64_t a, std::int64_t b);

@@ -48,19 +48,6 @@ struct Staged : sched::GpuStagedRead {
     std::string name;
 };
 
-// "k1·(v1) + k2·(v2) + c" for the nonzero terms.
-std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,
-                std::int64_t constant) {
-    std::string s;
-    for (const auto& [k, v] : terms) {
-        if (k == 0) continue;
-        if (!s.empty()) s += " + ";
-        s += (k == 1 ? "" : "(" + std::to_string(k) + ") * ") + "(" + v + ")";
-    }
-    if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(constant);
-    return s;
-}
-
 class Contraction {
 public:
     Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping)
