@@ -5,7 +5,6 @@
 // other; where a later statement of the group writes an element an earlier one does too (a
 // pad's zeros around the interior), the earlier one tests and leaves it (later wins, as when
 // launched in order).
-
 #include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
