@@ -358,7 +358,7 @@ private:
         DType t = b_.buffer_dtype(u_.write_buffer);
         std::string vt = c_value_type(t), out;
         for (const Staged& s : staged_)
-            out += "    __shared__ __align__(16) " +
+            out += "    " + b_.dialect.shared_prefix + "__align__(16) " +
                    std::string(c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer))) + " " +
                    s.name + (double_ ? "[2]" : "") + "[" + std::to_string(s.stored) + "];\n";
         out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
@@ -396,7 +396,7 @@ private:
             print_chunk_bases("hd_q0", kin, out);
             for (const Staged& s : staged_)
                 print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
-            out += in + "}\n" + in + "__syncthreads();\n";
+            out += in + "}\n" + in + b_.dialect.barrier + "\n";
         }
         out += in + "for (" + it + " hd_q = hd_q0; hd_q < " + q + "; ++hd_q) {\n";
         if (double_) {
@@ -411,7 +411,7 @@ private:
             print_chunk_bases("hd_q", kin, out);
             for (const Staged& s : staged_)
                 print_stage(s, StageMode::Direct, s.name, kin, out);
-            out += kin + "__syncthreads();\n";
+            out += kin + b_.dialect.barrier + "\n";
         }
         std::string cin = kin;
         for (int c : f_.reductions) {
@@ -448,7 +448,7 @@ private:
                 print_stage(s, StageMode::Store, s.name + "[hd_buf ^ 1]", kin + "    ", out);
             out += kin + "}\n";
         }
-        out += kin + "__syncthreads();\n" + in + "}\n";
+        out += kin + b_.dialect.barrier + "\n" + in + "}\n";
         std::string store, sin = in + "                ";
         if (splits_ > 1) {
             // This slice's partial result; the final launch combines the slices.
@@ -457,8 +457,7 @@ private:
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
         } else {
             if (result_needed(b_.program, kernel_, f_))
-                store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
-                         "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
+                store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
             print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
         }
         out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +

@@ -16,17 +16,17 @@ namespace hedra::backend::cuda {
 namespace {
 
 // hd_red[threadIdx.x] = hd_acc; a tree over `threads` entries; leaves the result in hd_red[0].
-void print_tree(ReduceOp op, DType t, std::int64_t threads, const std::string& in,
-                std::string& body) {
+void print_tree(const SourceBuilder& b, ReduceOp op, DType t, std::int64_t threads,
+                const std::string& in, std::string& body) {
     std::string vt = c_value_type(t);
-    body += in + "hd_red[threadIdx.x] = hd_acc;\n" + in + "__syncthreads();\n";
+    body += in + "hd_red[threadIdx.x] = hd_acc;\n" + in + b.dialect.barrier + "\n";
     body += in + "for (unsigned hd_s = " + std::to_string(threads / 2) +
             "u; hd_s > 0u; hd_s >>= 1) {\n";
     body += in + "    if (threadIdx.x < hd_s) {\n";
     body += in + "        const " + vt + " hd_x = hd_red[threadIdx.x];\n";
     body += in + "        const " + vt + " hd_y = hd_red[threadIdx.x + hd_s];\n";
     body += in + "        hd_red[threadIdx.x] = " + c_combine(op, t, "hd_x", "hd_y") + ";\n";
-    body += in + "    }\n" + in + "    __syncthreads();\n" + in + "}\n";
+    body += in + "    }\n" + in + "    " + b.dialect.barrier + "\n" + in + "}\n";
 }
 
 // The final store of one output from thread 0: result = combine(init, hd_red[0]), then the
@@ -40,7 +40,7 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
     body += in + "    const " + c_value_type(t) + " hd_res = " + result + ";\n";
     body += store_result(b, f, "hd_res", in + "    ");
     print_epilogues(b, kernel, f, "hd_res", in + "    ", body);
-    body += in + "}\n" + in + "__syncthreads();\n";
+    body += in + "}\n" + in + b.dialect.barrier + "\n";
 }
 
 // A launch of one block of `threads` per item (grid-stride over `items` as `var`), with the
@@ -48,8 +48,8 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
 void emit_block_kernel(SourceBuilder& b, int kernel, const char* strategy, DType t,
                        std::int64_t threads, const char* var, std::int64_t items,
                        const std::string& inner, const KernelParams& params) {
-    std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" +
-                       std::to_string(threads) + "];\n";
+    std::string body = "    " + b.dialect.shared_prefix + std::string(c_value_type(t)) +
+                       " hd_red[" + std::to_string(threads) + "];\n";
     body += grid_stride_loop(b.dialect, var, int_text(items), false) + inner + "    }\n";
     b.launch(kernel, strategy, grid_of(items), {static_cast<unsigned>(threads), 1, 1}, params,
              static_cast<int>(threads), body, static_cast<std::size_t>(threads) * dtype_size(t));
@@ -102,7 +102,7 @@ void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64
     std::string body, in = "        ";
     print_unflatten("hd_o", f.extents, f.outputs, in, body);
     print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
-    print_tree(f.update->reduce_op, t, threads, in, body);
+    print_tree(b, f.update->reduce_op, t, threads, in, body);
     print_final_store(b, kernel, f, in, body);
     KernelParams params = statement_params(*f.update);
     add_epilogue_params(b, kernel, f, params);
@@ -125,9 +125,9 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
             int_text(chunk) + ");\n";
     print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", m.threads, in, body);
-    print_tree(u.reduce_op, t, m.threads, in, body);
+    print_tree(b, u.reduce_op, t, m.threads, in, body);
     body += in + "if (threadIdx.x == 0) " + sname + "[hd_b] = " + store_value(t, "hd_red[0]") +
-            ";\n" + in + "__syncthreads();\n";
+            ";\n" + in + b.dialect.barrier + "\n";
     KernelParams params = statement_params(u);
     params.add(scratch, true);
     emit_block_kernel(b, kernel, "split_partial", t, m.threads, "hd_b", f.num_outputs * slices,
@@ -141,7 +141,7 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) +
             "; hd_j += " + std::to_string(m.final_threads) +
             "L) hd_acc = " + c_combine(u.reduce_op, t, "hd_acc", part) + ";\n";
-    print_tree(u.reduce_op, t, m.final_threads, in, body);
+    print_tree(b, u.reduce_op, t, m.final_threads, in, body);
     print_final_store(b, kernel, f, in, body);
     KernelParams final_params;
     final_params.add(u.write_buffer, true);

@@ -19,8 +19,8 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
     std::size_t shared = 0;
     for (std::size_t j = 0; j < k; ++j) {
         DType t = b.buffer_dtype(f.buffers[j]);
-        body += "    __shared__ " + std::string(c_value_type(t)) + " " + red(j) + "[" +
-                std::to_string(threads) + "];\n";
+        body += "    " + b.dialect.shared_prefix + std::string(c_value_type(t)) + " " + red(j) +
+                "[" + std::to_string(threads) + "];\n";
         shared += static_cast<std::size_t>(threads) * dtype_size(t);
     }
     body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
@@ -47,7 +47,7 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
     body += in + "}\n";
     for (std::size_t j = 0; j < k; ++j)
         body += in + red(j) + "[threadIdx.x] = " + acc(j) + ";\n";
-    body += in + "__syncthreads();\n";
+    body += in + b.dialect.barrier + "\n";
     // Partials combined with their right neighbour at strides 1, 2, 4, ...: index order kept.
     body +=
         in + "for (unsigned hd_d = 1u; hd_d < " + std::to_string(threads) + "u; hd_d <<= 1) {\n";
@@ -65,11 +65,11 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
                 std::to_string(j) + " = " + combined[j] + ";\n";
     for (std::size_t j = 0; j < k; ++j)
         body += in3 + red(j) + "[threadIdx.x] = hd_c" + std::to_string(j) + ";\n";
-    body += in2 + "}\n" + in2 + "__syncthreads();\n" + in + "}\n";
+    body += in2 + "}\n" + in2 + b.dialect.barrier + "\n" + in + "}\n";
     body += in + "if (threadIdx.x == 0) {\n";
     for (std::size_t j = 0; j < k; ++j)
         body += store_line(b, f.buffers[j], u.write_access, red(j) + "[0]", in2);
-    body += in + "}\n" + in + "__syncthreads();\n    }\n";
+    body += in + "}\n" + in + b.dialect.barrier + "\n    }\n";
     KernelParams params = statement_params(u);
     b.launch(kernel, "tuple_block_reduction", grid_of(f.num_outputs),
              {static_cast<unsigned>(threads), 1, 1}, params, static_cast<int>(threads), body,
