@@ -5,7 +5,8 @@
 //   shared memory (built-in ops only);
 // - split: very few outputs with very long reductions; S blocks per output write partials to a
 //   scratch buffer, a second launch reduces them.
-// Each applies the kernel's epilogues (cuda_epilogue.cpp) where it stores a result element.
+// Each applies the kernel's epilogues (backends/common/c_reduction.hpp) where it stores a
+// result element.
 #include <algorithm>
 
 #include "backends/common/c_expr.hpp"
