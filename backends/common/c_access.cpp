@@ -91,6 +91,43 @@ std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
     return buffer.name + "[" + s + "]";
 }
 
+std::string c_loop_header(const sched::AstNode& n) {
+    return "for (long " + n.iterator + " = " + c_index_expr(n.init) + "; " + c_index_expr(n.cond) +
+           "; " + n.iterator + " += " + c_index_expr(n.inc) + ")";
+}
+
+void c_print_plain(const sched::AstNode& n, const std::string& in, std::string& out,
+                   const CallPrinter& call) {
+    using Kind = sched::AstNode::Kind;
+    auto nodes = [&](const std::vector<sched::AstNode>& ns, const std::string& at) {
+        for (const sched::AstNode& m : ns)
+            c_print_plain(m, at, out, call);
+    };
+    switch (n.kind) {
+    case Kind::Block:
+    case Kind::Mark:
+        nodes(n.body, in);
+        return;
+    case Kind::If:
+        out += in + "if (" + c_index_expr(n.condition) + ") {\n";
+        nodes(n.body, in + "    ");
+        if (!n.else_body.empty()) {
+            out += in + "} else {\n";
+            nodes(n.else_body, in + "    ");
+        }
+        out += in + "}\n";
+        return;
+    case Kind::For:
+        out += in + c_loop_header(n) + " {\n";
+        nodes(n.body, in + "    ");
+        out += in + "}\n";
+        return;
+    case Kind::Call:
+        call(n, in, out);
+        return;
+    }
+}
+
 std::string c_counter_lines(const sched::AstNode& call, const std::string& pad) {
     std::string out;
     for (std::size_t k = 0; k < call.counters.size(); ++k)

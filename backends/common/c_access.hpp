@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ using sched::LinearIndex;
 using sched::mentions;
 // "b2[1024L * i0 + i1]" (the counters named i0, i1, ...).
 std::string c_element(const poly::Buffer& buffer, const AffineMap& access);
+// "for (long c1 = <init>; <cond>; c1 += <inc>)" of a For node.
+std::string c_loop_header(const sched::AstNode& loop);
+// A loop AST printed plainly, each line prefixed by `in` and four spaces per level: blocks and
+// marks as their bodies, ifs and loops as C, statement calls by `call(node, indent, out)`.
+using CallPrinter = std::function<void(const sched::AstNode&, const std::string&, std::string&)>;
+void c_print_plain(const sched::AstNode& n, const std::string& in, std::string& out,
+                   const CallPrinter& call);
 // "const long i0 = <counter 0>;\n..." for a statement call, each line prefixed by `pad`.
 std::string c_counter_lines(const sched::AstNode& call, const std::string& pad);
 

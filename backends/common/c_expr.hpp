@@ -52,6 +52,6 @@ std::string c_combine(ReduceOp op, DType t, const std::string& acc, const std::s
 
 // Helper functions the printed expressions call (static inline, no #include).
 std::string c_prelude(int vector_bytes); // vector_bytes: the target's vector register
-const std::string& c_prelude_body();      // what follows its HD_VECTOR_BYTES line
+const std::string& c_prelude_body();     // what follows its HD_VECTOR_BYTES line
 
 } // namespace hedra::backend

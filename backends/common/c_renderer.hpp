@@ -8,10 +8,11 @@
 // dependence test gets `#pragma omp parallel for`, and its body is outlined into a static
 // function with `__restrict` parameters (g++ drops restrict inside parallel regions, 10x on
 // matmul); the innermost parallel loops get `#pragma omp simd`. It prints what the passes chose:
-// register tiles (register_tile.hpp), lane reductions, contiguous nests as one loop. The accumulation of
-// a sum, product or custom reduction may contract into an FMA and reassociate (`#pragma clang fp`);
-// every value, the value a reduction accumulates included, is computed exactly (the program is
-// compiled with -ffp-contract=off), so a map recomputed in several kernels agrees bit for bit.
+// register tiles (register_tile.hpp), lane reductions, contiguous nests as one loop. The
+// accumulation of a sum, product or custom reduction may contract into an FMA and reassociate
+// (`#pragma clang fp`); every value, the value a reduction accumulates included, is computed
+// exactly (the program is compiled with -ffp-contract=off), so a map recomputed in several kernels
+// agrees bit for bit.
 #pragma once
 
 #include <string>
@@ -38,9 +39,9 @@ CStyle serial_style(); // plain loops: no threads, vectorized by the compiler al
 struct PrintOptions {
     CStyle style;
     std::string entry = "hedra_program";
-    bool parallel = true;       // emit the style's parallel loops
-    bool simd = true;           // emit the style's simd pragma on innermost parallel loops
-    bool coalesce = true;       // contiguous loop nests as one loop (loop_coalesce.hpp)
+    bool parallel = true; // emit the style's parallel loops
+    bool simd = true;     // emit the style's simd pragma on innermost parallel loops
+    bool coalesce = true; // contiguous loop nests as one loop (loop_coalesce.hpp)
     // The target's vector register (sched::CpuTarget::vector_bytes of the target the program
     // was lowered for): the prelude's vector types. The register tiles and lane reductions are
     // the passes' (scheduler/register_tile.hpp, lane_reduction.hpp).

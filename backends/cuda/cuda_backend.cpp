@@ -323,7 +323,7 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
     std::string text = tile_sizes_key(options.tile_sizes) + (cuda::autotune_enabled() ? "tuned;" : "") + key.text;
     if (std::shared_ptr<const CudaProgramCode> cached = cache_.find(text)) return cached;
     // Epilogues, chains of them included, are applied where each sum's element is stored
-    // (cuda_epilogue.cpp).
+    // (backends/common/c_reduction.hpp).
     poly::ProgramIR ir = sched::partition(outputs, placeholders, cuda_partition_options());
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;

@@ -1,236 +1,488 @@
 // The contraction template (PPCG's mapping with shared-memory promotion and register tiles), as
-// the mapping passes decided it (scheduler/gpu_mapping.hpp): two coincident output members M
-// and N are tiled BM×BN per block, each thread keeps a TM×TN tile of accumulators in registers
-// (its rows and columns in groups of 4 consecutive ones, so operands come from shared memory in
-// 16-byte loads and a warp's stores stay coalesced), the other output members run over
-// blockIdx.z, and the reduction members are tiled by a chunk (innermost members first), the
-// chunks walked by one loop. Per chunk, the staged reads' box hulls over (block tile × chunk)
-// are copied into __shared__ memory by all threads (double-buffered: the next chunk prefetched
-// into registers), then every thread folds its tile. The hull of an access over a box is its
-// image's bounding box, so a read of the staged copy is the access minus the hull origin:
-// constant coefficients, no div/mod in the hot loop. Maps of the result (epilogues) are applied
-// to the accumulators before they are stored; with split K, blockIdx.z also walks the slices
-// of the chunks and a second launch combines them. docs/cuda.md has the details.
+// the mapping passes decided it (scheduler/gpu_mapping.hpp: gpu.tile, gpu.stage): two coincident
+// output members M and N are tiled BM×BN per block, each thread keeps a TM×TN tile of
+// accumulators in registers (its rows and columns in groups of 4 consecutive ones, so operands
+// come from shared memory in 16-byte loads and a warp's stores stay coalesced), the other output
+// members run over blockIdx.z, and the reduction members are tiled by a chunk (innermost members
+// first), the chunks walked by one loop. Per chunk, the staged reads' box hulls over (block tile
+// × chunk) are copied into __shared__ memory by all threads (double-buffered: the next chunk
+// prefetched into registers; 16-byte global loads where aligned), then every thread folds its
+// tile, staged operands read from register fragments or shared memory. The hull of an access
+// over a box is its image's bounding box, so a read of the staged copy is the access minus the
+// hull origin: constant coefficients, no div/mod in the hot loop. Maps of the result
+// (epilogues) are applied to the accumulators before they are stored; with split K, blockIdx.z
+// also walks the slices of the chunks and a second launch combines them. docs/cuda.md has the
+// details.
 #include <algorithm>
-#include <cstdlib>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/common/c_expr.hpp"
-#include "backends/cuda/render/cuda_contraction.hpp"
+#include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
 
-Contraction::Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping)
-    : b_(b), c_(mapping.contraction), kernel_(mapping.kernel), f_(*mapping.reduction),
-      u_(*f_.update), m_(c_.m), n_(c_.n), t_(c_.tile), tile_(c_.block_tile), z_(c_.z),
-      shared_bytes_(c_.shared_bytes), double_(c_.double_buffer), splits_(c_.splits) {
-    local_.assign(f_.extents.size(), "0");
-    local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), vector_width(t_.tm));
-    local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), vector_width(t_.tn));
-    for (int c : f_.reductions)
-        local_[c] = "hd_c" + std::to_string(c);
-    for (const sched::GpuStagedRead& read : c_.staged) {
-        Staged s{read, "hd_s" + std::to_string(staged_.size())};
-        staged_.push_back(std::move(s));
-    }
+namespace {
+
+using sched::depends;
+
+// A thread's TM rows (TN columns) come in groups of V consecutive ones, V in {4, 2, 1}: group g
+// of thread t starts at g·T·V + t·V (T threads along that member). So one 16-byte shared load
+// fetches V of a thread's operands, and the 8 threads of a quarter warp read 128 consecutive
+// bytes (no bank conflict); stores of a row stay coalesced across the warp.
+std::int64_t vector_width(std::int64_t per_thread) {
+    return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
 }
 
-void Contraction::emit() {
-    CudaLaunch l;
-    l.function = b_.next_name(kernel_);
-    l.strategy = "contraction";
-    l.kernel = kernel_;
-    std::int64_t zt = 1;
-    for (int c : z_)
-        zt *= f_.extents[c];
-    if (splits_ > 1) {
-        l.strategy = "contraction_split";
-        partials_ = b_.add_scratch(b_.buffer_dtype(u_.write_buffer), splits_ * result_elements());
+// `#pragma unroll` and `for (int var = 0; var < n; ++var)`, each line prefixed by `in`.
+std::string unrolled(const std::string& in, const std::string& var, std::int64_t n) {
+    return in + "#pragma unroll\n" + in + "for (int " + var + " = 0; " + var + " < " +
+           std::to_string(n) + "; ++" + var + ")";
+}
+
+// A staged read (gpu.stage) and the name of its shared copy.
+struct Staged : sched::GpuStagedRead {
+    std::string name;
+};
+
+class Contraction {
+public:
+    Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping)
+        : b_(b), c_(mapping.contraction), kernel_(mapping.kernel), f_(*mapping.reduction),
+          u_(*f_.update), m_(c_.m), n_(c_.n), t_(c_.tile), tile_(c_.block_tile), z_(c_.z),
+          shared_bytes_(c_.shared_bytes), double_(c_.double_buffer), splits_(c_.splits) {
+        local_.assign(f_.extents.size(), "0");
+        local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), vector_width(t_.tm));
+        local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), vector_width(t_.tn));
+        for (int c : f_.reductions)
+            local_[c] = "hd_c" + std::to_string(c);
+        for (const sched::GpuStagedRead& read : c_.staged) {
+            Staged s{read, "hd_s" + std::to_string(staged_.size())};
+            staged_.push_back(std::move(s));
+        }
     }
-    l.grid = {static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
-              static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
-              static_cast<unsigned>(std::min<std::int64_t>(zt * splits_, 65535))};
-    l.block = {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1};
-    l.shared_bytes = shared_bytes_;
-    KernelParams params = statement_params(u_);
-    if (splits_ > 1)
-        params.add(partials_, true);
-    else
+
+    // Appends the launch (and a split's final launch) to the source builder.
+    void emit() {
+        std::int64_t zt = 1;
+        for (int c : z_)
+            zt *= f_.extents[c];
+        KernelParams params = statement_params(u_);
+        if (splits_ > 1) {
+            partials_ =
+                b_.add_scratch(b_.buffer_dtype(u_.write_buffer), splits_ * result_elements());
+            params.add(partials_, true);
+        } else {
+            add_epilogue_params(b_, kernel_, f_, params);
+        }
+        std::array<unsigned, 3> grid{
+            static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
+            static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
+            static_cast<unsigned>(std::min<std::int64_t>(zt * splits_, 65535))};
+        Index32Scope scope(c_.index32);
+        b_.launch(kernel_, splits_ > 1 ? "contraction_split" : "contraction", grid,
+                  {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1}, params,
+                  static_cast<int>(threads()), body(zt), shared_bytes_, c_.min_blocks_per_sm);
+        if (splits_ > 1) emit_final();
+    }
+
+private:
+    std::int64_t chunk_count() const { return c_.chunks; }
+    std::int64_t chunks_per_split() const { return ceil_div(chunk_count(), splits_); }
+    std::int64_t result_elements() const { return product(b_.buffer_sizes(u_.write_buffer)); }
+    std::int64_t threads() const { return t_.tx() * t_.ty(); }
+    std::string counter(int c) const { return "i" + std::to_string(c); }
+    bool is_z(int c) const { return std::find(z_.begin(), z_.end(), c) != z_.end(); }
+    // The fragment of staged read s: a thread's T operands along v, loaded V at a time.
+    std::string fragment_name(const Staged& s) const { return "hd_f" + s.name.substr(4); }
+    std::string registers_name(const Staged& s) const { return "hd_r" + s.name.substr(4); }
+    // s's shared copy; in double-buffered kernels, buffer `buffer` of the two.
+    std::string shared_array(const Staged& s, const std::string& buffer) const {
+        return double_ ? s.name + "[" + buffer + "]" : s.name;
+    }
+
+    // The second launch of a split contraction: per result element, init ⊕ the S partials,
+    // then the result (if read elsewhere) and the epilogues, as the unsplit store does.
+    void emit_final() {
+        DType t = b_.buffer_dtype(u_.write_buffer);
+        const std::vector<std::int64_t>& sizes = b_.buffer_sizes(u_.write_buffer);
+        std::int64_t total = result_elements();
+        KernelParams params;
+        params.add(u_.write_buffer, true);
+        params.add(partials_, false);
         add_epilogue_params(b_, kernel_, f_, params);
-    l.buffers = params.buffers;
-    Index32Scope scope(c_.index32);
-    emit_kernel(b_, l.function, params, static_cast<int>(t_.tx() * t_.ty()), body(zt),
-                c_.min_blocks_per_sm);
-    b_.launches.push_back(std::move(l));
-    if (splits_ > 1) emit_final();
-}
+        Index32Scope scope(c_.final_index32);
+        std::string in = "        ";
+        std::string body =
+            grid_stride_loop(b_.dialect, "hd_flat", int_text(total), true, index_type());
+        print_unflatten("hd_flat", sizes, counter_names(sizes.size()), in, body);
+        std::string init = init_value(b_, f_, in, body);
+        body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
+        std::string part = b_.buffer_name(partials_) + "[hd_j * " + int_text(total) + " + hd_flat]";
+        if (t == DType::Bool) part = "(" + part + " != 0)";
+        body += in + "for (int hd_j = 0; hd_j < " + std::to_string(splits_) + "; ++hd_j) {\n";
+        std::string combined = print_combine(u_, t, "hd_acc", part, in + "    ", "c", body);
+        body += in + "    hd_acc = " + combined + ";\n" + in + "}\n";
+        if (result_needed(b_.program, kernel_, f_))
+            body += in + b_.buffer_name(u_.write_buffer) +
+                    "[hd_flat] = " + store_value(t, "hd_acc") + ";\n";
+        for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
+            print_epilogue_value(b_, kernel_, f_, f_.epilogues[k], "e" + std::to_string(k),
+                                 "hd_acc", in, body);
+        body += "    }\n";
+        b_.launch(kernel_, "contraction_final", grid_of(ceil_div(total, c_.final_threads)),
+                  {static_cast<unsigned>(c_.final_threads), 1, 1}, params, 256, body);
+    }
 
-std::string Contraction::base(int c, bool negative) const {
-    std::string lo = c == m_   ? "hd_m0"
-                     : c == n_ ? "hd_n0"
-                     : is_z(c) ? counter(c)
-                               : "hd_k" + std::to_string(c);
-    return negative && tile_[c] > 1 ? "(" + lo + " + " + int_text(tile_[c] - 1) + ")" : lo;
-}
+    static std::string local_offset(const std::string& index, const std::string& thread,
+                                    std::int64_t threads, std::int64_t v) {
+        if (v == 1) return thread + " + " + index + " * " + std::to_string(threads);
+        std::string vs = std::to_string(v);
+        return "(" + index + " / " + vs + ") * " + std::to_string(threads * v) + " + " + thread +
+               " * " + vs + " + " + index + " % " + vs;
+    }
 
-void Contraction::print_chunk_bases(const std::string& q, const std::string& in,
-                                    std::string& out) const {
-    std::int64_t below = 1;
-    for (std::size_t k = f_.reductions.size(); k-- > 0;) {
-        int c = f_.reductions[k];
-        std::int64_t chunks = ceil_div(f_.extents[c], tile_[c]);
-        std::string e = chunks == 1 ? int_text(0)
-                                    : "((" + q + ")" + (below == 1 ? "" : " / " + int_text(below)) +
-                                          " % " + int_text(chunks) + ") * " + int_text(tile_[c]);
-        out += in + "const " + index_type() + " hd_k" + std::to_string(c) + " = " + e + ";\n";
-        out += in + "(void)hd_k" + std::to_string(c) + ";\n";
-        below *= chunks;
+    bool contiguous_in_shared(const Staged& s) const {
+        // The four elements of a 16-byte load are adjacent in shared memory, and every group
+        // starts on a 16-byte boundary: the other axes' pitches and the buffer (one of two when
+        // double buffered) are multiples of four elements.
+        if (s.load_width != 4 || s.pitch.back() != 1 || s.stored % 4 != 0) return false;
+        for (std::size_t row = 0; row + 1 < s.pitch.size(); ++row)
+            if (s.pitch[row] % 4 != 0) return false;
+        return true;
     }
-}
 
-bool Contraction::needs_guard() const {
-    for (std::size_t q = 0; q < u_.reads.size(); ++q) {
-        const poly::Read& r = u_.reads[q];
-        bool staged = std::any_of(staged_.begin(), staged_.end(),
-                                  [&](const Staged& s) { return s.read == int(q); });
-        if (r.buffer >= 0 && !staged && (depends(r, m_) || depends(r, n_))) return true;
+    void print_fragment(const Staged& s, const std::string& in, std::string& out) const {
+        const poly::Read& r = u_.reads[s.read];
+        DType dt = b_.buffer_dtype(r.buffer);
+        bool is_m = s.vector_counter == m_;
+        std::int64_t per = is_m ? t_.tm : t_.tn, threads = is_m ? t_.ty() : t_.tx();
+        std::int64_t v = vector_width(per);
+        std::string st = c_storage_type(dt), f = fragment_name(s);
+        std::string base = shared_offset(s, s.vector_counter);
+        out += in + st + " " + f + "[" + std::to_string(per) + "];\n";
+        out += unrolled(in, "hd_g", per / v) + " {\n";
+        std::string at = base + " + hd_g * " + std::to_string(threads * v) + " + " +
+                         (is_m ? "hd_ty" : "hd_tx") + " * " + std::to_string(v);
+        std::string vt = dt == DType::F32 ? "float" : dt == DType::I32 ? "int" : "";
+        const char* lanes[] = {"x", "y", "z", "w"};
+        if (v > 1 && !vt.empty()) {
+            std::string vec = vt + std::to_string(v);
+            out += in + "    const " + vec + " hd_w = *reinterpret_cast<const " + vec + "*>(&" +
+                   shared_array(s, "hd_buf") + "[" + at + "]);\n";
+            for (std::int64_t k = 0; k < v; ++k)
+                out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " +
+                       std::to_string(k) + "] = hd_w." + lanes[k] + ";\n";
+        } else {
+            for (std::int64_t k = 0; k < v; ++k)
+                out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " +
+                       std::to_string(k) + "] = " + shared_array(s, "hd_buf") + "[" + at + " + " +
+                       std::to_string(k) + "];\n";
+        }
+        out += in + "}\n";
     }
-    return false;
-}
 
-std::string Contraction::tile_loops(const std::string& in, const std::string& inner_body) const {
-    std::string s = in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " +
-                    std::to_string(t_.tm) + "; ++hd_tm) {\n";
-    s += in + "    const " + index_type() + " " + counter(m_) + " = hd_m0 + " + local_[m_] + ";\n";
-    s += in + "    #pragma unroll\n" + in + "    for (int hd_tn = 0; hd_tn < " +
-         std::to_string(t_.tn) + "; ++hd_tn) {\n";
-    s += in + "        const " + index_type() + " " + counter(n_) + " = hd_n0 + " + local_[n_] +
-         ";\n";
-    return s + inner_body + in + "    }\n" + in + "}\n";
-}
+    // The tile's lowest counter value of c for a coefficient of sign `negative`.
+    std::string base(int c, bool negative) const {
+        std::string lo = c == m_   ? "hd_m0"
+                         : c == n_ ? "hd_n0"
+                         : is_z(c) ? counter(c)
+                                   : "hd_k" + std::to_string(c);
+        return negative && tile_[c] > 1 ? "(" + lo + " + " + int_text(tile_[c] - 1) + ")" : lo;
+    }
 
-std::string Contraction::guard() const {
-    return counter(m_) + " < " + int_text(f_.extents[m_]) + " && " + counter(n_) + " < " +
-           int_text(f_.extents[n_]);
-}
+    // The offset in s's shared copy of the element the tile's counters read, leaving out
+    // counter `skip` (-1: none).
+    std::string shared_offset(const Staged& s, int skip) const {
+        const poly::Read& r = u_.reads[s.read];
+        std::vector<std::pair<std::int64_t, std::string>> terms;
+        std::int64_t constant = 0;
+        for (std::size_t c = 0; c < tile_.size(); ++c) {
+            std::int64_t k = 0;
+            for (int row = 0; row < r.access.out_rank(); ++row) {
+                std::int64_t a = r.access.coeff(row, int(c));
+                k += s.pitch[row] * a;
+                if (a < 0) constant += s.pitch[row] * -a * (tile_[c] - 1);
+            }
+            if (tile_[c] > 1 && int(c) != skip) terms.push_back({k, local_[c]});
+        }
+        return lin(terms, constant);
+    }
 
-std::string Contraction::body(std::int64_t zt) const {
-    DType t = b_.buffer_dtype(u_.write_buffer);
-    std::string vt = c_value_type(t), out;
-    for (const Staged& s : staged_)
-        out += "    __shared__ __align__(16) " +
-               std::string(c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer))) + " " +
-               s.name + (double_ ? "[2]" : "") + "[" + std::to_string(s.stored) + "];\n";
-    out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
-    out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
-    std::string it = index_type();
-    out += "    const " + it + " hd_m0 = (" + it + ")blockIdx.y * " + int_text(t_.bm) +
-           ", hd_n0 = (" + it + ")blockIdx.x * " + int_text(t_.bn) + ";\n";
-    out += "    (void)hd_tid;\n";
-    // Split K: blockIdx.z also walks the S slices of the chunks (slice fastest).
-    out += "    for (" + it + " hd_zs = blockIdx.z; hd_zs < " + int_text(zt * splits_) +
-           "; hd_zs += gridDim.z) {\n";
-    std::string in = "        ";
-    out += in + "const " + it + " hd_z = hd_zs / " + int_text(splits_) + ";\n";
-    out += in + "const " + it + " hd_q0 = (hd_zs % " + int_text(splits_) + ") * " +
-           int_text(chunks_per_split()) + ";\n";
-    out += in + "const " + it + " hd_q1 = hd_lmin(hd_q0 + " + int_text(chunks_per_split()) + ", " +
-           int_text(chunk_count()) + ");\n";
-    out += in + "(void)hd_q1;\n";
-    std::vector<std::string> zn;
-    std::vector<std::int64_t> ze;
-    for (int c : z_) {
-        zn.push_back(counter(c));
-        ze.push_back(f_.extents[c]);
+    std::string shared_read(const Staged& s) const {
+        const poly::Read& r = u_.reads[s.read];
+        std::string e =
+            s.vector_row >= 0
+                ? fragment_name(s) + "[" + (s.vector_counter == m_ ? "hd_tm" : "hd_tn") + "]"
+                : shared_array(s, "hd_buf") + "[" + shared_offset(s, -1) + "]";
+        return b_.buffer_dtype(r.buffer) == DType::Bool ? "(" + e + " != 0)" : e;
     }
-    print_unflatten("hd_z", ze, zn, in, out);
-    std::string init =
-        splits_ > 1 ? identity_literal(u_.reduce_op, t) : init_value(b_, f_, in, out);
-    out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
-    out += in + "#pragma unroll\n" + in + "for (int hd_tm = 0; hd_tm < " + std::to_string(t_.tm) +
-           "; ++hd_tm)\n" + in + "    #pragma unroll\n" + in + "    for (int hd_tn = 0; hd_tn < " +
-           std::to_string(t_.tn) + "; ++hd_tn) hd_acc[hd_tm][hd_tn] = " + init + ";\n";
-    // The reduction members' chunks, one loop over their count (innermost member fastest).
-    std::string kin = in + "    ", q = "hd_q1";
-    if (double_) {
-        for (const Staged& s : staged_)
-            out += in + c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer)) + " " +
-                   registers_name(s) + "[" +
-                   std::to_string(ceil_div(s.elements / s.load_width, threads()) * s.load_width) +
-                   "];\n";
-        out += in + "{\n";
-        print_chunk_bases("hd_q0", kin, out);
-        for (const Staged& s : staged_)
-            print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
-        out += in + "}\n" + in + "__syncthreads();\n";
+
+    // How staging moves a chunk of s: global memory straight to shared (Direct), global to the
+    // thread's registers (Load: the next chunk, in flight during the fold), or those registers
+    // to shared (Store). Consecutive threads take consecutive elements of the hull in buffer
+    // order, so global reads are coalesced along the buffer's last axis.
+    enum class StageMode { Direct, Load, Store };
+
+    void print_stage(const Staged& s, StageMode mode, const std::string& target,
+                     const std::string& in, std::string& out) const {
+        const poly::Read& r = u_.reads[s.read];
+        const std::vector<std::int64_t>& sizes = b_.buffer_sizes(r.buffer);
+        int rank = r.access.out_rank();
+        std::int64_t w = s.load_width, groups = s.elements / w;
+        std::string in2 = in + "    ", cond, global, place;
+        if (mode == StageMode::Direct) {
+            out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(groups) +
+                   "; hd_e += " + std::to_string(threads()) + ") {\n";
+        } else {
+            out += unrolled(in, "hd_i", ceil_div(groups, threads())) + " {\n";
+            out += in2 + "const int hd_e = hd_tid + hd_i * " + std::to_string(threads()) + ";\n";
+            if (groups % threads() != 0)
+                out += in2 + "if (hd_e >= " + std::to_string(groups) + ") break;\n";
+        }
+        out += in2 + "int hd_h = hd_e;\n";
+        std::int64_t stride = 1;
+        for (int row = rank - 1; row >= 0; --row) {
+            std::string h = "hd_h" + std::to_string(row), p = "hd_p" + std::to_string(row);
+            std::int64_t extent = row == rank - 1 ? s.hull[row] / w : s.hull[row];
+            out += in2 + "const int " + h + " = hd_h % " + std::to_string(extent) +
+                   (row == rank - 1 && w > 1 ? " * " + std::to_string(w) : "") +
+                   "; hd_h /= " + std::to_string(extent) + ";\n";
+            place +=
+                std::string(place.empty() ? "" : " + ") + h + " * " + std::to_string(s.pitch[row]);
+            if (mode == StageMode::Store) continue;
+            std::string origin = int_text(r.access.offset(row));
+            for (std::size_t c = 0; c < tile_.size(); ++c) {
+                std::int64_t a = r.access.coeff(row, int(c));
+                if (a != 0) origin += " + " + int_text(a) + " * " + base(int(c), a < 0);
+            }
+            out += in2 + "const " + index_type() + " " + p + " = " + origin + " + " + h + ";\n";
+            cond += std::string(cond.empty() ? "" : " && ") + p + " >= " + int_text(0) + " && " +
+                    p + " < " + int_text(sizes[row]);
+            global += std::string(global.empty() ? "" : " + ") + p + " * " + int_text(stride);
+            stride *= sizes[row];
+        }
+        out += in2 + "(void)hd_h;\n";
+        std::string st = c_storage_type(b_.buffer_dtype(r.buffer)), regs = registers_name(s);
+        std::string at = b_.buffer_name(r.buffer) + "[" + global + "]";
+        if (w == 1) {
+            std::string value = s.in_bounds ? at : "(" + cond + ") ? " + at + " : (" + st + ")0";
+            if (mode == StageMode::Direct)
+                out += in2 + target + "[" + place + "] = " + value + ";\n";
+            else if (mode == StageMode::Load)
+                out += in2 + regs + "[hd_i] = " + value + ";\n";
+            else
+                out += in2 + target + "[" + place + "] = " + regs + "[hd_i];\n";
+        } else {
+            // Four consecutive elements of the buffer's last axis: one 16-byte load; in shared
+            // memory they are pitch[last] apart (1, or a row of the transposed layout).
+            std::string vec = st == "float" ? "float4" : "int4";
+            const char* lanes[] = {"x", "y", "z", "w"};
+            std::string step = std::to_string(s.pitch[static_cast<std::size_t>(rank - 1)]);
+            if (mode != StageMode::Store)
+                out += in2 + "const " + vec + " hd_v = *reinterpret_cast<const " + vec + "*>(&" +
+                       at + ");\n";
+            if (mode != StageMode::Load && contiguous_in_shared(s)) {
+                // Stored as loaded: one 16-byte store (four scalar ones hit the same banks when
+                // consecutive threads are 4 words apart).
+                std::string value = "hd_v";
+                if (mode == StageMode::Store)
+                    value = vec + "{" + regs + "[hd_i * 4], " + regs + "[hd_i * 4 + 1], " + regs +
+                            "[hd_i * 4 + 2], " + regs + "[hd_i * 4 + 3]}";
+                out += in2 + "*reinterpret_cast<" + vec + "*>(&" + target + "[" + place +
+                       "]) = " + value + ";\n";
+                out += in + "}\n";
+                return;
+            }
+            for (int j = 0; j < 4; ++j) {
+                std::string lane = "hd_v." + std::string(lanes[j]);
+                std::string reg = regs + "[hd_i * 4 + " + std::to_string(j) + "]";
+                std::string dst =
+                    target + "[" + place + " + " + std::to_string(j) + " * " + step + "]";
+                if (mode == StageMode::Direct)
+                    out += in2 + dst + " = " + lane + ";\n";
+                else if (mode == StageMode::Load)
+                    out += in2 + reg + " = " + lane + ";\n";
+                else
+                    out += in2 + dst + " = " + reg + ";\n";
+            }
+        }
+        out += in + "}\n";
     }
-    out += in + "for (" + it + " hd_q = hd_q0; hd_q < " + q + "; ++hd_q) {\n";
-    if (double_) {
-        out += kin + "const int hd_buf = (int)((hd_q - hd_q0) & " + int_text(1) + ");\n";
-        out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
-        print_chunk_bases("hd_q + " + int_text(1), kin + "    ", out);
-        for (const Staged& s : staged_)
-            print_stage(s, StageMode::Load, "", kin + "    ", out);
-        out += kin + "}\n";
-        print_chunk_bases("hd_q", kin, out);
-    } else {
-        print_chunk_bases("hd_q", kin, out);
-        for (const Staged& s : staged_)
-            print_stage(s, StageMode::Direct, s.name, kin, out);
-        out += kin + "__syncthreads();\n";
+
+    // Declares the chunk's reduction bases hd_k<c> for chunk number `q` (innermost fastest).
+    void print_chunk_bases(const std::string& q, const std::string& in, std::string& out) const {
+        std::int64_t below = 1;
+        for (std::size_t k = f_.reductions.size(); k-- > 0;) {
+            int c = f_.reductions[k];
+            std::int64_t chunks = ceil_div(f_.extents[c], tile_[c]);
+            std::string e = chunks == 1
+                                ? int_text(0)
+                                : "((" + q + ")" + (below == 1 ? "" : " / " + int_text(below)) +
+                                      " % " + int_text(chunks) + ") * " + int_text(tile_[c]);
+            out += in + "const " + index_type() + " hd_k" + std::to_string(c) + " = " + e + ";\n";
+            out += in + "(void)hd_k" + std::to_string(c) + ";\n";
+            below *= chunks;
+        }
     }
-    std::string cin = kin;
-    for (int c : f_.reductions) {
-        std::string hc = "hd_c" + std::to_string(c), k = "hd_k" + std::to_string(c);
-        out += cin + "#pragma unroll\n" + cin + "for (int " + hc + " = 0; " + hc + " < " +
-               std::to_string(tile_[c]) + "; ++" + hc + ") {\n";
-        cin += "    ";
-        out += cin + "const " + it + " " + counter(c) + " = " + k + " + " + hc + ";\n";
-        if (f_.extents[c] % tile_[c] != 0)
-            out += cin + "if (" + counter(c) + " >= " + int_text(f_.extents[c]) + ") break;\n";
+
+    bool needs_guard() const {
+        for (std::size_t q = 0; q < u_.reads.size(); ++q) {
+            const poly::Read& r = u_.reads[q];
+            bool staged = std::any_of(staged_.begin(), staged_.end(),
+                                      [&](const Staged& s) { return s.read == int(q); });
+            if (r.buffer >= 0 && !staged && (depends(r, m_) || depends(r, n_))) return true;
+        }
+        return false;
     }
-    for (const Staged& s : staged_)
-        if (s.vector_row >= 0) print_fragment(s, cin, out);
-    std::string fold, fin = cin + "            ";
-    bool guarded = needs_guard();
-    fold += cin + "        {\n";
-    if (guarded) fold += cin + "        if (" + guard() + ") {\n";
-    auto staged_read = [&](int q) {
+
+    std::string tile_loops(const std::string& in, const std::string& inner_body) const {
+        std::string s = unrolled(in, "hd_tm", t_.tm) + " {\n";
+        s += in + "    const " + index_type() + " " + counter(m_) + " = hd_m0 + " + local_[m_] +
+             ";\n";
+        s += unrolled(in + "    ", "hd_tn", t_.tn) + " {\n";
+        s += in + "        const " + index_type() + " " + counter(n_) + " = hd_n0 + " + local_[n_] +
+             ";\n";
+        return s + inner_body + in + "    }\n" + in + "}\n";
+    }
+
+    std::string guard() const {
+        return counter(m_) + " < " + int_text(f_.extents[m_]) + " && " + counter(n_) + " < " +
+               int_text(f_.extents[n_]);
+    }
+
+    std::string body(std::int64_t zt) const {
+        DType t = b_.buffer_dtype(u_.write_buffer);
+        std::string vt = c_value_type(t), out;
         for (const Staged& s : staged_)
-            if (s.read == q) return shared_read(s);
-        return std::string();
-    };
-    print_fold(b_, u_, "hd_acc[hd_tm][hd_tn]", fin, "t", fold, staged_read);
-    if (guarded) fold += cin + "        }\n";
-    fold += cin + "        }\n";
-    out += tile_loops(cin, fold);
-    for (std::size_t k = 0; k < f_.reductions.size(); ++k) {
-        cin.resize(cin.size() - 4);
-        out += cin + "}\n";
-    }
-    if (double_) {
-        // The other buffer was last read before the previous __syncthreads.
-        out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
+            out += "    " + b_.dialect.shared_prefix + "__align__(16) " +
+                   std::string(c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer))) + " " +
+                   s.name + (double_ ? "[2]" : "") + "[" + std::to_string(s.stored) + "];\n";
+        out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
+        out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
+        std::string it = index_type();
+        out += "    const " + it + " hd_m0 = (" + it + ")blockIdx.y * " + int_text(t_.bm) +
+               ", hd_n0 = (" + it + ")blockIdx.x * " + int_text(t_.bn) + ";\n";
+        out += "    (void)hd_tid;\n";
+        // Split K: blockIdx.z also walks the S slices of the chunks (slice fastest).
+        out += "    for (" + it + " hd_zs = blockIdx.z; hd_zs < " + int_text(zt * splits_) +
+               "; hd_zs += gridDim.z) {\n";
+        std::string in = "        ";
+        out += in + "const " + it + " hd_z = hd_zs / " + int_text(splits_) + ";\n";
+        out += in + "const " + it + " hd_q0 = (hd_zs % " + int_text(splits_) + ") * " +
+               int_text(chunks_per_split()) + ";\n";
+        out += in + "const " + it + " hd_q1 = hd_lmin(hd_q0 + " + int_text(chunks_per_split()) +
+               ", " + int_text(chunk_count()) + ");\n";
+        out += in + "(void)hd_q1;\n";
+        print_unflatten("hd_z", f_.extents, z_, in, out);
+        std::string init = splits_ > 1 ? identity_literal(b_.dialect, u_.reduce_op, t)
+                                       : init_value(b_, f_, in, out);
+        out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
+        out += unrolled(in, "hd_tm", t_.tm) + "\n" + unrolled(in + "    ", "hd_tn", t_.tn) +
+               " hd_acc[hd_tm][hd_tn] = " + init + ";\n";
+        // The reduction members' chunks, one loop over their count (innermost member fastest).
+        std::string kin = in + "    ", q = "hd_q1";
+        if (double_) {
+            for (const Staged& s : staged_)
+                out +=
+                    in + c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer)) + " " +
+                    registers_name(s) + "[" +
+                    std::to_string(ceil_div(s.elements / s.load_width, threads()) * s.load_width) +
+                    "];\n";
+            out += in + "{\n";
+            print_chunk_bases("hd_q0", kin, out);
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
+            out += in + "}\n" + in + b_.dialect.barrier + "\n";
+        }
+        out += in + "for (" + it + " hd_q = hd_q0; hd_q < " + q + "; ++hd_q) {\n";
+        if (double_) {
+            out += kin + "const int hd_buf = (int)((hd_q - hd_q0) & " + int_text(1) + ");\n";
+            out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
+            print_chunk_bases("hd_q + " + int_text(1), kin + "    ", out);
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Load, "", kin + "    ", out);
+            out += kin + "}\n";
+            print_chunk_bases("hd_q", kin, out);
+        } else {
+            print_chunk_bases("hd_q", kin, out);
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Direct, s.name, kin, out);
+            out += kin + b_.dialect.barrier + "\n";
+        }
+        std::string cin = kin;
+        for (int c : f_.reductions) {
+            std::string hc = "hd_c" + std::to_string(c), k = "hd_k" + std::to_string(c);
+            out += unrolled(cin, hc, tile_[c]) + " {\n";
+            cin += "    ";
+            out += cin + "const " + it + " " + counter(c) + " = " + k + " + " + hc + ";\n";
+            if (f_.extents[c] % tile_[c] != 0)
+                out += cin + "if (" + counter(c) + " >= " + int_text(f_.extents[c]) + ") break;\n";
+        }
         for (const Staged& s : staged_)
-            print_stage(s, StageMode::Store, s.name + "[hd_buf ^ 1]", kin + "    ", out);
-        out += kin + "}\n";
-    }
-    out += kin + "__syncthreads();\n" + in + "}\n";
-    std::string store, sin = in + "                ";
-    if (splits_ > 1) {
-        // This slice's partial result; the final launch combines the slices.
-        store += sin + b_.buffer_name(partials_) + "[(hd_zs % " + int_text(splits_) + ") * " +
-                 int_text(result_elements()) + " + " + result_index(f_) +
-                 "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
-    } else {
-        if (result_needed())
-            store += sin + b_.buffer_name(u_.write_buffer) + "[" + result_index(f_) +
+            if (s.vector_row >= 0) print_fragment(s, cin, out);
+        std::string fold, fin = cin + "            ";
+        bool guarded = needs_guard();
+        fold += cin + "        {\n";
+        if (guarded) fold += cin + "        if (" + guard() + ") {\n";
+        auto staged_read = [&](int q) {
+            for (const Staged& s : staged_)
+                if (s.read == q) return shared_read(s);
+            return std::string();
+        };
+        print_fold(b_, u_, "hd_acc[hd_tm][hd_tn]", fin, "t", fold, staged_read);
+        if (guarded) fold += cin + "        }\n";
+        fold += cin + "        }\n";
+        out += tile_loops(cin, fold);
+        for (std::size_t k = 0; k < f_.reductions.size(); ++k) {
+            cin.resize(cin.size() - 4);
+            out += cin + "}\n";
+        }
+        if (double_) {
+            // The other buffer was last read before the previous __syncthreads.
+            out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
+            for (const Staged& s : staged_)
+                print_stage(s, StageMode::Store, s.name + "[hd_buf ^ 1]", kin + "    ", out);
+            out += kin + "}\n";
+        }
+        out += kin + b_.dialect.barrier + "\n" + in + "}\n";
+        std::string store, sin = in + "                ";
+        if (splits_ > 1) {
+            // This slice's partial result; the final launch combines the slices.
+            store += sin + b_.buffer_name(partials_) + "[(hd_zs % " + int_text(splits_) + ") * " +
+                     int_text(result_elements()) + " + " + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
-        print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
+        } else {
+            if (result_needed(b_.program, kernel_, f_))
+                store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
+            print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
+        }
+        out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +
+                                  "            }\n");
+        return out + "    }\n";
     }
-    out += tile_loops(in,
-                      in + "            if (" + guard() + ") {\n" + store + in + "            }\n");
-    return out + "    }\n";
-}
+
+    SourceBuilder& b_;
+    const sched::GpuContractionMapping& c_;
+    int kernel_;
+    const ReductionForm& f_;
+    const poly::Statement& u_;
+    int m_, n_;
+    sched::GpuTile t_;
+    const std::vector<std::int64_t>& tile_; // per counter: its extent in the block tile
+    std::vector<std::string> local_;        // per counter: its offset within the tile (C)
+    const std::vector<int>& z_;             // output members over blockIdx.z
+    std::vector<Staged> staged_;
+    std::size_t shared_bytes_;
+    bool double_;         // two shared buffers per staged read, the next chunk prefetched
+    std::int64_t splits_; // split K: slices of the chunks, combined by a second launch
+    int partials_ = -1;   // their scratch buffer: splits_ × the result's elements
+};
+
+} // namespace
 
 void emit_contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping) {
     Contraction(b, mapping).emit();

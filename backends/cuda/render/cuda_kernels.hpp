@@ -1,12 +1,13 @@
 // The CUDA kernel templates, one file each, printing what the GPU mapping passes decided
-// (scheduler/gpu_mapping.hpp; cuda_lower.hpp for the forms): cuda_map.cpp, cuda_reduction.cpp,
-// cuda_tuple_reduction.cpp, cuda_contraction*.cpp, cuda_generic.cpp.
+// (scheduler/gpu_mapping.hpp) in CUDA's dialect (cuda_source.hpp): cuda_map.cpp,
+// cuda_reduction.cpp, cuda_tuple_reduction.cpp, cuda_contraction.cpp, cuda_generic.cpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "backends/common/c_reduction.hpp"
 #include "backends/cuda/render/cuda_source.hpp"
 #include "scheduler/gpu_mapping.hpp"
 #include "scheduler/kernel_forms.hpp"
@@ -14,27 +15,10 @@
 
 namespace hedra::backend::cuda {
 
-using sched::ReductionForm;
 using sched::reduction_form;
-using sched::TupleReductionForm;
+using sched::ReductionForm;
 using sched::tuple_reduction_form;
-
-// C index of the result element at the update's counters (i0, i1, ...).
-std::string result_index(const ReductionForm& f);
-// The accumulator's starting value: the init statement's (constant) value.
-std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
-                       std::string& out);
-
-// The epilogues (cuda_epilogue.cpp): the parameters they add to a launch; epilogue statement
-// `e` with the result's counters i0.. defined and the sum's value in `acc`; all of them, in
-// order, at the result element of the update's counters i<c>.
-void add_epilogue_params(const SourceBuilder& b, int kernel, const ReductionForm& f,
-                         KernelParams& params);
-void print_epilogue_value(const SourceBuilder& b, int kernel, const ReductionForm& f, int e,
-                          const std::string& prefix, const std::string& acc, const std::string& in,
-                          std::string& out);
-void print_epilogues(const SourceBuilder& b, int kernel, const ReductionForm& f,
-                     const std::string& acc, const std::string& in, std::string& out);
+using sched::TupleReductionForm;
 
 // One launch of `threads` per block for these Assign statements (one of the mapping's groups).
 void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,

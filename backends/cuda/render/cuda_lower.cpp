@@ -3,6 +3,7 @@
 #include "backends/cuda/render/cuda_lower.hpp"
 
 #include "backends/cuda/render/cuda_kernels.hpp"
+#include "backends/cuda/render/cuda_source.hpp"
 #include "core/dump.hpp"
 #include "scheduler/compile_observer.hpp"
 #include "scheduler/lower.hpp"
@@ -57,7 +58,7 @@ CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOpt
     passes.observer = &*observer;
     const sched::LoweredKernels lowered =
         sched::lower(program, sched::Target::for_gpu(options.gpu), passes);
-    cuda::SourceBuilder b{program, {}, {}, {}};
+    cuda::SourceBuilder b(program);
     {
         dump::PassTimer timer("print");
         for (const sched::GpuKernelMapping& m : lowered.gpu->kernels)
@@ -81,12 +82,8 @@ std::string to_string(const CudaLaunch& l, const poly::ProgramIR& program) {
     };
     std::string s = l.function + " " + l.strategy + " grid" + dims(l.grid) + " block" +
                     dims(l.block) + " smem " + std::to_string(l.shared_bytes) + " args";
-    for (int buffer : l.buffers) {
-        std::size_t nb = program.buffers.size();
-        s += " " + (static_cast<std::size_t>(buffer) < nb
-                        ? program.buffers[static_cast<std::size_t>(buffer)].name
-                        : "hd_scratch" + std::to_string(static_cast<std::size_t>(buffer) - nb));
-    }
+    for (int buffer : l.buffers)
+        s += " " + KernelBuffers(program, cuda::cuda_dialect()).buffer_name(buffer);
     return s;
 }
 

@@ -2,24 +2,12 @@
 // the pass list (scheduler/gpu_mapping.hpp: gpu.forms, gpu.tile, gpu.stage, gpu.reduction,
 // gpu.launch) decide each kernel's launches; this prints them: every kernel of the IR becomes
 // one or more __global__ functions of one CUDA C++ translation unit and a list of launches, run
-// in order on one stream, by its form:
-// - map: every point of the domain is one thread (1-D grid-stride over the flattened box); the
-//   statements of one launch group one after the other in the flat range;
-// - contraction: an output tile per block (grid = (⌈N/BN⌉, ⌈M/BM⌉, batch × split-K slices)),
-//   a TM×TN register tile of accumulators per thread, the reduction members walked chunk by
-//   chunk; the staged reads copied into __shared__ memory per chunk (double-buffered when the
-//   mapping says so), fragments loaded into registers;
-// - reduction: one thread per output (a sequential fold, any combiner), one block per output
-//   (threads over the reduction, a shared-memory tree), or split (partials, then a second
-//   block reduction);
-// - reduction of several values (reduce_multiple_value): one block per output, each thread
-//   folding a contiguous chunk, partial tuples combined in index order in shared memory;
-// - generic: the scheduler's kernel passes without tiling (isl's schedule and loop AST), outer
-//   parallel loops with constant bounds mapped to threads, the rest sequential in each thread.
-// The source ends with the list of launches as comments. Every stage is shown to a
-// CompileObserver (scheduler/compile_observer.hpp): the partition, the isl stages of kernels on
-// the generic path, and the emitted source (extension "cu"); by default HEDRA_DUMP's observer,
-// which also writes the mapping passes' stages.
+// in order on one stream, by the template of its form (cuda_kernels.hpp: map, contraction,
+// reduction, reduction of several values, generic), in CUDA's dialect of the shared C-style
+// printer (cuda_source.hpp). The source ends with the list of launches as comments. Every
+// stage is shown to a CompileObserver (scheduler/compile_observer.hpp): the partition, the isl
+// stages of kernels on the generic path, and the emitted source (extension "cu"); by default
+// HEDRA_DUMP's observer, which also writes the mapping passes' stages.
 #pragma once
 
 #include <array>
@@ -29,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/c_kernel.hpp"
 #include "polyhedral/kernel_ir.hpp"
 #include "scheduler/gpu_mapping.hpp"
 #include "scheduler/partition.hpp"
@@ -52,12 +41,6 @@ struct CudaLaunch {
     // program.buffers.size() + s.
     std::vector<int> buffers;
     std::size_t shared_bytes = 0; // static __shared__ memory of the function
-};
-
-struct ScratchBuffer {
-    DType dtype = DType::F32;
-    std::int64_t elements = 0;
-    std::size_t bytes() const { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
 };
 
 struct CudaLoweredProgram {

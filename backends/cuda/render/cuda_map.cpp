@@ -5,50 +5,9 @@
 // other; where a later statement of the group writes an element an earlier one does too (a
 // pad's zeros around the interior), the earlier one tests and leaves it (later wins, as when
 // launched in order).
-#include <algorithm>
-
 #include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
-
-namespace {
-
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = 1 << 20;
-
-// C condition: the element `s` writes at its counters i0.. is one that `t` (a box_write)
-// writes too.
-std::string covered_by(const poly::Statement& s, const poly::Statement& t) {
-    std::string cond;
-    for (int row = 0; row < s.write_access.out_rank(); ++row) {
-        sched::Progression p;
-        sched::row_progression(t, row, p);
-        // d = (s's coordinate on this axis) - (t's first one there)
-        std::string d;
-        for (int c = 0; c < s.write_access.in_rank(); ++c)
-            if (std::int64_t a = s.write_access.coeff(row, c); a != 0)
-                d += (d.empty() ? "" : " + ") + (a == 1 ? "" : int_text(a) + " * ") + "i" +
-                     std::to_string(c);
-        std::int64_t shift = s.write_access.offset(row) - p.offset;
-        if (d.empty())
-            d = int_text(shift);
-        else if (shift != 0)
-            d += (shift > 0 ? " + " : " - ") + int_text(shift < 0 ? -shift : shift);
-        d = "(" + d + ")";
-        std::string term;
-        if (p.step == 0)
-            term = d + " == 0";
-        else if (p.step == 1)
-            term = d + " >= 0 && " + d + " < " + int_text(p.count);
-        else
-            term = d + " % " + int_text(p.step) + " == 0 && " + d + " / " + int_text(p.step) +
-                   " >= 0 && " + d + " / " + int_text(p.step) + " < " + int_text(p.count);
-        cond += (cond.empty() ? "" : " && ") + ("(" + term + ")");
-    }
-    return cond.empty() ? "true" : cond;
-}
-
-} // namespace
 
 void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
                std::int64_t threads) {
@@ -57,9 +16,7 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
     for (int s : statements)
         total += product(k.statements.at(s).extents);
     if (total == 0) return;
-    std::string body = "    const long hd_stride = (long)gridDim.x * blockDim.x;\n";
-    body += "    for (long hd_flat = (long)blockIdx.x * blockDim.x + threadIdx.x; hd_flat < " +
-            int_text(total) + "; hd_flat += hd_stride) {\n";
+    std::string body = grid_stride_loop(b.dialect, "hd_flat", int_text(total), true);
     KernelParams params;
     std::int64_t begin = 0;
     bool first = true;
@@ -77,10 +34,7 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
         } else {
             body += in + "const long hd_p = hd_flat;\n";
         }
-        std::vector<std::string> counters;
-        for (std::size_t d = 0; d < st.extents.size(); ++d)
-            counters.push_back("i" + std::to_string(d));
-        print_unflatten("hd_p", st.extents, counters, in, body);
+        print_unflatten("hd_p", st.extents, counter_names(st.extents.size()), in, body);
         // An element a later statement of the launch writes is left to it (later wins).
         std::string skip;
         for (std::size_t q = j + 1; q < statements.size(); ++q) {
@@ -93,30 +47,19 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
             in += "    ";
         }
         std::string value = print_value(b, st, in, "t", body);
-        DType t = b.buffer_dtype(st.write_buffer);
-        body += in + b.buffer_name(st.write_buffer) + "[" +
-                linear_index(b, st.write_buffer, st.write_access) + "] = " + store_value(t, value) +
-                ";\n";
+        body += store_line(b, st.write_buffer, st.write_access, value, in);
         if (!skip.empty()) {
             in.resize(in.size() - 4);
             body += in + "}\n";
         }
-        for (int buffer : statement_params(st).buffers)
-            params.add(buffer, buffer == st.write_buffer);
+        params.add(statement_params(st));
         begin += n;
         first = false;
     }
     if (statements.size() > 1) body += "        }\n";
     body += "    }\n";
-    CudaLaunch launch;
-    launch.function = b.next_name(kernel);
-    launch.strategy = "map";
-    launch.kernel = kernel;
-    launch.block = {static_cast<unsigned>(threads), 1, 1};
-    launch.grid = {static_cast<unsigned>(std::min(ceil_div(total, threads), kMaxBlocks)), 1, 1};
-    launch.buffers = params.buffers;
-    emit_kernel(b, launch.function, params, kThreads, body);
-    b.launches.push_back(std::move(launch));
+    b.launch(kernel, "map", grid_of(ceil_div(total, threads)),
+             {static_cast<unsigned>(threads), 1, 1}, params, 256, body);
 }
 
 } // namespace hedra::backend::cuda

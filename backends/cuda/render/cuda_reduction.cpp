@@ -5,7 +5,8 @@
 //   shared memory (built-in ops only);
 // - split: very few outputs with very long reductions; S blocks per output write partials to a
 //   scratch buffer, a second launch reduces them.
-// Each applies the kernel's epilogues (cuda_epilogue.cpp) where it stores a result element.
+// Each applies the kernel's epilogues (backends/common/c_reduction.hpp) where it stores a
+// result element.
 #include <algorithm>
 
 #include "backends/common/c_expr.hpp"
@@ -15,34 +16,18 @@ namespace hedra::backend::cuda {
 
 namespace {
 
-constexpr std::int64_t kMaxBlocks = 1 << 20;
-
-std::vector<std::string> names(const std::vector<int>& counters) {
-    std::vector<std::string> n;
-    for (int c : counters)
-        n.push_back("i" + std::to_string(c));
-    return n;
-}
-
-std::vector<std::int64_t> extents_of(const ReductionForm& f, const std::vector<int>& counters) {
-    std::vector<std::int64_t> e;
-    for (int c : counters)
-        e.push_back(f.extents[c]);
-    return e;
-}
-
 // hd_red[threadIdx.x] = hd_acc; a tree over `threads` entries; leaves the result in hd_red[0].
-void print_tree(ReduceOp op, DType t, std::int64_t threads, const std::string& in,
-                std::string& body) {
+void print_tree(const SourceBuilder& b, ReduceOp op, DType t, std::int64_t threads,
+                const std::string& in, std::string& body) {
     std::string vt = c_value_type(t);
-    body += in + "hd_red[threadIdx.x] = hd_acc;\n" + in + "__syncthreads();\n";
+    body += in + "hd_red[threadIdx.x] = hd_acc;\n" + in + b.dialect.barrier + "\n";
     body += in + "for (unsigned hd_s = " + std::to_string(threads / 2) +
             "u; hd_s > 0u; hd_s >>= 1) {\n";
     body += in + "    if (threadIdx.x < hd_s) {\n";
     body += in + "        const " + vt + " hd_x = hd_red[threadIdx.x];\n";
     body += in + "        const " + vt + " hd_y = hd_red[threadIdx.x + hd_s];\n";
     body += in + "        hd_red[threadIdx.x] = " + c_combine(op, t, "hd_x", "hd_y") + ";\n";
-    body += in + "    }\n" + in + "    __syncthreads();\n" + in + "}\n";
+    body += in + "    }\n" + in + "    " + b.dialect.barrier + "\n" + in + "}\n";
 }
 
 // The final store of one output from thread 0: result = combine(init, hd_red[0]), then the
@@ -54,57 +39,49 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
     std::string init = init_value(b, f, in + "    ", body);
     std::string result = c_combine(f.update->reduce_op, t, init, "hd_red[0]");
     body += in + "    const " + c_value_type(t) + " hd_res = " + result + ";\n";
-    body += in + "    " + b.buffer_name(f.update->write_buffer) + "[" + result_index(f) +
-            "] = " + store_value(t, "hd_res") + ";\n";
+    body += store_result(b, f, "hd_res", in + "    ");
     print_epilogues(b, kernel, f, "hd_res", in + "    ", body);
-    body += in + "}\n" + in + "__syncthreads();\n";
+    body += in + "}\n" + in + b.dialect.barrier + "\n";
 }
 
-CudaLaunch launch_of(SourceBuilder& b, int kernel, const char* strategy, std::int64_t blocks,
-                     std::int64_t threads, const KernelParams& params) {
-    CudaLaunch l;
-    l.function = b.next_name(kernel);
-    l.strategy = strategy;
-    l.kernel = kernel;
-    l.grid = {static_cast<unsigned>(std::min(blocks, kMaxBlocks)), 1, 1};
-    l.block = {static_cast<unsigned>(threads), 1, 1};
-    l.buffers = params.buffers;
-    return l;
+// A launch of one block of `threads` per item (grid-stride over `items` as `var`), with the
+// tree's __shared__ hd_red[threads]; `inner` is the loop's body.
+void emit_block_kernel(SourceBuilder& b, int kernel, const char* strategy, DType t,
+                       std::int64_t threads, const char* var, std::int64_t items,
+                       const std::string& inner, const KernelParams& params) {
+    std::string body = "    " + b.dialect.shared_prefix + std::string(c_value_type(t)) +
+                       " hd_red[" + std::to_string(threads) + "];\n";
+    body += grid_stride_loop(b.dialect, var, int_text(items), false) + inner + "    }\n";
+    b.launch(kernel, strategy, grid_of(items), {static_cast<unsigned>(threads), 1, 1}, params,
+             static_cast<int>(threads), body, static_cast<std::size_t>(threads) * dtype_size(t));
 }
 
 void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    std::string body = "    const long hd_stride = (long)gridDim.x * blockDim.x;\n";
-    body += "    for (long hd_o = (long)blockIdx.x * blockDim.x + threadIdx.x; hd_o < " +
-            int_text(f.num_outputs) + "; hd_o += hd_stride) {\n";
+    std::string body = grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), true);
     std::string in = "        ";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     std::string init = init_value(b, f, in, body);
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
     std::string inner = in;
     for (int c : f.reductions) {
-        body += inner + "for (long i" + std::to_string(c) + " = 0; i" + std::to_string(c) + " < " +
-                int_text(f.extents[c]) + "; ++i" + std::to_string(c) + ") {\n";
+        std::string i = "i" + std::to_string(c);
+        body += inner + "for (long " + i + " = 0; " + i + " < " + int_text(f.extents[c]) + "; ++" +
+                i + ") {\n";
         inner += "    ";
     }
     body += inner + "{\n";
     print_fold(b, u, "hd_acc", inner + "    ", "t", body);
-    body += inner + "}\n";
-    for (std::size_t k = f.reductions.size(); k-- > 0;) {
-        inner.resize(inner.size() - 4);
+    for (std::size_t k = 0; k <= f.reductions.size(); ++k, inner.resize(inner.size() - 4))
         body += inner + "}\n";
-    }
-    body += in + b.buffer_name(u.write_buffer) + "[" + result_index(f) +
-            "] = " + store_value(t, "hd_acc") + ";\n";
+    body += store_result(b, f, "hd_acc", in);
     print_epilogues(b, kernel, f, "hd_acc", in, body);
     body += "    }\n";
     KernelParams params = statement_params(u);
     add_epilogue_params(b, kernel, f, params);
-    CudaLaunch l =
-        launch_of(b, kernel, "serial_reduction", ceil_div(f.num_outputs, threads), threads, params);
-    emit_kernel(b, l.function, params, 256, body);
-    b.launches.push_back(std::move(l));
+    b.launch(kernel, "serial_reduction", grid_of(ceil_div(f.num_outputs, threads)),
+             {static_cast<unsigned>(threads), 1, 1}, params, 256, body);
 }
 
 // The per-thread part of a block reduction over reduction indices [begin, end) (C strings).
@@ -112,108 +89,70 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
                       const std::string& end, std::int64_t threads, const std::string& in,
                       std::string& body) {
     DType t = b.buffer_dtype(f.update->write_buffer);
-    body += in + c_value_type(t) + " hd_acc = " + identity_literal(f.update->reduce_op, t) + ";\n";
+    body += in + c_value_type(t) +
+            " hd_acc = " + identity_literal(b.dialect, f.update->reduce_op, t) + ";\n";
     body += in + "for (long hd_r = " + begin + " + threadIdx.x; hd_r < " + end +
             "; hd_r += " + std::to_string(threads) + "L) {\n";
-    print_unflatten("hd_r", extents_of(f, f.reductions), names(f.reductions), in + "    ", body);
+    print_unflatten("hd_r", f.extents, f.reductions, in + "    ", body);
     print_fold(b, *f.update, "hd_acc", in + "    ", "t", body);
     body += in + "}\n";
 }
 
 void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
-    const poly::Statement& u = *f.update;
-    DType t = b.buffer_dtype(u.write_buffer);
-    std::string tt = std::to_string(threads);
-    std::string body = "    __shared__ " + std::string(c_value_type(t)) + " hd_red[" + tt + "];\n";
-    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
-            "; hd_o += gridDim.x) {\n";
-    std::string in = "        ";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    DType t = b.buffer_dtype(f.update->write_buffer);
+    std::string body, in = "        ";
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
-    print_tree(u.reduce_op, t, threads, in, body);
+    print_tree(b, f.update->reduce_op, t, threads, in, body);
     print_final_store(b, kernel, f, in, body);
-    body += "    }\n";
-    KernelParams params = statement_params(u);
+    KernelParams params = statement_params(*f.update);
     add_epilogue_params(b, kernel, f, params);
-    CudaLaunch l = launch_of(b, kernel, "block_reduction", f.num_outputs, threads, params);
-    l.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
-    emit_kernel(b, l.function, params, static_cast<int>(threads), body);
-    b.launches.push_back(std::move(l));
+    emit_block_kernel(b, kernel, "block_reduction", t, threads, "hd_o", f.num_outputs, body,
+                      params);
 }
 
+// Partials: block hd_b reduces slice hd_b % S of output hd_b / S into the scratch buffer; then
+// one block per output over its S partials.
 void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
                 const sched::GpuReductionMapping& m) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
-    const std::int64_t slices = m.slices, partial_threads = m.threads;
-    std::int64_t chunk = ceil_div(f.reduction_size, slices);
+    const std::int64_t slices = m.slices, chunk = ceil_div(f.reduction_size, slices);
     int scratch = b.add_scratch(t, f.num_outputs * slices);
-    std::string sname = b.buffer_name(scratch), vt = c_value_type(t);
-    // Partials: block hd_b reduces slice hd_b % S of output hd_b / S.
-    std::string body =
-        "    __shared__ " + vt + " hd_red[" + std::to_string(partial_threads) + "];\n";
-    body += "    for (long hd_b = blockIdx.x; hd_b < " + int_text(f.num_outputs * slices) +
-            "; hd_b += gridDim.x) {\n";
-    std::string in = "        ";
-    body += in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
-            int_text(slices) + ";\n";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
+    std::string sname = b.buffer_name(scratch), in = "        ";
+    std::string body = in + "const long hd_o = hd_b / " + int_text(slices) + ", hd_sl = hd_b % " +
+                       int_text(slices) + ";\n";
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
     body += in + "const long hd_end = hd_lmin(" + int_text(f.reduction_size) + ", (hd_sl + 1L) * " +
             int_text(chunk) + ");\n";
-    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", partial_threads, in,
-                     body);
-    print_tree(u.reduce_op, t, partial_threads, in, body);
+    print_block_fold(b, f, "hd_sl * " + int_text(chunk), "hd_end", m.threads, in, body);
+    print_tree(b, u.reduce_op, t, m.threads, in, body);
     body += in + "if (threadIdx.x == 0) " + sname + "[hd_b] = " + store_value(t, "hd_red[0]") +
-            ";\n" + in + "__syncthreads();\n    }\n";
+            ";\n" + in + b.dialect.barrier + "\n";
     KernelParams params = statement_params(u);
     params.add(scratch, true);
-    CudaLaunch l = launch_of(b, kernel, "split_partial", f.num_outputs * slices,
-                             partial_threads, params);
-    l.shared_bytes = static_cast<std::size_t>(partial_threads) * dtype_size(t);
-    emit_kernel(b, l.function, params, static_cast<int>(partial_threads), body);
-    b.launches.push_back(std::move(l));
-    // Final: one block per output over its S partials.
-    std::int64_t threads = m.final_threads;
-    std::string tt = std::to_string(threads);
-    body = "    __shared__ " + vt + " hd_red[" + tt + "];\n";
-    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
-            "; hd_o += gridDim.x) {\n";
-    print_unflatten("hd_o", extents_of(f, f.outputs), names(f.outputs), in, body);
-    body += in + vt + " hd_acc = " + identity_literal(u.reduce_op, t) + ";\n";
+    emit_block_kernel(b, kernel, "split_partial", t, m.threads, "hd_b", f.num_outputs * slices,
+                      body, params);
+    body.clear();
+    print_unflatten("hd_o", f.extents, f.outputs, in, body);
+    body +=
+        in + c_value_type(t) + " hd_acc = " + identity_literal(b.dialect, u.reduce_op, t) + ";\n";
     std::string part = sname + "[hd_o * " + int_text(slices) + " + hd_j]";
     if (t == DType::Bool) part = "(" + part + " != 0)";
-    body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) + "; hd_j += " + tt +
+    body += in + "for (long hd_j = threadIdx.x; hd_j < " + int_text(slices) +
+            "; hd_j += " + std::to_string(m.final_threads) +
             "L) hd_acc = " + c_combine(u.reduce_op, t, "hd_acc", part) + ";\n";
-    print_tree(u.reduce_op, t, threads, in, body);
+    print_tree(b, u.reduce_op, t, m.final_threads, in, body);
     print_final_store(b, kernel, f, in, body);
-    body += "    }\n";
     KernelParams final_params;
     final_params.add(u.write_buffer, true);
     final_params.add(scratch, false);
     add_epilogue_params(b, kernel, f, final_params);
-    CudaLaunch fl = launch_of(b, kernel, "split_final", f.num_outputs, threads, final_params);
-    fl.shared_bytes = static_cast<std::size_t>(threads) * dtype_size(t);
-    emit_kernel(b, fl.function, final_params, static_cast<int>(threads), body);
-    b.launches.push_back(std::move(fl));
+    emit_block_kernel(b, kernel, "split_final", t, m.final_threads, "hd_o", f.num_outputs, body,
+                      final_params);
 }
 
 } // namespace
-
-std::string result_index(const ReductionForm& f) {
-    std::string s = f.result_offset != 0 ? int_text(f.result_offset) : "";
-    for (int c : f.outputs) {
-        if (f.out_stride[c] == 0) continue;
-        if (!s.empty()) s += " + ";
-        s += (f.out_stride[c] == 1 ? "" : int_text(f.out_stride[c]) + " * ") + "i" +
-             std::to_string(c);
-    }
-    return s.empty() ? int_text(0) : s;
-}
-
-std::string init_value(const SourceBuilder& b, const ReductionForm& f, const std::string& indent,
-                       std::string& out) {
-    return print_value(b, *f.init, indent, "hd_init", out);
-}
 
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f,
                     const sched::GpuReductionMapping& mapping) {

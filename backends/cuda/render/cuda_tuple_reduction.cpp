@@ -3,52 +3,29 @@
 // registers, then the partial tuples are combined pairwise in shared memory, each with its
 // right neighbour (strides 1, 2, 4, ...), so partials are only ever combined in index order: the
 // combiner need be associative, not commutative.
-#include <algorithm>
-
 #include "backends/common/c_expr.hpp"
 #include "backends/cuda/render/cuda_kernels.hpp"
 
 namespace hedra::backend::cuda {
-
-namespace {
-
-std::string counter(int c) {
-    return "i" + std::to_string(c);
-}
-
-} // namespace
 
 void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm& f,
                           std::int64_t threads) {
     const poly::Statement& u = *f.step;
     const std::size_t k = f.buffers.size();
     const std::int64_t chunk = ceil_div(f.reduction_size, threads);
-    auto extents = [&](const std::vector<int>& cs) {
-        std::vector<std::int64_t> e;
-        for (int c : cs)
-            e.push_back(u.extents[c]);
-        return e;
-    };
-    auto names = [](const std::vector<int>& cs) {
-        std::vector<std::string> v;
-        for (int c : cs)
-            v.push_back(counter(c));
-        return v;
-    };
     auto acc = [](std::size_t j) { return "hd_a" + std::to_string(j); };
     auto red = [](std::size_t j) { return "hd_red" + std::to_string(j); };
     std::string body;
     std::size_t shared = 0;
     for (std::size_t j = 0; j < k; ++j) {
         DType t = b.buffer_dtype(f.buffers[j]);
-        body += "    __shared__ " + std::string(c_value_type(t)) + " " + red(j) + "[" +
-                std::to_string(threads) + "];\n";
+        body += "    " + b.dialect.shared_prefix + std::string(c_value_type(t)) + " " + red(j) +
+                "[" + std::to_string(threads) + "];\n";
         shared += static_cast<std::size_t>(threads) * dtype_size(t);
     }
-    body += "    for (long hd_o = blockIdx.x; hd_o < " + int_text(f.num_outputs) +
-            "; hd_o += gridDim.x) {\n";
+    body += grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), false);
     const std::string in = "        ";
-    print_unflatten("hd_o", extents(f.outputs), names(f.outputs), in, body);
+    print_unflatten("hd_o", u.extents, f.outputs, in, body);
     for (std::size_t j = 0; j < k; ++j) {
         std::string init = print_value(b, *f.inits[j], in, "hd_i" + std::to_string(j), body);
         body +=
@@ -60,7 +37,7 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
             int_text(chunk) + ");\n";
     body += in + "for (long hd_r = hd_begin; hd_r < hd_end; ++hd_r) {\n";
     const std::string in2 = in + "    ";
-    print_unflatten("hd_r", extents(f.reductions), names(f.reductions), in2, body);
+    print_unflatten("hd_r", u.extents, f.reductions, in2, body);
     auto accumulator = [&](int r) {
         return r < static_cast<int>(k) ? acc(static_cast<std::size_t>(r)) : std::string();
     };
@@ -70,7 +47,7 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
     body += in + "}\n";
     for (std::size_t j = 0; j < k; ++j)
         body += in + red(j) + "[threadIdx.x] = " + acc(j) + ";\n";
-    body += in + "__syncthreads();\n";
+    body += in + b.dialect.barrier + "\n";
     // Partials combined with their right neighbour at strides 1, 2, 4, ...: index order kept.
     body +=
         in + "for (unsigned hd_d = 1u; hd_d < " + std::to_string(threads) + "u; hd_d <<= 1) {\n";
@@ -88,26 +65,15 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
                 std::to_string(j) + " = " + combined[j] + ";\n";
     for (std::size_t j = 0; j < k; ++j)
         body += in3 + red(j) + "[threadIdx.x] = hd_c" + std::to_string(j) + ";\n";
-    body += in2 + "}\n" + in2 + "__syncthreads();\n" + in + "}\n";
+    body += in2 + "}\n" + in2 + b.dialect.barrier + "\n" + in + "}\n";
     body += in + "if (threadIdx.x == 0) {\n";
-    for (std::size_t j = 0; j < k; ++j) {
-        DType t = b.buffer_dtype(f.buffers[j]);
-        body += in2 + b.buffer_name(f.buffers[j]) + "[" +
-                linear_index(b, f.buffers[j], u.write_access) +
-                "] = " + store_value(t, red(j) + "[0]") + ";\n";
-    }
-    body += in + "}\n" + in + "__syncthreads();\n    }\n";
+    for (std::size_t j = 0; j < k; ++j)
+        body += store_line(b, f.buffers[j], u.write_access, red(j) + "[0]", in2);
+    body += in + "}\n" + in + b.dialect.barrier + "\n    }\n";
     KernelParams params = statement_params(u);
-    CudaLaunch l;
-    l.function = b.next_name(kernel);
-    l.strategy = "tuple_block_reduction";
-    l.kernel = kernel;
-    l.grid = {static_cast<unsigned>(std::min<std::int64_t>(f.num_outputs, 1 << 20)), 1, 1};
-    l.block = {static_cast<unsigned>(threads), 1, 1};
-    l.buffers = params.buffers;
-    l.shared_bytes = shared;
-    emit_kernel(b, l.function, params, static_cast<int>(threads), body);
-    b.launches.push_back(std::move(l));
+    b.launch(kernel, "tuple_block_reduction", grid_of(f.num_outputs),
+             {static_cast<unsigned>(threads), 1, 1}, params, static_cast<int>(threads), body,
+             shared);
 }
 
 } // namespace hedra::backend::cuda
