@@ -54,8 +54,7 @@ DType dtype_of_dlpack(nb::dlpack::dtype t, bool& ok) {
     if (t == nb::dtype<bool>()) return DType::Bool;
     if (t.bits == 16 && t.lanes == 1) {
         if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float)) return DType::F16;
-        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat))
-            return DType::BF16;
+        if (t.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat)) return DType::BF16;
     }
     ok = false;
     return DType::F32;
@@ -160,9 +159,8 @@ DType to_dtype(nb::handle h) {
     if (nb::isinstance<DType>(h)) return nb::cast<DType>(h);
     if (nb::isinstance<nb::str>(h)) {
         std::string name = nb::cast<std::string>(h);
-        if (name == "f32" || name == "f64" || name == "i32" || name == "i64" || name == "bool" ||
-            name == "bf16" || name == "f16")
-            return parse_dtype(name);
+        for (DType t : kAllDTypes)
+            if (name == dtype_name(t)) return t;
         if (name == "bfloat16") return DType::BF16;
     }
     nb::object d = numpy().attr("dtype")(h);
