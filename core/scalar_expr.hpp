@@ -19,7 +19,7 @@ namespace hedra {
 
 // The operations are listed once, in core/scalar_ops.def (name, arity, typing rule): a new
 // operation is one line there, and the switches that must handle every operation (evaluation,
-// derivatives, the renderers) have no default, so that -Wswitch names each one still to write.
+// derivatives) have no default, so that -Wswitch names each one still to write.
 enum class ScalarOp : std::uint8_t {
 #define HEDRA_SCALAR_OP(Id, ...) Id,
 #include "core/scalar_ops.def"
