@@ -67,22 +67,7 @@ std::string call_comment(const std::string& name, const std::vector<std::string>
 } // namespace
 
 const char* c_type(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return "uint8_t";
-    case DType::I32:
-        return "int32_t";
-    case DType::I64:
-        return "int64_t";
-    case DType::F32:
-        return "float";
-    case DType::F64:
-        return "double";
-    case DType::BF16:
-    case DType::F16:
-        return "uint16_t"; // the format's bits
-    }
-    return "void";
+    return dtype_info(t).c_name;
 }
 
 std::string aot_header(const AotProgram& p, const HeaderOptions& options) {

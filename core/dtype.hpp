@@ -6,66 +6,72 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 
 namespace hedra {
 
-// New types go at the end: the numbering is part of kernel cache keys.
-enum class DType : std::uint8_t { Bool, I32, I64, F32, F64, BF16, F16 };
+// The element types and their facts are listed once, in core/dtypes.def: a new type is one line
+// there (at the end: the numbering is part of kernel cache keys).
+enum class DType : std::uint8_t {
+#define HEDRA_DTYPE(Id, ...) Id,
+#include "core/dtypes.def"
+};
+
+// What arithmetic on a type is: Half is a storage format computed in f32.
+enum class DTypeKind : std::uint8_t { Bool, Int, Float, Half };
+
+// One row of core/dtypes.def.
+struct DTypeInfo {
+    std::string_view name;      // "f32", "i64", ...
+    std::size_t size;           // bytes per element
+    const char* cpp_name;       // the C++ element type: "float", "std::int64_t"
+    const char* c_name;         // the C element type: "float", "int64_t"
+    const char* kernel_value;   // the type generated kernels compute in: "int", "float"
+    const char* kernel_storage; // the type generated kernels store: "unsigned char", "hd_bf16"
+    DTypeKind kind;
+    int promotion_rank;      // the position in the promotion order
+    const char* safetensors; // the safetensors format's name: "F32", "I64", ...
+};
+
+// clang-format off
+inline constexpr DTypeInfo kDTypeInfo[] = {
+#define HEDRA_DTYPE(Id, name, storage, cpp, c, kvalue, kstorage, kind, rank, safetensors) \
+    {name, sizeof(storage), cpp, c, kvalue, kstorage, DTypeKind::kind, rank, safetensors},
+#include "core/dtypes.def"
+};
+inline constexpr DType kAllDTypes[] = {
+#define HEDRA_DTYPE(Id, ...) DType::Id,
+#include "core/dtypes.def"
+};
+// clang-format on
+inline constexpr std::size_t kNumDTypes = std::size(kAllDTypes);
+
+constexpr const DTypeInfo& dtype_info(DType t) {
+    return kDTypeInfo[static_cast<std::size_t>(t)];
+}
 
 constexpr bool is_half(DType t) {
-    return t == DType::BF16 || t == DType::F16;
+    return dtype_info(t).kind == DTypeKind::Half;
 }
 constexpr bool is_float(DType t) {
-    return t == DType::F32 || t == DType::F64 || is_half(t);
+    return dtype_info(t).kind == DTypeKind::Float || is_half(t);
 }
 // The type arithmetic on `t` is computed in: f32 for the half formats, `t` otherwise.
 constexpr DType compute_dtype(DType t) {
     return is_half(t) ? DType::F32 : t;
 }
 constexpr bool is_integer(DType t) {
-    return t == DType::I32 || t == DType::I64;
+    return dtype_info(t).kind == DTypeKind::Int;
 }
 constexpr std::size_t dtype_size(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return 1;
-    case DType::I32:
-        return 4;
-    case DType::I64:
-        return 8;
-    case DType::F32:
-        return 4;
-    case DType::F64:
-        return 8;
-    case DType::BF16:
-        return 2;
-    case DType::F16:
-        return 2;
-    }
-    return 0;
+    return dtype_info(t).size;
 }
 
 // The position of `t` in the promotion order.
 constexpr int promotion_rank(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return 0;
-    case DType::I32:
-        return 1;
-    case DType::I64:
-        return 2;
-    case DType::BF16:
-        return 3;
-    case DType::F16:
-        return 3;
-    case DType::F32:
-        return 4;
-    case DType::F64:
-        return 5;
-    }
-    return 0;
+    return dtype_info(t).promotion_rank;
 }
 
 // The larger of the two in the order bool < i32 < i64 < bf16, f16 < f32 < f64; bf16 with f16

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "core/graph_file_reader.hpp"
@@ -32,14 +33,6 @@ double float_value(const Value& v, bool& ok) {
     }
     ok = false;
     return 0;
-}
-
-ScalarOp parse_scalar_op(const std::string& name, bool& ok) {
-    ok = true;
-    for (int i = 0; i <= static_cast<int>(ScalarOp::Select); ++i)
-        if (name == scalar_op_name(static_cast<ScalarOp>(i))) return static_cast<ScalarOp>(i);
-    ok = false;
-    return ScalarOp::Const;
 }
 
 } // namespace
@@ -117,9 +110,10 @@ NodePtr GraphReader::node_ref(const Value& v, std::size_t before) const {
 void GraphReader::read_expr(const Value& e) {
     typed(e, Value::value_t::object, "exprs");
     const Value& op_value = member(e, "op");
-    bool ok = false;
-    ScalarOp op = parse_scalar_op(text(typed(op_value, Value::value_t::string, "op")), ok);
-    if (!ok) fail(op_value, "unknown scalar operation '" + text(op_value) + "'");
+    std::optional<ScalarOp> known =
+        scalar_op_from_name(text(typed(op_value, Value::value_t::string, "op")));
+    if (!known) fail(op_value, "unknown scalar operation '" + text(op_value) + "'");
+    const ScalarOp op = *known;
     DType dtype = dtype_member(e);
     ScalarExpr out;
     try {
@@ -137,6 +131,7 @@ void GraphReader::read_expr(const Value& e) {
                                                std::numeric_limits<std::int64_t>::max()),
                                        dtype);
             } else {
+                bool ok = false;
                 double f = float_value(v, ok);
                 if (!ok) fail(v, "'value' must be a number, \"inf\", \"-inf\" or \"nan\"");
                 out = scalar_const(f, dtype);
@@ -149,7 +144,7 @@ void GraphReader::read_expr(const Value& e) {
             for (const Value& i : args)
                 a.push_back(exprs_[static_cast<std::size_t>(
                     integer(i, "args", 0, static_cast<std::int64_t>(exprs_.size()) - 1))]);
-            std::size_t arity = op == ScalarOp::Select ? 3 : op <= ScalarOp::Cast ? 1 : 2;
+            const auto arity = static_cast<std::size_t>(scalar_op_info(op).arity);
             if (a.size() != arity)
                 fail(args, "'" + std::string(scalar_op_name(op)) + "' takes " +
                                std::to_string(arity) + " arguments, found " +

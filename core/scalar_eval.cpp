@@ -16,6 +16,7 @@
 //   does not fit the integer type converts to 0 (C++ leaves that undefined).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <unordered_map>
 
@@ -127,142 +128,31 @@ double float_max(double a, double b) {
     return std::max(a, b);
 }
 
-ScalarValue unary(ScalarOp op, const ScalarValue& x, DType t) {
-    if (is_float(t)) {
-        double v = x.f;
-        switch (op) {
-        case ScalarOp::Neg:
-            return float_value(-v, t);
-        case ScalarOp::Abs:
-            return float_value(std::fabs(v), t);
-        case ScalarOp::Exp:
-            return f32_or_f64(f32math::hd_exp_f32, exp_f64, v, t);
-        case ScalarOp::Log:
-            return f32_or_f64(f32math::hd_log_f32, log_f64, v, t);
-        case ScalarOp::Sqrt:
-            return float_value(std::sqrt(v), t);
-        case ScalarOp::Tanh:
-            return f32_or_f64(f32math::hd_tanh_f32, tanh_f64, v, t);
-        case ScalarOp::Sigmoid:
-            return f32_or_f64(f32math::hd_sigmoid_f32, sigmoid_f64, v, t);
-        case ScalarOp::Sin:
-            return float_value(std::sin(v), t);
-        case ScalarOp::Cos:
-            return float_value(std::cos(v), t);
-        case ScalarOp::Erf:
-            return float_value(std::erf(v), t);
-        case ScalarOp::Log1p:
-            return float_value(std::log1p(v), t);
-        case ScalarOp::Expm1:
-            return float_value(std::expm1(v), t);
-        case ScalarOp::Floor:
-            return float_value(std::floor(v), t);
-        case ScalarOp::Ceil:
-            return float_value(std::ceil(v), t);
-        case ScalarOp::Round:
-            return float_value(std::nearbyint(v), t); // half to even
-
-        default:
-            break;
-        }
-    } else {
-        switch (op) {
-        case ScalarOp::Neg:
-            return int_value(s(0 - u(x.i)), t);
-        case ScalarOp::Abs:
-            return int_value(x.i < 0 ? s(0 - u(x.i)) : x.i, t);
-        case ScalarOp::Not:
-            return bool_value(x.i == 0);
-        case ScalarOp::Floor:
-        case ScalarOp::Ceil:
-        case ScalarOp::Round:
-            return x;
-        default:
-            break;
-        }
-    }
+// An operation applied to a dtype its constructor never gives it.
+[[noreturn]] void unexpected(ScalarOp op, DType t) {
     internal_error(std::string("evaluate: '") + scalar_op_name(op) + "' of " +
                    std::string(dtype_name(t)));
 }
 
-ScalarValue compare(ScalarOp op, const ScalarValue& a, const ScalarValue& b) {
-    auto cmp = [op](auto x, auto y) {
-        switch (op) {
-        case ScalarOp::Lt:
-            return x < y;
-        case ScalarOp::Le:
-            return x <= y;
-        case ScalarOp::Gt:
-            return x > y;
-        case ScalarOp::Ge:
-            return x >= y;
-        case ScalarOp::Eq:
-            return x == y;
-        default:
-            return x != y;
-        }
-    };
-    return bool_value(is_float(a.dtype) ? cmp(a.f, b.f) : cmp(a.i, b.i));
+// The result of an operation defined on floats only, `v` computed in double.
+ScalarValue float_result(ScalarOp op, double v, DType t) {
+    if (!is_float(t)) unexpected(op, t);
+    return float_value(v, t);
+}
+// The result of exp, log, tanh or sigmoid: f32 as the kernels compute it, f64 through libm.
+ScalarValue float_math(ScalarOp op, float (*f32)(float), double (*f64)(double), double v, DType t) {
+    if (!is_float(t)) unexpected(op, t);
+    return f32_or_f64(f32, f64, v, t);
+}
+// The result of an operation defined on integers and bools only.
+ScalarValue int_result(ScalarOp op, std::int64_t v, DType t) {
+    if (is_float(t)) unexpected(op, t);
+    return int_value(v, t);
 }
 
-ScalarValue binary(ScalarOp op, const ScalarValue& a, const ScalarValue& b, DType t) {
-    if (op >= ScalarOp::Lt && op <= ScalarOp::Ne) return compare(op, a, b);
-    if (op == ScalarOp::And) return bool_value(a.i != 0 && b.i != 0);
-    if (op == ScalarOp::Or) return bool_value(a.i != 0 || b.i != 0);
-    if (is_float(t)) {
-        switch (op) {
-        case ScalarOp::Add:
-            return float_value(a.f + b.f, t);
-        case ScalarOp::Sub:
-            return float_value(a.f - b.f, t);
-        case ScalarOp::Mul:
-            return float_value(a.f * b.f, t);
-        case ScalarOp::Div:
-            return float_value(a.f / b.f, t);
-        case ScalarOp::Mod:
-            return float_value(std::fmod(a.f, b.f), t);
-        case ScalarOp::Pow:
-            return float_value(std::pow(a.f, b.f), t);
-        case ScalarOp::Min:
-            return float_value(float_min(a.f, b.f), t);
-        case ScalarOp::Max:
-            return float_value(float_max(a.f, b.f), t);
-        default:
-            break;
-        }
-    } else {
-        switch (op) {
-        case ScalarOp::Add:
-            return int_value(s(u(a.i) + u(b.i)), t);
-        case ScalarOp::Sub:
-            return int_value(s(u(a.i) - u(b.i)), t);
-        case ScalarOp::Mul:
-            return int_value(s(u(a.i) * u(b.i)), t);
-        case ScalarOp::Div:
-            return int_value(int_div(a.i, b.i), t);
-        case ScalarOp::Mod:
-            return int_value(int_mod(a.i, b.i), t);
-        case ScalarOp::BitAnd:
-            return int_value(a.i & b.i, t);
-        case ScalarOp::BitOr:
-            return int_value(a.i | b.i, t);
-        case ScalarOp::BitXor:
-            return int_value(a.i ^ b.i, t);
-        case ScalarOp::Shl:
-            return int_value(shift_left(a.i, b.i, t == DType::I32 ? 32 : 64), t);
-        case ScalarOp::Shr:
-            return int_value(shift_right(a.i, b.i, t == DType::I32 ? 32 : 64), t);
-        case ScalarOp::Pow:
-            return int_value(int_pow(a.i, b.i), t);
-        case ScalarOp::Min:
-            return int_value(std::min(a.i, b.i), t);
-        case ScalarOp::Max:
-            return int_value(std::max(a.i, b.i), t);
-        default:
-            break;
-        }
-    }
-    internal_error(std::string("evaluate: unexpected binary op '") + scalar_op_name(op) + "'");
+template <class Compare>
+ScalarValue compare(const ScalarValue& a, const ScalarValue& b, Compare cmp) {
+    return bool_value(is_float(a.dtype) ? cmp(a.f, b.f) : cmp(a.i, b.i));
 }
 
 ScalarValue cast_value(const ScalarValue& x, DType to) {
@@ -270,10 +160,14 @@ ScalarValue cast_value(const ScalarValue& x, DType to) {
     return int_value(x.i, to); // int -> float converts directly (one rounding)
 }
 
-// One node's value from its operands' values `a`.
+// One node's value from its operands' values `a`. Every operation has its case (no default), so
+// that a new one is a compiler warning here until its semantics are written.
 ScalarValue apply(const ScalarNode& n, const ScalarValue* a,
                   const std::vector<ScalarValue>& inputs) {
-    switch (n.op) {
+    const ScalarOp op = n.op;
+    const DType t = n.dtype;
+    const bool fl = is_float(t);
+    switch (op) {
     case ScalarOp::Const: {
         ScalarValue r;
         r.dtype = n.dtype;
@@ -292,16 +186,91 @@ ScalarValue apply(const ScalarNode& n, const ScalarValue* a,
                         std::string(dtype_name(n.dtype)));
         return inputs[k];
     }
+    case ScalarOp::Neg:
+        return fl ? float_value(-a[0].f, t) : int_value(s(0 - u(a[0].i)), t);
+    case ScalarOp::Not:
+        return bool_value(a[0].i == 0);
+    case ScalarOp::Abs:
+        return fl ? float_value(std::fabs(a[0].f), t)
+                  : int_value(a[0].i < 0 ? s(0 - u(a[0].i)) : a[0].i, t);
+    case ScalarOp::Exp:
+        return float_math(op, f32math::hd_exp_f32, exp_f64, a[0].f, t);
+    case ScalarOp::Log:
+        return float_math(op, f32math::hd_log_f32, log_f64, a[0].f, t);
+    case ScalarOp::Sqrt:
+        return float_result(op, std::sqrt(a[0].f), t);
+    case ScalarOp::Tanh:
+        return float_math(op, f32math::hd_tanh_f32, tanh_f64, a[0].f, t);
+    case ScalarOp::Sigmoid:
+        return float_math(op, f32math::hd_sigmoid_f32, sigmoid_f64, a[0].f, t);
+    case ScalarOp::Sin:
+        return float_result(op, std::sin(a[0].f), t);
+    case ScalarOp::Cos:
+        return float_result(op, std::cos(a[0].f), t);
+    case ScalarOp::Erf:
+        return float_result(op, std::erf(a[0].f), t);
+    case ScalarOp::Log1p:
+        return float_result(op, std::log1p(a[0].f), t);
+    case ScalarOp::Expm1:
+        return float_result(op, std::expm1(a[0].f), t);
+    case ScalarOp::Floor: // integers are unchanged
+        return fl ? float_value(std::floor(a[0].f), t) : a[0];
+    case ScalarOp::Ceil:
+        return fl ? float_value(std::ceil(a[0].f), t) : a[0];
+    case ScalarOp::Round:
+        return fl ? float_value(std::nearbyint(a[0].f), t) : a[0]; // half to even
     case ScalarOp::Cast:
-        return cast_value(a[0], n.dtype);
+        return cast_value(a[0], t);
+    case ScalarOp::Add:
+        return fl ? float_value(a[0].f + a[1].f, t) : int_value(s(u(a[0].i) + u(a[1].i)), t);
+    case ScalarOp::Sub:
+        return fl ? float_value(a[0].f - a[1].f, t) : int_value(s(u(a[0].i) - u(a[1].i)), t);
+    case ScalarOp::Mul:
+        return fl ? float_value(a[0].f * a[1].f, t) : int_value(s(u(a[0].i) * u(a[1].i)), t);
+    case ScalarOp::Div:
+        return fl ? float_value(a[0].f / a[1].f, t) : int_value(int_div(a[0].i, a[1].i), t);
+    case ScalarOp::Mod:
+        return fl ? float_value(std::fmod(a[0].f, a[1].f), t)
+                  : int_value(int_mod(a[0].i, a[1].i), t);
+    case ScalarOp::Pow:
+        return fl ? float_value(std::pow(a[0].f, a[1].f), t)
+                  : int_value(int_pow(a[0].i, a[1].i), t);
+    case ScalarOp::Min:
+        return fl ? float_value(float_min(a[0].f, a[1].f), t)
+                  : int_value(std::min(a[0].i, a[1].i), t);
+    case ScalarOp::Max:
+        return fl ? float_value(float_max(a[0].f, a[1].f), t)
+                  : int_value(std::max(a[0].i, a[1].i), t);
+    case ScalarOp::BitAnd:
+        return int_result(op, a[0].i & a[1].i, t);
+    case ScalarOp::BitOr:
+        return int_result(op, a[0].i | a[1].i, t);
+    case ScalarOp::BitXor:
+        return int_result(op, a[0].i ^ a[1].i, t);
+    case ScalarOp::Shl:
+        return int_result(op, shift_left(a[0].i, a[1].i, t == DType::I32 ? 32 : 64), t);
+    case ScalarOp::Shr:
+        return int_result(op, shift_right(a[0].i, a[1].i, t == DType::I32 ? 32 : 64), t);
+    case ScalarOp::Lt:
+        return compare(a[0], a[1], std::less<>());
+    case ScalarOp::Le:
+        return compare(a[0], a[1], std::less_equal<>());
+    case ScalarOp::Gt:
+        return compare(a[0], a[1], std::greater<>());
+    case ScalarOp::Ge:
+        return compare(a[0], a[1], std::greater_equal<>());
+    case ScalarOp::Eq:
+        return compare(a[0], a[1], std::equal_to<>());
+    case ScalarOp::Ne:
+        return compare(a[0], a[1], std::not_equal_to<>());
+    case ScalarOp::And:
+        return bool_value(a[0].i != 0 && a[1].i != 0);
+    case ScalarOp::Or:
+        return bool_value(a[0].i != 0 || a[1].i != 0);
     case ScalarOp::Select:
         return a[0].i != 0 ? a[1] : a[2];
-    default:
-        break;
     }
-    if (n.args.size() == 1) return unary(n.op, a[0], n.dtype);
-    HEDRA_INTERNAL_CHECK(n.args.size() == 2, "evaluate: malformed scalar node");
-    return binary(n.op, a[0], a[1], n.dtype);
+    internal_error("evaluate: malformed scalar node");
 }
 
 } // namespace

@@ -43,20 +43,8 @@ ScalarExpr make_node(ScalarOp op, DType dtype, std::vector<ScalarExpr> args,
     return n;
 }
 
-bool is_unary(ScalarOp op) {
-    return op >= ScalarOp::Neg && op <= ScalarOp::Cast;
-}
-bool is_binary(ScalarOp op) {
-    return op >= ScalarOp::Add && op <= ScalarOp::Or;
-}
-bool is_comparison(ScalarOp op) {
-    return op >= ScalarOp::Lt && op <= ScalarOp::Ne;
-}
-bool is_transcendental(ScalarOp op) {
-    return op >= ScalarOp::Exp && op <= ScalarOp::Expm1;
-}
-bool is_bitwise(ScalarOp op) {
-    return op >= ScalarOp::BitAnd && op <= ScalarOp::Shr;
+ScalarOpRule rule(ScalarOp op) {
+    return scalar_op_info(op).rule;
 }
 
 void check_operand(const ScalarExpr& e, const char* what) {
@@ -111,92 +99,10 @@ ScalarNode::~ScalarNode() {
     }
 }
 
-const char* scalar_op_name(ScalarOp op) {
-    switch (op) {
-    case ScalarOp::Const:
-        return "const";
-    case ScalarOp::Input:
-        return "input";
-    case ScalarOp::Neg:
-        return "neg";
-    case ScalarOp::Not:
-        return "not";
-    case ScalarOp::Abs:
-        return "abs";
-    case ScalarOp::Exp:
-        return "exp";
-    case ScalarOp::Log:
-        return "log";
-    case ScalarOp::Sqrt:
-        return "sqrt";
-    case ScalarOp::Tanh:
-        return "tanh";
-    case ScalarOp::Sigmoid:
-        return "sigmoid";
-    case ScalarOp::Sin:
-        return "sin";
-    case ScalarOp::Cos:
-        return "cos";
-    case ScalarOp::Erf:
-        return "erf";
-    case ScalarOp::Log1p:
-        return "log1p";
-    case ScalarOp::Expm1:
-        return "expm1";
-    case ScalarOp::Floor:
-        return "floor";
-    case ScalarOp::Ceil:
-        return "ceil";
-    case ScalarOp::Round:
-        return "round";
-    case ScalarOp::Cast:
-        return "cast";
-    case ScalarOp::Add:
-        return "add";
-    case ScalarOp::Sub:
-        return "sub";
-    case ScalarOp::Mul:
-        return "mul";
-    case ScalarOp::Div:
-        return "div";
-    case ScalarOp::Mod:
-        return "mod";
-    case ScalarOp::Pow:
-        return "pow";
-    case ScalarOp::Min:
-        return "min";
-    case ScalarOp::Max:
-        return "max";
-    case ScalarOp::BitAnd:
-        return "bitand";
-    case ScalarOp::BitOr:
-        return "bitor";
-    case ScalarOp::BitXor:
-        return "bitxor";
-    case ScalarOp::Shl:
-        return "shl";
-    case ScalarOp::Shr:
-        return "shr";
-    case ScalarOp::Lt:
-        return "lt";
-    case ScalarOp::Le:
-        return "le";
-    case ScalarOp::Gt:
-        return "gt";
-    case ScalarOp::Ge:
-        return "ge";
-    case ScalarOp::Eq:
-        return "eq";
-    case ScalarOp::Ne:
-        return "ne";
-    case ScalarOp::And:
-        return "and";
-    case ScalarOp::Or:
-        return "or";
-    case ScalarOp::Select:
-        return "select";
-    }
-    return "?";
+std::optional<ScalarOp> scalar_op_from_name(std::string_view name) {
+    for (ScalarOp op : kAllScalarOps)
+        if (name == scalar_op_name(op)) return op;
+    return std::nullopt;
 }
 
 ScalarExpr scalar_const(double value, DType dtype) {
@@ -235,15 +141,15 @@ ScalarExpr scalar_unary(ScalarOp op, ScalarExpr x) {
     check_operand(x, scalar_op_name(op));
     if (op == ScalarOp::Cast)
         throw Error("scalar_unary: 'cast' needs a target dtype; use scalar_cast");
-    if (!is_unary(op))
+    if (scalar_op_info(op).arity != 1)
         throw Error("scalar_unary: '" + std::string(scalar_op_name(op)) +
                     "' is not a unary operation");
-    if (op == ScalarOp::Not && x->dtype != DType::Bool)
-        throw Error("'not' needs a bool operand, got " + std::string(dtype_name(x->dtype)) +
-                    "; compare with zero first");
+    if (rule(op) == ScalarOpRule::Logical && x->dtype != DType::Bool)
+        throw Error("'" + std::string(scalar_op_name(op)) + "' needs a bool operand, got " +
+                    std::string(dtype_name(x->dtype)) + "; compare with zero first");
     if (op == ScalarOp::Neg && x->dtype == DType::Bool)
         throw Error("'neg' of a bool operand; use 'not', or cast to an integer first");
-    if (is_transcendental(op) && !is_float(x->dtype)) x = scalar_cast(x, DType::F32);
+    if (rule(op) == ScalarOpRule::FloatMath && !is_float(x->dtype)) x = scalar_cast(x, DType::F32);
     DType t = x->dtype;
     return make_node(op, t, {std::move(x)});
 }
@@ -257,17 +163,17 @@ ScalarExpr scalar_cast(ScalarExpr x, DType to) {
 ScalarExpr scalar_binary(ScalarOp op, ScalarExpr a, ScalarExpr b) {
     check_operand(a, scalar_op_name(op));
     check_operand(b, scalar_op_name(op));
-    if (!is_binary(op))
+    if (scalar_op_info(op).arity != 2)
         throw Error("scalar_binary: '" + std::string(scalar_op_name(op)) +
                     "' is not a binary operation");
-    DType t =
-        (op == ScalarOp::And || op == ScalarOp::Or) ? DType::Bool : promote(a->dtype, b->dtype);
-    if (is_bitwise(op) && (is_float(t) || (t == DType::Bool && op >= ScalarOp::Shl)))
+    const ScalarOpRule r = rule(op);
+    DType t = r == ScalarOpRule::Logical ? DType::Bool : promote(a->dtype, b->dtype);
+    const bool shift = r == ScalarOpRule::Shift;
+    if ((r == ScalarOpRule::Bitwise || shift) && (is_float(t) || (t == DType::Bool && shift)))
         throw Error("'" + std::string(scalar_op_name(op)) + "' needs integer operands" +
-                    (op >= ScalarOp::Shl ? "" : " (or bools)") + ", got " +
-                    std::string(dtype_name(a->dtype)) + " and " +
-                    std::string(dtype_name(b->dtype)) + "; cast to i32 or i64 first");
-    DType result = is_comparison(op) ? DType::Bool : t;
+                    (shift ? "" : " (or bools)") + ", got " + std::string(dtype_name(a->dtype)) +
+                    " and " + std::string(dtype_name(b->dtype)) + "; cast to i32 or i64 first");
+    DType result = r == ScalarOpRule::Compare ? DType::Bool : t;
     return make_node(op, result, {scalar_cast(std::move(a), t), scalar_cast(std::move(b), t)});
 }
 

@@ -6,36 +6,67 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
 
 namespace hedra {
 
-// clang-format off
+// The operations are listed once, in core/scalar_ops.def (name, arity, typing rule): a new
+// operation is one line there, and the switches that must handle every operation (evaluation,
+// derivatives) have no default, so that -Wswitch names each one still to write.
 enum class ScalarOp : std::uint8_t {
-    // leaves
-    Const, // value in ivalue (bool, ints) or fvalue (floats)
-    Input, // the element of the map's input number `index`
-    // unary
-    Neg, Not, Abs,
-    Exp, Log, Sqrt, Tanh, Sigmoid, Sin, Cos, Erf, Log1p, Expm1, // float results
-    Floor, Ceil, Round,     // float to float (round: half to even); integers unchanged
-    Cast,
-    // binary (operands of equal dtype)
-    Add, Sub, Mul, Div, Mod, Pow, Min, Max,
-    BitAnd, BitOr, BitXor,  // integers (bool: logical)
-    Shl, Shr,               // integers; shr is arithmetic
-    Lt, Le, Gt, Ge, Eq, Ne, // result bool
-    And, Or,                // bool operands
-    // ternary
-    Select // args: bool condition, then, else (then and else of equal dtype)
+#define HEDRA_SCALAR_OP(Id, ...) Id,
+#include "core/scalar_ops.def"
+};
+
+// How an operation's operands are checked and its result dtype is found (scalar_unary,
+// scalar_binary).
+enum class ScalarOpRule : std::uint8_t {
+    Leaf,      // Const, Input: no operands
+    Keep,      // unary, the operand's dtype (neg of a bool is refused)
+    FloatMath, // unary, float result: a non-float operand is cast to f32 first
+    Cast,      // unary, the target dtype
+    Arith,     // binary, operands promoted to a common dtype, which is the result's
+    Bitwise,   // binary, integers or bools
+    Shift,     // binary, integers only; shr is arithmetic
+    Compare,   // binary, operands promoted, result bool
+    Logical,   // not, and, or: bool operands, bool result
+    Select,    // ternary: bool condition, then and else promoted
+};
+
+// One row of core/scalar_ops.def.
+struct ScalarOpInfo {
+    const char* name; // "add", "exp", ...
+    int arity;        // the number of operands
+    ScalarOpRule rule;
+};
+
+// clang-format off
+inline constexpr ScalarOpInfo kScalarOpInfo[] = {
+#define HEDRA_SCALAR_OP(Id, name, arity, rule) {name, arity, ScalarOpRule::rule},
+#include "core/scalar_ops.def"
+};
+inline constexpr ScalarOp kAllScalarOps[] = {
+#define HEDRA_SCALAR_OP(Id, ...) ScalarOp::Id,
+#include "core/scalar_ops.def"
 };
 // clang-format on
+inline constexpr std::size_t kNumScalarOps = std::size(kAllScalarOps);
 
-const char* scalar_op_name(ScalarOp op); // "add", "exp", ...
+constexpr const ScalarOpInfo& scalar_op_info(ScalarOp op) {
+    return kScalarOpInfo[static_cast<std::size_t>(op)];
+}
+constexpr const char* scalar_op_name(ScalarOp op) { // "add", "exp", ...
+    return scalar_op_info(op).name;
+}
+// The operation named `name` ("add"); nullopt for an unknown name.
+std::optional<ScalarOp> scalar_op_from_name(std::string_view name);
 
 struct ScalarNode;
 using ScalarExpr = std::shared_ptr<const ScalarNode>;

@@ -11,7 +11,7 @@ int kind(DType t) {
 }
 
 bool is_comparison(ScalarOp op) {
-    return op >= ScalarOp::Lt && op <= ScalarOp::Ne;
+    return scalar_op_info(op).rule == ScalarOpRule::Compare;
 }
 
 DType common_dtype(const Sym& a, const Sym& b) {

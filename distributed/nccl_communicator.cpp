@@ -18,10 +18,13 @@ NcclType nccl_type(DType t) {
         return NcclType::Int32;
     case DType::I64:
         return NcclType::Int64;
-    default:
-        throw Error("nccl: a collective of dtype " + std::string(dtype_name(t)) +
-                    "; reduce f32, f64, i32 or i64 arrays");
+    case DType::Bool:
+    case DType::BF16:
+    case DType::F16:
+        break;
     }
+    throw Error("nccl: a collective of dtype " + std::string(dtype_name(t)) +
+                "; reduce f32, f64, i32 or i64 arrays");
 }
 
 // Device memory of one collective in flight, freed once it has finished.

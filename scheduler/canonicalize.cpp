@@ -75,7 +75,7 @@ bool is_vector_math(const ScalarExpr& x) {
 bool is_expensive(const ScalarExpr& x) {
     ScalarOp op = x->op;
     return !is_vector_math(x) &&
-           ((op >= ScalarOp::Exp && op <= ScalarOp::Expm1 && op != ScalarOp::Sqrt) ||
+           ((scalar_op_info(op).rule == ScalarOpRule::FloatMath && op != ScalarOp::Sqrt) ||
             op == ScalarOp::Pow);
 }
 

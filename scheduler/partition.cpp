@@ -44,9 +44,13 @@ ScalarExpr extreme(DType t, bool lowest) {
         return scalar_const_int(lowest ? std::numeric_limits<std::int64_t>::min()
                                        : std::numeric_limits<std::int64_t>::max(),
                                 t);
-    default:
+    case DType::F32:
+    case DType::F64:
+    case DType::BF16:
+    case DType::F16:
         return scalar_const(lowest ? -INFINITY : INFINITY, t);
     }
+    internal_error("extreme: unknown dtype");
 }
 
 ScalarExpr reduce_identity(const Node& r) {

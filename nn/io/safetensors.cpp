@@ -28,28 +28,11 @@ constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 constexpr std::string_view kMetadataKey = "__metadata__";
 
 const char* safetensors_dtype(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return "BOOL";
-    case DType::I32:
-        return "I32";
-    case DType::I64:
-        return "I64";
-    case DType::F32:
-        return "F32";
-    case DType::F64:
-        return "F64";
-    case DType::BF16:
-        return "BF16";
-    case DType::F16:
-        return "F16";
-    }
-    return "?";
+    return dtype_info(t).safetensors;
 }
 
 bool parse_dtype_name(const std::string& name, DType& out) {
-    for (DType t :
-         {DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64, DType::BF16, DType::F16})
+    for (DType t : kAllDTypes)
         if (name == safetensors_dtype(t)) {
             out = t;
             return true;

@@ -76,28 +76,19 @@ Array power(const Operand& a, const Operand& b) {
 }
 
 void bind_dtype(nb::module_& m) {
-    nb::enum_<DType>(m, "DType", "An element type: bool, i32, i64, f32, f64, bf16 or f16.")
-        .value("bool", DType::Bool)
-        .value("i32", DType::I32)
-        .value("i64", DType::I64)
-        .value("f32", DType::F32)
-        .value("f64", DType::F64)
-        .value("bf16", DType::BF16)
-        .value("f16", DType::F16)
-        .def_prop_ro("itemsize", [](DType t) { return dtype_size(t); })
+    nb::enum_<DType> dtype(m, "DType", "An element type: bool, i32, i64, f32, f64, bf16 or f16.");
+    for (DType t : kAllDTypes) // dtype names are literals: data() is null-terminated
+        dtype.value(dtype_name(t).data(), t);
+    dtype.def_prop_ro("itemsize", [](DType t) { return dtype_size(t); })
         .def("__str__", [](DType t) { return std::string(dtype_name(t)); });
-    for (auto [name, t] : {std::pair{"bool_", DType::Bool},
-                           {"i32", DType::I32},
-                           {"int32", DType::I32},
-                           {"i64", DType::I64},
+    // The module names every type by its own name ("bool_": bool is Python's) and NumPy's.
+    for (DType t : kAllDTypes)
+        m.attr(t == DType::Bool ? "bool_" : dtype_name(t).data()) = t;
+    for (auto [name, t] : {std::pair{"int32", DType::I32},
                            {"int64", DType::I64},
-                           {"f32", DType::F32},
                            {"float32", DType::F32},
-                           {"f64", DType::F64},
                            {"float64", DType::F64},
-                           {"bf16", DType::BF16},
                            {"bfloat16", DType::BF16},
-                           {"f16", DType::F16},
                            {"float16", DType::F16}})
         m.attr(name) = t;
 }

@@ -159,9 +159,8 @@ DType to_dtype(nb::handle h) {
     if (nb::isinstance<DType>(h)) return nb::cast<DType>(h);
     if (nb::isinstance<nb::str>(h)) {
         std::string name = nb::cast<std::string>(h);
-        if (name == "f32" || name == "f64" || name == "i32" || name == "i64" || name == "bool" ||
-            name == "bf16" || name == "f16")
-            return parse_dtype(name);
+        for (DType t : kAllDTypes)
+            if (name == dtype_name(t)) return t;
         if (name == "bfloat16") return DType::BF16;
     }
     nb::object d = numpy().attr("dtype")(h);

@@ -28,6 +28,10 @@ ScalarValue load(const HostArray& a, std::int64_t i) {
     case DType::F64:
         v.f = a.values<double>()[k];
         break;
+    case DType::BF16:
+    case DType::F16:
+        v.f = a.flat(i);
+        break;
     }
     return v;
 }
@@ -49,6 +53,10 @@ void store(HostArray& a, std::int64_t i, const ScalarValue& v) {
         break;
     case DType::F64:
         a.mutable_values<double>()[k] = v.f;
+        break;
+    case DType::BF16:
+    case DType::F16:
+        a.set_flat(i, v.f);
         break;
     }
 }

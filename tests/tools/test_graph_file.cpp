@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/graph_file.hpp"
+#include "core/library.hpp"
 #include "tools/tool_programs.hpp"
 
 using namespace hedra;
@@ -145,4 +146,22 @@ TEST_CASE("graph file: placeholders not listed by the caller are still inputs") 
     REQUIRE(f.placeholders.size() == 2);
     CHECK(f.placeholders[0]->name == "b");
     CHECK(f.placeholders[1]->name == "a");
+}
+
+TEST_CASE("graph file: every dtype's name is written and read back") {
+    for (DType t : kAllDTypes) {
+        INFO("dtype " << dtype_name(t));
+        Array x = placeholder(Shape{range(3)}, t, "x");
+        Array y = cast(x, t == DType::F64 ? DType::F32 : DType::F64);
+        std::string text = save_graph(std::vector<Array>{y}, std::vector<Array>{x});
+        CHECK(text.find("\"dtype\": \"" + std::string(dtype_name(t)) + "\"") != std::string::npos);
+        GraphLoadOptions keep;
+        keep.keep_ids = true;
+        GraphFile back = load_graph(text, "<graph>", keep);
+        REQUIRE(back.placeholders.size() == 1);
+        CHECK(back.placeholders[0]->dtype == t);
+        REQUIRE(back.outputs.size() == 1);
+        CHECK(back.outputs[0]->dtype == y.node()->dtype);
+        CHECK(save_graph(back.outputs, back.placeholders) == text);
+    }
 }
