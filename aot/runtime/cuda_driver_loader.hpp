@@ -88,8 +88,10 @@ int load_cuda_driver(CudaDriver& d, const CudaModuleImage& module) {
     CUmodule loaded = nullptr;
     if (d.cuModuleLoadDataEx(&loaded, module.image, 0, nullptr, nullptr)) return kNoModuleCode;
     for (int f = 0; f < module.functions; ++f)
-        if (d.cuModuleGetFunction(&d.functions[f], loaded, module.function_names[f]))
+        if (d.cuModuleGetFunction(&d.functions[f], loaded, module.function_names[f])) {
+            d.cuModuleUnload(loaded);
             return kNoModuleCode;
+        }
     for (int e = 0; e < module.embedded; ++e)
         if (d.cuMemAlloc(&d.embedded[e], module.embedded_bytes[e]) ||
             d.cuMemcpyHtoDAsync(d.embedded[e], module.embedded_data[e], module.embedded_bytes[e],

@@ -78,8 +78,9 @@ TEST_CASE("aot cuda loader: the module, its function and its embedded data") {
     REQUIRE(reinterpret_cast<void*>(reg) != nullptr);
     reg(kPtx, nullptr);
     DriverPath path(fake_library());
-    CUfunction functions[2] = {};
-    CUdeviceptr copies[2] = {};
+    // Static, as a library's are: the loaded driver keeps pointers to them.
+    static CUfunction functions[2] = {};
+    static CUdeviceptr copies[2] = {};
     const CudaModuleImage module = {kPtx,           kNames, 1,         kEmbeddedData,
                                     kEmbeddedBytes, 1,      functions, copies};
     CudaDriver& d = loaded_cuda_driver(module);
