@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "aot/aot_files.hpp"
+#include "aot/cuda_driver_loader_source.hpp"
+#include "aot/runtime/cuda_status.hpp"
 #include "core/error.hpp"
 #include "core/range.hpp"
 #include "core/symbolic.hpp"
@@ -16,8 +18,8 @@
 namespace hedra::aot {
 namespace {
 
-// The C function's error codes beyond aot_wrapper's (1: misaligned, 2: no memory).
-constexpr int kNoDriver = 3, kNoDevice = 4, kNoModule = 5, kDriverCall = 6;
+using hedra_aot_cuda::kDriverCallCode, hedra_aot_cuda::kNoDeviceCode, hedra_aot_cuda::kNoDriverCode,
+    hedra_aot_cuda::kNoModuleCode;
 
 std::string byte_count(const AotArray& a) {
     std::size_t n = dtype_size(a.dtype);
@@ -26,94 +28,19 @@ std::string byte_count(const AotArray& a) {
     return std::to_string(n);
 }
 
-const char* kDriver = R"(using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;
-using CUcontext = void*;
-using CUmodule = void*;
-using CUfunction = void*;
-using CUstream = void*;
-
-// The driver entry points the function calls (libcuda's versioned names), loaded once.
-struct Driver {
-    CUresult (*cuInit)(unsigned);
-    CUresult (*cuDeviceGet)(CUdevice*, int);
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-    CUresult (*cuCtxSetCurrent)(CUcontext);
-    CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, void*, void**);
-    CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                               unsigned, unsigned, CUstream, void**, void**);
-    CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
-    CUresult (*cuMemFree)(CUdeviceptr);
-    CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
-    CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream); // may be null
-    CUresult (*cuStreamSynchronize)(CUstream);
-    CUcontext context = nullptr;
-    CUfunction functions[kFunctions + 1];
-    CUdeviceptr embedded[kEmbedded + 1] = {};
-    int status = 0;
-};
-
-template <class F>
-bool find(void* library, const char* symbol, F& f) {
-    f = reinterpret_cast<F>(dlsym(library, symbol));
-    return f != nullptr;
-}
-
-// Opens $HEDRA_CUDA_DRIVER (tests) or libcuda.so.1, device 0's primary context (the CUDA
-// runtime's), the module and its functions, and uploads the embedded data.
-int load(Driver& d) {
-    const char* path = std::getenv("HEDRA_CUDA_DRIVER");
-    void* lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return kNoDriverCode;
-    if (!find(lib, "cuInit", d.cuInit) || !find(lib, "cuDeviceGet", d.cuDeviceGet) ||
-        !find(lib, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain) ||
-        !find(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent) ||
-        !find(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) ||
-        !find(lib, "cuModuleGetFunction", d.cuModuleGetFunction) ||
-        !find(lib, "cuLaunchKernel", d.cuLaunchKernel) ||
-        !find(lib, "cuMemAlloc_v2", d.cuMemAlloc) || !find(lib, "cuMemFree_v2", d.cuMemFree) ||
-        !find(lib, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync) ||
-        !find(lib, "cuStreamSynchronize", d.cuStreamSynchronize))
-        return kNoDriverCode;
-    find(lib, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync);
-    CUdevice device = 0;
-    if (d.cuInit(0) || d.cuDeviceGet(&device, 0) || d.cuDevicePrimaryCtxRetain(&d.context, device))
-        return kNoDeviceCode;
-    if (d.cuCtxSetCurrent(d.context)) return kDriverCallCode;
-    CUmodule module = nullptr;
-    if (d.cuModuleLoadDataEx(&module, kImage, 0, nullptr, nullptr)) return kNoModuleCode;
-    for (int f = 0; f < kFunctions; ++f)
-        if (d.cuModuleGetFunction(&d.functions[f], module, kFunctionNames[f])) return kNoModuleCode;
-    for (int e = 0; e < kEmbedded; ++e)
-        if (d.cuMemAlloc(&d.embedded[e], kEmbeddedBytes[e]) ||
-            d.cuMemcpyHtoDAsync(d.embedded[e], kEmbeddedData[e], kEmbeddedBytes[e], nullptr) ||
-            d.cuStreamSynchronize(nullptr))
-            return kDriverCallCode;
-    return 0;
-}
-
-Driver& driver() {
-    static Driver d;
-    static std::once_flag once;
-    std::call_once(once, [] { d.status = load(d); });
-    return d;
-}
-)";
-
 std::string error_message(const AotProgram& p) {
     std::string s = "extern \"C\" const char* " + p.name + "_error_message(int code) {\n";
     s += "    switch (code) {\n    case 0: return \"no error\";\n";
     s += "    case 1: return \"the workspace is not 256-byte aligned\";\n";
     s += "    case 2: return \"cannot allocate the workspace (" +
          std::to_string(p.workspace_bytes) + " bytes of device memory)\";\n";
-    s += "    case " + std::to_string(kNoDriver) +
+    s += "    case " + std::to_string(kNoDriverCode) +
          ": return \"cannot load the CUDA driver (libcuda.so.1, or $HEDRA_CUDA_DRIVER)\";\n";
-    s += "    case " + std::to_string(kNoDevice) + ": return \"no CUDA device 0 to run on\";\n";
-    s += "    case " + std::to_string(kNoModule) +
+    s += "    case " + std::to_string(kNoDeviceCode) + ": return \"no CUDA device 0 to run on\";\n";
+    s += "    case " + std::to_string(kNoModuleCode) +
          ": return \"the device cannot load the kernels (" + p.architecture + ")\";\n";
-    s += "    case " + std::to_string(kDriverCall) + ": return \"a CUDA driver call failed\";\n";
+    s +=
+        "    case " + std::to_string(kDriverCallCode) + ": return \"a CUDA driver call failed\";\n";
     return s + "    default: return \"unknown error code\";\n    }\n}\n\n";
 }
 
@@ -180,13 +107,11 @@ std::string aot_cuda_wrapper(const AotProgram& p) {
     std::string s = "// " + n + ".cpp: generated by hedra-aot (target cuda). The C function of " +
                     n + ".h: the kernels of\n// " + n + ".program.cu, compiled for " +
                     p.architecture + ", launched through the CUDA driver API. Do not edit.\n";
-    s += "#include \"" + n +
-         ".h\"\n\n#include <dlfcn.h>\n\n#include <cstdint>\n#include "
-         "<cstdlib>\n#include <mutex>\n\nnamespace {\n\n";
-    s += "constexpr int kNoDriverCode = " + std::to_string(kNoDriver) +
-         ", kNoDeviceCode = " + std::to_string(kNoDevice) +
-         ", kNoModuleCode = " + std::to_string(kNoModule) +
-         ", kDriverCallCode = " + std::to_string(kDriverCall) + ";\n";
+    s += "#include \"" + n + ".h\"\n\n";
+    s += "// The CUDA driver loader (hedra's aot/runtime/cuda_driver_loader.hpp).\n";
+    s += cuda_driver_loader_source();
+    s += "\n#include <cstdint>\n\nnamespace {\n\nusing namespace hedra_aot_cuda;\n"
+         "using Driver = CudaDriver;\n\n";
     s += "alignas(8) const unsigned char kImage[] = {\n" + c_bytes(p.image) + "};\n";
     s += "constexpr int kFunctions = " + std::to_string(p.launches.size()) + ";\n";
     s += "const char* const kFunctionNames[kFunctions + 1] = {";
@@ -202,7 +127,13 @@ std::string aot_cuda_wrapper(const AotProgram& p) {
         data += "embedded_b" + std::to_string(e.buffer) + ", ";
         bytes += std::to_string(e.bytes.size()) + ", ";
     }
-    s += data + "nullptr};\n" + bytes + "0};\n" + launch_table(p) + "\n" + kDriver +
+    s += data + "nullptr};\n" + bytes + "0};\n" + launch_table(p) + "\n";
+    s += "CUfunction g_functions[kFunctions + 1] = {};\n"
+         "CUdeviceptr g_embedded[kEmbedded + 1] = {};\n"
+         "const CudaModuleImage kModule = {kImage, kFunctionNames, kFunctions, kEmbeddedData,\n"
+         "                                 kEmbeddedBytes, kEmbedded, g_functions, g_embedded};\n\n"
+         "// The driver, its context and the module, loaded on the first call.\n"
+         "Driver& driver() {\n    return loaded_cuda_driver(kModule);\n}\n"
          "\n} // namespace\n\n";
     s += "extern \"C\" size_t " + n + "_workspace_bytes(void) { return " +
          std::to_string(p.workspace_bytes) + "; }\n\n";

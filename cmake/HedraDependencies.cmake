@@ -1,6 +1,9 @@
 # Every dependency comes from a Debian 12 package, found with find_package or pkg-config.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ISL REQUIRED IMPORTED_TARGET isl)
+# The zip container of .npz files (nn/io). pkg-config, not libzip's CMake package: Debian's
+# names the zipcmp, zipmerge and ziptool programs, which libzip-dev does not install.
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 find_package(OpenMP REQUIRED)
 find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
 find_package(Clang REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/clang)

@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 install(FILES hedra.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra)
 foreach(layer core polyhedral scheduler backends ad nn distributed aot)
   install(DIRECTORY ${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hedra/${layer}
-          FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def")
+          FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def") # .def: X-macro tables headers include
 endforeach()
 
 install(TARGETS hedra hedra_options hedra_core hedra_polyhedral hedra_scheduler hedra_backends

@@ -2,9 +2,9 @@
 # Installs hedra's build and test dependencies from Debian 12's packages when any is missing.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libisl-dev llvm-dev libclang-cpp-dev libclang-dev clang
-          libomp-dev doctest-dev zlib1g-dev nlohmann-json3-dev libssl-dev libcli11-dev
-          dataset-fashion-mnist libopenmpi-dev openmpi-bin python3-venv python3-dev ccache
-          gnuplot-nox)
+          libomp-dev doctest-dev zlib1g-dev libzip-dev nlohmann-json3-dev libssl-dev
+          libcli11-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin python3-venv python3-dev
+          ccache gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -114,29 +114,4 @@ std::vector<unsigned char> gunzip(std::span<const unsigned char> bytes, const Fi
     return out;
 }
 
-std::vector<unsigned char> inflate_raw(std::span<const unsigned char> bytes,
-                                       std::size_t expected_size, const FileContext& ctx) {
-    std::vector<unsigned char> out;
-    out.reserve(expected_size + 1);
-    Inflater inflater(-MAX_WBITS, ctx);
-    auto [used, ended] = inflater.run(bytes, out, "deflate");
-    (void)used;
-    if (!ended) ctx.fail("truncated deflate stream");
-    if (out.size() != expected_size)
-        ctx.fail("inflated to " + std::to_string(out.size()) + " bytes, but the archive says " +
-                 std::to_string(expected_size));
-    return out;
-}
-
-unsigned long crc32_of(std::span<const unsigned char> bytes) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    std::size_t pos = 0;
-    while (pos < bytes.size()) {
-        auto chunk = static_cast<uInt>(std::min<std::size_t>(bytes.size() - pos, 1u << 30));
-        crc = crc32(crc, bytes.data() + pos, chunk);
-        pos += chunk;
-    }
-    return crc;
-}
-
 } // namespace hedra::nn

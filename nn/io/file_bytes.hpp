@@ -1,6 +1,6 @@
-// Whole-file reads and zlib decompression shared by the IDX and NumPy readers. Every failure
-// throws hedra::Error through a FileContext, so each reader's messages name its file and say how
-// to get a good one, while the byte handling lives in one place.
+// Whole-file reads and gzip decompression (zlib) shared by the IDX, NumPy and safetensors
+// readers. Every failure throws hedra::Error through a FileContext, so each reader's messages name
+// its file and say how to get a good one, while the byte handling lives in one place.
 #pragma once
 
 #include <cstddef>
@@ -26,13 +26,5 @@ bool is_gzip(std::span<const unsigned char> bytes);
 
 // The decompressed contents of a gzip stream (several members are concatenated, as gzip does).
 std::vector<unsigned char> gunzip(std::span<const unsigned char> bytes, const FileContext& ctx);
-
-// The decompressed contents of a raw deflate stream (a zip member) that must hold exactly
-// `expected_size` bytes.
-std::vector<unsigned char> inflate_raw(std::span<const unsigned char> bytes,
-                                       std::size_t expected_size, const FileContext& ctx);
-
-// zlib's CRC-32 of `bytes`, as zip archives record it.
-unsigned long crc32_of(std::span<const unsigned char> bytes);
 
 } // namespace hedra::nn

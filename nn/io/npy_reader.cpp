@@ -1,7 +1,5 @@
-// .npy header parsing and the minimal zip reading .npz needs (see npy_reader.hpp). The zip side
-// follows PKWARE's APPNOTE: find the end-of-central-directory record (and its zip64 variant,
-// which numpy writes for large archives), walk the central directory, and inflate each member
-// with zlib's raw inflate, checking its CRC-32.
+// .npy header parsing, and .npz archives as .npy members of a zip archive (zip_archive.hpp:
+// minizip reads the container, inflates the members and checks their CRC-32).
 #include "nn/io/npy_reader.hpp"
 
 #include <cctype>
@@ -12,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "nn/io/file_bytes.hpp"
+#include "nn/io/zip_archive.hpp"
 
 namespace hedra::nn {
 
@@ -207,105 +206,6 @@ HostArray parse_npy_with(std::span<const unsigned char> bytes, const FileContext
     return out;
 }
 
-struct ZipMember {
-    std::string name;
-    unsigned method = 0;
-    unsigned flags = 0;
-    std::uint32_t crc = 0;
-    std::uint64_t compressed = 0;
-    std::uint64_t uncompressed = 0;
-    std::uint64_t local_offset = 0;
-};
-
-// Reads the zip64 extended-information extra field over the fields that were saturated.
-void apply_zip64_extra(const LittleEndianReader& in, std::size_t pos, std::size_t end,
-                       ZipMember& m) {
-    while (pos + 4 <= end) {
-        auto id = in.get(pos, 2, "extra field");
-        auto size = in.get(pos + 2, 2, "extra field");
-        std::size_t p = pos + 4;
-        if (id == 0x0001) {
-            for (std::uint64_t* field : {&m.uncompressed, &m.compressed, &m.local_offset})
-                if (*field == 0xFFFFFFFFu && p + 8 <= pos + 4 + size) {
-                    *field = in.get(p, 8, "zip64 extra field");
-                    p += 8;
-                }
-        }
-        pos += 4 + static_cast<std::size_t>(size);
-    }
-}
-
-std::vector<ZipMember> central_directory(std::span<const unsigned char> bytes,
-                                         const FileContext& ctx) {
-    LittleEndianReader in(bytes, ctx);
-    if (bytes.size() < 22) ctx.fail("too short to be a zip archive");
-    std::size_t eocd = bytes.size() - 22;
-    std::size_t lowest = eocd > 0xFFFF ? eocd - 0xFFFF : 0;
-    while (in.get(eocd, 4, "zip trailer") != 0x06054b50) {
-        if (eocd == lowest) ctx.fail("no end-of-central-directory record: not a zip archive");
-        --eocd;
-    }
-    std::uint64_t entries = in.get(eocd + 10, 2, "zip trailer");
-    std::uint64_t cd_offset = in.get(eocd + 16, 4, "zip trailer");
-    if ((entries == 0xFFFF || cd_offset == 0xFFFFFFFFu) && eocd >= 20 &&
-        in.get(eocd - 20, 4, "zip64 locator") == 0x07064b50) {
-        auto eocd64 = static_cast<std::size_t>(in.get(eocd - 12, 8, "zip64 locator"));
-        if (in.get(eocd64, 4, "zip64 trailer") != 0x06064b50) ctx.fail("bad zip64 trailer");
-        entries = in.get(eocd64 + 32, 8, "zip64 trailer");
-        cd_offset = in.get(eocd64 + 48, 8, "zip64 trailer");
-    }
-    std::vector<ZipMember> members;
-    auto pos = static_cast<std::size_t>(cd_offset);
-    for (std::uint64_t i = 0; i < entries; ++i) {
-        if (in.get(pos, 4, "central directory") != 0x02014b50)
-            ctx.fail("corrupt central directory at offset " + std::to_string(pos));
-        ZipMember m;
-        m.flags = static_cast<unsigned>(in.get(pos + 8, 2, "central directory"));
-        m.method = static_cast<unsigned>(in.get(pos + 10, 2, "central directory"));
-        m.crc = static_cast<std::uint32_t>(in.get(pos + 16, 4, "central directory"));
-        m.compressed = in.get(pos + 20, 4, "central directory");
-        m.uncompressed = in.get(pos + 24, 4, "central directory");
-        auto name_length = static_cast<std::size_t>(in.get(pos + 28, 2, "central directory"));
-        auto extra_length = static_cast<std::size_t>(in.get(pos + 30, 2, "central directory"));
-        auto comment_length = static_cast<std::size_t>(in.get(pos + 32, 2, "central directory"));
-        m.local_offset = in.get(pos + 42, 4, "central directory");
-        auto name = in.slice(pos + 46, name_length, "member name");
-        m.name.assign(name.begin(), name.end());
-        std::size_t extra = pos + 46 + name_length;
-        apply_zip64_extra(in, extra, extra + extra_length, m);
-        members.push_back(std::move(m));
-        pos = extra + extra_length + comment_length;
-    }
-    return members;
-}
-
-std::vector<unsigned char> member_bytes(std::span<const unsigned char> bytes, const ZipMember& m,
-                                        const FileContext& ctx) {
-    LittleEndianReader in(bytes, ctx);
-    auto local = static_cast<std::size_t>(m.local_offset);
-    if (in.get(local, 4, "local header") != 0x04034b50)
-        ctx.fail("corrupt local header of member '" + m.name + "'");
-    if (m.flags & 1u) ctx.fail("member '" + m.name + "' is encrypted");
-    std::size_t data = local + 30 +
-                       static_cast<std::size_t>(in.get(local + 26, 2, "local header")) +
-                       static_cast<std::size_t>(in.get(local + 28, 2, "local header"));
-    auto raw = in.slice(data, m.compressed, "member data");
-    std::vector<unsigned char> out;
-    if (m.method == 0) {
-        if (m.compressed != m.uncompressed)
-            ctx.fail("stored member '" + m.name + "' has two sizes");
-        out.assign(raw.begin(), raw.end());
-    } else if (m.method == 8) {
-        FileContext member_ctx{ctx.prefix + ": member '" + m.name + "'", ctx.suffix};
-        out = inflate_raw(raw, static_cast<std::size_t>(m.uncompressed), member_ctx);
-    } else {
-        ctx.fail("member '" + m.name + "' uses compression method " + std::to_string(m.method) +
-                 " (only stored and deflated members are supported)");
-    }
-    if (crc32_of(out) != m.crc) ctx.fail("member '" + m.name + "' fails its crc-32 check");
-    return out;
-}
-
 } // namespace
 
 HostArray parse_npy(std::span<const unsigned char> bytes, const std::string& name) {
@@ -321,14 +221,13 @@ std::map<std::string, HostArray> read_npz(const std::string& path) {
     FileContext ctx{"cannot read npz file '" + path + "'", ""};
     std::vector<unsigned char> bytes = read_file_bytes(path, ctx);
     std::map<std::string, HostArray> arrays;
-    for (const ZipMember& m : central_directory(bytes, ctx)) {
-        if (!m.name.empty() && m.name.back() == '/') continue; // a directory entry
-        std::string key = m.name;
+    for_each_zip_member(bytes, ctx, [&](const std::string& name, std::vector<unsigned char> npy) {
+        std::string key = name;
         if (key.size() > 4 && key.ends_with(".npy")) key.resize(key.size() - 4);
         if (arrays.count(key)) ctx.fail("the archive holds '" + key + "' twice");
-        FileContext member_ctx{ctx.prefix + ": member '" + m.name + "'", ""};
-        arrays.emplace(key, parse_npy_with(member_bytes(bytes, m, ctx), member_ctx));
-    }
+        FileContext member_ctx{ctx.prefix + ": member '" + name + "'", ""};
+        arrays.emplace(key, parse_npy_with(npy, member_ctx));
+    });
     return arrays;
 }
 

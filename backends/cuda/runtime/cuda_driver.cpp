@@ -7,6 +7,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -15,41 +16,14 @@ namespace hedra::backend::cuda {
 
 namespace {
 
-// The driver entry points hedra calls, with the versioned symbol names libcuda exports and,
-// where newer headers name a newer version, the older name that older drivers export.
-#define HEDRA_CUDA_DRIVER_FUNCTIONS(X)                                                             \
-    X(cuInit, "cuInit", nullptr)                                                                   \
-    X(cuDriverGetVersion, "cuDriverGetVersion", nullptr)                                           \
-    X(cuDeviceGetCount, "cuDeviceGetCount", nullptr)                                               \
-    X(cuDeviceGet, "cuDeviceGet", nullptr)                                                         \
-    X(cuDeviceGetName, "cuDeviceGetName", nullptr)                                                 \
-    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", nullptr)                                       \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", nullptr)                               \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", nullptr)                                                 \
-    X(cuMemAlloc, "cuMemAlloc_v2", nullptr)                                                        \
-    X(cuMemFree, "cuMemFree_v2", nullptr)                                                          \
-    X(cuMemGetInfo, "cuMemGetInfo_v2", nullptr)                                                    \
-    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", nullptr)                                          \
-    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", nullptr)                                          \
-    X(cuStreamCreate, "cuStreamCreate", nullptr)                                                   \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", nullptr)                                              \
-    X(cuStreamSynchronize, "cuStreamSynchronize", nullptr)                                         \
-    X(cuStreamQuery, "cuStreamQuery", nullptr)                                                     \
-    X(cuModuleLoadDataEx, "cuModuleLoadDataEx", nullptr)                                           \
-    X(cuModuleUnload, "cuModuleUnload", nullptr)                                                   \
-    X(cuModuleGetFunction, "cuModuleGetFunction", nullptr)                                         \
-    X(cuLaunchKernel, "cuLaunchKernel", nullptr)                                                   \
-    X(cuGetErrorName, "cuGetErrorName", nullptr)                                                   \
-    X(cuEventCreate, "cuEventCreate", nullptr)                                                     \
-    X(cuEventDestroy, "cuEventDestroy_v2", nullptr)                                                \
-    X(cuEventRecord, "cuEventRecord", nullptr)                                                     \
-    X(cuEventSynchronize, "cuEventSynchronize", nullptr)                                           \
-    X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")
-
+// The driver entry points (cuda_driver_entries.def, the table hedra-aot's loader is made from
+// too), each checked against cuda.h's declaration.
 struct Api {
-#define HEDRA_DECLARE(fn, symbol, older) decltype(&::fn) fn = nullptr;
-    HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_DECLARE)
-#undef HEDRA_DECLARE
+#define HEDRA_CUDA_DRIVER_ENTRY(name, symbol, older, required, result, parameters)                 \
+    result(*name) parameters = nullptr;                                                            \
+    static_assert(std::is_same_v<decltype(&::name), result(*) parameters>,                         \
+                  "cuda_driver_entries.def: " symbol " differs from cuda.h's declaration");
+#include "backends/cuda/runtime/cuda_driver_entries.def"
 };
 
 Api g_api;
@@ -77,13 +51,12 @@ std::string initialise(Device& d) {
         const char* e = dlerror();
         return path + " cannot be loaded (" + std::string(e ? e : "unknown") + ")";
     }
-#define HEDRA_LOAD(fn, symbol, older)                                                              \
-    g_api.fn = reinterpret_cast<decltype(g_api.fn)>(dlsym(lib, symbol));                           \
-    if (const char* alt = older; !g_api.fn && alt)                                                 \
-        g_api.fn = reinterpret_cast<decltype(g_api.fn)>(dlsym(lib, alt));                          \
-    if (!g_api.fn) return path + " lacks " + symbol;
-    HEDRA_CUDA_DRIVER_FUNCTIONS(HEDRA_LOAD)
-#undef HEDRA_LOAD
+#define HEDRA_CUDA_DRIVER_ENTRY(name, symbol, older, required, result, parameters)                 \
+    g_api.name = reinterpret_cast<decltype(g_api.name)>(dlsym(lib, symbol));                       \
+    if (const char* alt = older; !g_api.name && alt)                                               \
+        g_api.name = reinterpret_cast<decltype(g_api.name)>(dlsym(lib, alt));                      \
+    if (!g_api.name && (required)) return path + " lacks " + symbol;
+#include "backends/cuda/runtime/cuda_driver_entries.def"
     if (CUresult r = g_api.cuInit(0); r != CUDA_SUCCESS) return "cuInit failed: " + error_name(r);
     int count = 0;
     if (CUresult r = g_api.cuDeviceGetCount(&count); r != CUDA_SUCCESS || count == 0)

@@ -258,6 +258,57 @@ TEST_CASE("corrupt npz archives throw naming the file and member") {
           std::string::npos);
 }
 
+TEST_CASE("truncated, bit-flipped and lying npz archives throw hedra::Error") {
+    ScratchDir dir("npz_damaged");
+    Bytes good = zip_bytes({{"w.npy", npy_bytes(kF4Header, kF4Data), true, false},
+                            {"s.npy", npy_bytes(kF4Header, kF4Data), false, true}},
+                           true);
+    std::string path = dir.file("damaged.npz");
+    // Every prefix, and every byte flipped: each read returns arrays or throws hedra::Error.
+    auto read_or_error = [&](const Bytes& bytes) {
+        write_file(path, bytes);
+        try {
+            read_npz(path);
+        } catch (const Error& e) {
+            CHECK(std::string(e.what()).find("'" + path + "'") != std::string::npos);
+        }
+    };
+    for (std::size_t n = 0; n < good.size(); ++n)
+        read_or_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)));
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        Bytes flipped = good;
+        flipped[i] ^= 0xA5;
+        read_or_error(flipped);
+    }
+    for (std::size_t n : {std::size_t{0}, good.size() / 2, good.size() - 1}) {
+        write_file(path, Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)));
+        CHECK_THROWS_AS(read_npz(path), Error);
+    }
+
+    // A member whose directory entry claims far more bytes than its data can inflate to, one
+    // with an unsupported method, and an encrypted one: each named in the message.
+    Bytes lying = zip_bytes({{"w.npy", npy_bytes(kF4Header, kF4Data), true, false}});
+    std::size_t central = 0;
+    for (std::size_t i = 0; i + 4 <= lying.size(); ++i)
+        if (lying[i] == 0x50 && lying[i + 1] == 0x4b && lying[i + 2] == 1 && lying[i + 3] == 2)
+            central = i;
+    REQUIRE(central > 0);
+    Bytes huge = lying;
+    for (std::size_t k = 0; k < 4; ++k)
+        huge[central + 24 + k] = 0xFE; // uncompressed size: almost 4 GiB
+    write_file(path, huge);
+    std::string message = error_of([&] { read_npz(path); });
+    CHECK(message.find("member 'w.npy'") != std::string::npos);
+    Bytes method = lying;
+    method[central + 10] = 12; // bzip2
+    write_file(path, method);
+    CHECK(error_of([&] { read_npz(path); }).find("compression method 12") != std::string::npos);
+    Bytes encrypted = lying;
+    encrypted[central + 8] |= 1;
+    write_file(path, encrypted);
+    CHECK(error_of([&] { read_npz(path); }).find("'w.npy' is encrypted") != std::string::npos);
+}
+
 TEST_CASE("the pytorch replay archive of tests/data/w2a_replay") {
     const std::filesystem::path path =
         std::filesystem::path(HEDRA_TEST_DATA_DIR) / "w2a_replay" / "w2a_replay_seed0.npz";
