@@ -3,6 +3,9 @@
 #   scripts/sanitize.sh asan   builds build-asan with -DHEDRA_SANITIZE=ON (AddressSanitizer and
 #                              UndefinedBehaviorSanitizer, -fno-sanitize-recover) and runs the
 #                              whole CTest suite under it;
+#   scripts/sanitize.sh ci     the part of asan that CI runs (scripts/test.sh): builds in
+#                              build-asan only the test executables of the core, scheduler,
+#                              differential and nn (with nn/io) suites and runs those tests;
 #   scripts/sanitize.sh tsan   builds build-tsan with -DHEDRA_TSAN=ON and runs the concurrency
 #                              tests (compute, compile and grad from several threads on shared
 #                              graphs) and the kernel cache fault tests under ThreadSanitizer;
@@ -20,17 +23,37 @@ what=${1:-all}
 # A kernel cache of its own: sanitizer builds must not reuse objects linked by another build.
 export HEDRA_CACHE_DIR="$root/build-sanitize-cache"
 
-run_asan() {
+# The suites CI runs under ASan+UBSan: their executables and the CTest names they register.
+ci_targets=(hedra_core_tests hedra_scheduler_tests hedra_differential_tests hedra_nn_tests
+    hedra_nn_io_tests)
+ci_tests='^(core|scheduler|differential|nn)/'
+
+configure_asan() {
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEDRA_SANITIZE=ON \
         -DHEDRA_BUILD_EXAMPLES=ON
-    cmake --build build-asan -j"$jobs"
+}
+
+# ctest under ASan+UBSan with the options every asan run uses; arguments go to ctest.
+ctest_asan() {
     # allocator_may_return_null: a failed huge allocation returns null as malloc does, so the
     # tests of hedra's out-of-memory errors test them instead of stopping in ASan's allocator.
     ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allocator_may_return_null=1" \
     LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-        ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1800 \
+        ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1800 "$@" \
         ${HEDRA_CTEST_ARGS:-}
+}
+
+run_asan() {
+    configure_asan
+    cmake --build build-asan -j"$jobs"
+    ctest_asan
+}
+
+run_asan_ci() {
+    configure_asan
+    cmake --build build-asan -j"$jobs" --target "${ci_targets[@]}"
+    ctest_asan -R "$ci_tests"
 }
 
 run_tsan() {
@@ -44,13 +67,14 @@ run_tsan() {
 
 case "$what" in
 asan) run_asan ;;
+ci) run_asan_ci ;;
 tsan) run_tsan ;;
 all)
     run_asan
     run_tsan
     ;;
 *)
-    echo "usage: scripts/sanitize.sh [asan|tsan|all]" >&2
+    echo "usage: scripts/sanitize.sh [asan|ci|tsan|all]" >&2
     exit 2
     ;;
 esac
