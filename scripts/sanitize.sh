@@ -6,12 +6,13 @@
 #   scripts/sanitize.sh ci     the part of asan that CI runs (scripts/test.sh): builds in
 #                              build-asan only the test executables of the core, scheduler,
 #                              differential and nn (with nn/io) suites and runs those tests;
-#   scripts/sanitize.sh tsan   builds build-tsan with -DHEDRA_TSAN=ON and runs the concurrency
-#                              tests (compute, compile and grad from several threads on shared
-#                              graphs) and the kernel cache fault tests under ThreadSanitizer;
-#   scripts/sanitize.sh        both.
-# Kernels compiled at run time by the in-process clang are not instrumented; libLLVM, libclang
-# and libomp are not either, so their reports are suppressed (scripts/sanitizers.supp,
+#   scripts/sanitize.sh tsan   builds build-tsan with -DHEDRA_TSAN=ON and runs under
+#                              ThreadSanitizer the concurrency tests (compute, compile and grad
+#                              from several threads on shared graphs), the kernel cache fault
+#                              tests, the backend tests and the in-process data-parallel tests;
+#   scripts/sanitize.sh        asan and tsan.
+# Kernels compiled at run time by the in-process clang are not instrumented; libLLVM, libclang,
+# libomp and OpenMPI are not either, so their reports are suppressed (scripts/sanitizers.supp,
 # scripts/lsan.supp). Environment: HEDRA_JOBS (build and test parallelism, default 2),
 # HEDRA_CTEST_ARGS (extra ctest arguments, e.g. "-R fuzz").
 set -euo pipefail
@@ -56,13 +57,30 @@ run_asan_ci() {
     ctest_asan -R "$ci_tests"
 }
 
+# The suites run under TSan: several host threads on shared graphs (concurrency), the kernel
+# cache's faults, the backends (openmp kernels in OpenMP teams) and data parallelism with ranks
+# as threads of one process. Not the MPI ranks (distributed/mpi_data_parallel_np*): OpenMPI is
+# not instrumented and its components take and release mutexes across libraries, which TSan
+# reports as lock-order inversions and unlocks of unlocked mutexes inside OpenMPI.
+tsan_targets=(hedra_concurrency_tests hedra_fault_tests hedra_backend_tests
+    hedra_distributed_tests)
+tsan_tests='^(concurrency|faults|backends)/|^distributed/test_'
+
 run_tsan() {
     cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEDRA_TSAN=ON \
         -DHEDRA_BUILD_EXAMPLES=OFF
-    cmake --build build-tsan -j"$jobs" --target hedra_concurrency_tests hedra_fault_tests
+    cmake --build build-tsan -j"$jobs" --target "${tsan_targets[@]}"
+    # Archer (LLVM's OMPT tool for TSan) tells TSan about libomp's barriers, task queues and
+    # locks, which it cannot see in the uninstrumented runtime.
+    local libomp archer
+    libomp=$(sed -n 's/^HEDRA_LIBOMP:FILEPATH=//p' build-tsan/CMakeCache.txt)
+    archer=$(dirname "$libomp")/libarcher.so
+    if [ -f "$archer" ]; then
+        export OMP_TOOL_LIBRARIES="$archer"
+    fi
     export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers.supp:halt_on_error=1:second_deadlock_stack=1"
-    ctest --test-dir build-tsan --output-on-failure -j1 --timeout 1800 \
-        -R '^(concurrency|faults)/' ${HEDRA_CTEST_ARGS:-}
+    ctest --test-dir build-tsan --output-on-failure -j1 --timeout 1800 -R "$tsan_tests" \
+        ${HEDRA_CTEST_ARGS:-}
 }
 
 case "$what" in
