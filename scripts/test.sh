@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command: build (Release, -j2) and run the whole test suite with CTest,
 # then build the CUDA-only configuration and run its tests that need no GPU (where the CUDA
-# toolkit is), then install the Python module and run its tests with pytest; last, checks that
-# the tests left the source tree as they found it.
+# toolkit is), then install the Python module and run its tests with pytest, then build the
+# core, scheduler, differential and nn suites with ASan+UBSan and run them (scripts/sanitize.sh
+# ci); last, checks that the tests left the source tree as they found it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -26,6 +27,8 @@ else
 fi
 bash scripts/python_setup.sh
 build/python-venv/bin/python -m pytest python/tests -q
+# Memory errors, leaks and undefined behaviour in the compiler, the kernels' host side and nn.
+bash scripts/sanitize.sh ci
 # The tests write only into their build and temporary folders: a file they leave in the
 # source tree (new, changed or deleted) fails the run.
 if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,8 @@ void run_aot_child(const std::string& name, const std::string& driver) {
 
 using Register = void (*)(const char*, void*);
 using Alloc = int (*)(unsigned long long*, std::size_t);
+using Free = int (*)(unsigned long long);
+using Counters = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*, std::uint64_t*);
 
 void* fake_driver() {
     static void* handle = dlopen(HEDRA_FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
@@ -53,15 +56,36 @@ void* fake_driver() {
     return handle;
 }
 
-// `values` in the fake device's memory (host memory it has handed out).
-float* on_device(const std::vector<float>& values) {
-    auto alloc = reinterpret_cast<Alloc>(dlsym(fake_driver(), "cuMemAlloc_v2"));
-    unsigned long long p = 0;
-    REQUIRE(alloc(&p, values.size() * sizeof(float)) == 0);
-    auto* f = reinterpret_cast<float*>(p);
-    std::copy(values.begin(), values.end(), f);
-    return f;
+// The fake device's allocations not freed yet.
+std::uint64_t live_allocations() {
+    std::uint64_t launches = 0, h2d = 0, d2h = 0, live = 0;
+    reinterpret_cast<Counters>(dlsym(fake_driver(), "hedra_fake_cuda_counters"))(&launches, &h2d,
+                                                                                 &d2h, &live);
+    return live;
 }
+
+// `values` in the fake device's memory (host memory it hands out), freed with the object as a
+// caller frees the device arrays it passes to the library.
+class DeviceFloats {
+public:
+    explicit DeviceFloats(const std::vector<float>& values) {
+        auto alloc = reinterpret_cast<Alloc>(dlsym(fake_driver(), "cuMemAlloc_v2"));
+        unsigned long long p = 0;
+        REQUIRE(alloc(&p, values.size() * sizeof(float)) == 0);
+        data_ = reinterpret_cast<float*>(p);
+        std::copy(values.begin(), values.end(), data_);
+    }
+    ~DeviceFloats() {
+        auto free = reinterpret_cast<Free>(dlsym(fake_driver(), "cuMemFree_v2"));
+        free(reinterpret_cast<unsigned long long>(data_));
+    }
+    DeviceFloats(const DeviceFloats&) = delete;
+    DeviceFloats& operator=(const DeviceFloats&) = delete;
+    float* get() const { return data_; }
+
+private:
+    float* data_ = nullptr;
+};
 
 } // namespace
 
@@ -83,9 +107,20 @@ TEST_CASE("aot cuda: the library through the fake driver equals the cuda backend
         x[i] = 0.125f * static_cast<float>(i % 13) - 0.7f;
     for (std::size_t i = 0; i < w.size(); ++i)
         w[i] = 0.25f * static_cast<float>(i % 7) - 0.6f;
-    float* y = on_device(std::vector<float>(8 * 4, -1.0f));
-    float* total = on_device({0.0f});
-    REQUIRE(cuda_demo_c(on_device(x), on_device(w), y, total, nullptr, nullptr) == 0);
+    // cuda_demo embeds no data: once the caller has freed its arrays, no device memory is left,
+    // neither what the first call loads for the life of the process nor a call's workspace.
+    const std::uint64_t live_before = live_allocations();
+    std::vector<float> y(8 * 4), total(1);
+    {
+        DeviceFloats x_device(x), w_device(w), y_device(std::vector<float>(8 * 4, -1.0f)),
+            total_device({0.0f});
+        for (int call = 0; call < 2; ++call)
+            REQUIRE(cuda_demo_c(x_device.get(), w_device.get(), y_device.get(), total_device.get(),
+                                nullptr, nullptr) == 0);
+        std::copy(y_device.get(), y_device.get() + y.size(), y.begin());
+        total[0] = *total_device.get();
+    }
+    CHECK(live_allocations() == live_before);
 
     Array xp = placeholder(Shape::of({8, 16}), DType::F32, "x");
     Array wp = placeholder(Shape::of({16, 4}), DType::F32, "w");
@@ -96,8 +131,8 @@ TEST_CASE("aot cuda: the library through the fake driver equals the cuda backend
                 {xp, wp}, cuda);
     auto want = backend({HostArray::from(x, {8, 16}), HostArray::from(w, {16, 4})});
     auto want_y = want[0].values<float>();
-    CHECK(std::equal(want_y.begin(), want_y.end(), y));
-    CHECK(want[1].values<float>()[0] == *total);
+    CHECK(std::equal(want_y.begin(), want_y.end(), y.begin()));
+    CHECK(want[1].values<float>()[0] == total[0]);
 }
 
 TEST_CASE("aot cuda: without a driver the library returns an error that says so") {
