@@ -339,6 +339,26 @@ void choose_index_width(const GpuTarget& target, const poly::ProgramIR& program,
     }
 }
 
+// Whether the sum must be stored: it is an output, has no epilogue, or some statement other
+// than its kernel's init, update and epilogues reads it. Otherwise the epilogues take it from
+// the accumulators and it never reaches memory.
+bool result_needed(const poly::ProgramIR& program, int kernel, const ReductionForm& f) {
+    const int sum = f.update->write_buffer;
+    if (program.buffers.at(static_cast<std::size_t>(sum)).role == poly::BufferRole::Output ||
+        f.epilogues.empty())
+        return true;
+    for (std::size_t k = 0; k < program.kernels.size(); ++k)
+        for (std::size_t s = 0; s < program.kernels[k].statements.size(); ++s) {
+            const bool own = int(k) == kernel;
+            if (own && (s < 2 || std::find(f.epilogues.begin(), f.epilogues.end(), int(s)) !=
+                                     f.epilogues.end()))
+                continue;
+            for (const poly::Read& r : program.kernels[k].statements[s].reads)
+                if (r.buffer == sum) return true;
+        }
+    return false;
+}
+
 // ---- gpu.reduction ----
 
 std::int64_t next_pow2(std::int64_t n, std::int64_t lo, std::int64_t hi) {
@@ -482,6 +502,7 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
             if (m.form == GpuForm::Contraction) {
                 stage_contraction(program, target, *m.reduction, m.contraction);
                 choose_index_width(target, program, m.kernel, *m.reduction, m.contraction);
+                m.contraction.store_result = result_needed(program, m.kernel, *m.reduction);
             }
     }
     write_stage("gpu.stage", mapping, program);
@@ -556,6 +577,7 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                 s += " smem=" + std::to_string(c.shared_bytes) +
                      (c.double_buffer ? " double" : "") + (c.index32 ? " index32" : "") +
                      " blocks/sm=" + std::to_string(c.min_blocks_per_sm);
+            if (!c.store_result) s += " unstored";
             for (const GpuStagedRead& st : c.staged)
                 s += "\n  staged read " + std::to_string(st.read) + " hull=" + sizes(st.hull, 'x') +
                      " pitch=" + sizes(st.pitch, ',') + " stored=" + std::to_string(st.stored) +

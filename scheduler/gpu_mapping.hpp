@@ -11,7 +11,8 @@
 //                  blockIdx.z, and split K (slices of the chunks over blockIdx.z)
 //   gpu.stage      which reads of a contraction are staged in shared memory: their hulls,
 //                  layouts and padding, 16-byte loads, register fragments, double buffering;
-//                  32-bit index arithmetic and blocks per multiprocessor
+//                  32-bit index arithmetic and blocks per multiprocessor; whether the sum
+//                  is stored or lives only in the accumulators its epilogues read
 //   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
 //                  into partials and a final launch) and threads; a tuple reduction's threads
 //   gpu.launch     the threads per block of every launch of maps
@@ -88,6 +89,9 @@ struct GpuContractionMapping {
     std::size_t shared_bytes = 0;         // static shared memory of the launch
     bool index32 = false;                 // every buffer and counter range fits in int
     int min_blocks_per_sm = 0;            // __launch_bounds__'s second argument (0: none)
+    // The sum itself is stored: false when only the kernel's epilogues read it (they take it
+    // from the accumulators), so it never reaches memory.
+    bool store_result = true;
     // Split K's final launch (per result element, init ⊕ the partials, then the epilogues):
     // its threads per block and index width.
     std::int64_t final_threads = 0;
@@ -145,7 +149,7 @@ std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& pro
 
 // The mapping as the dump stages show it, one line per kernel and one per staged read
 // ("k3 contraction m=1 n=2 z=0 tile=128x128/8x8 kb=16 splits=1 smem=16896 double index32
-// blocks/sm=2").
+// blocks/sm=2"; " unstored" when the sum is not stored).
 std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program);
 
 } // namespace hedra::sched

@@ -26,7 +26,7 @@ poly::ProgramIR partitioned(const std::vector<Array>& arrays, const std::vector<
         nodes.push_back(a.node());
     for (const Array& a : inputs)
         leaves.push_back(a.node());
-    return sched::partition(nodes, leaves, backend::cuda_partition_options());
+    return sched::partition(nodes, leaves, sched::partition_options(sched::Target::for_gpu({})));
 }
 
 const sched::GpuKernelMapping& only(const sched::GpuMapping& m) {

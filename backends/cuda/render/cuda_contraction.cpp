@@ -126,7 +126,7 @@ private:
         body += in + "for (int hd_j = 0; hd_j < " + std::to_string(splits_) + "; ++hd_j) {\n";
         std::string combined = print_combine(u_, t, "hd_acc", part, in + "    ", "c", body);
         body += in + "    hd_acc = " + combined + ";\n" + in + "}\n";
-        if (result_needed(b_.program, kernel_, f_))
+        if (c_.store_result)
             body += in + b_.buffer_name(u_.write_buffer) +
                     "[hd_flat] = " + store_value(t, "hd_acc") + ";\n";
         for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
@@ -456,8 +456,7 @@ private:
                      int_text(result_elements()) + " + " + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
         } else {
-            if (result_needed(b_.program, kernel_, f_))
-                store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
+            if (c_.store_result) store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
             print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
         }
         out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +
