@@ -158,6 +158,11 @@ bool tile_contraction(const GpuTarget& target, const GpuMappingOptions& options,
     c.m = m;
     c.n = n;
     c.tile = t;
+    auto group = [](std::int64_t per_thread) -> std::int64_t {
+        return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
+    };
+    c.tile.vm = group(t.tm);
+    c.tile.vn = group(t.tn);
     // The reduction members are tiled by a chunk of KB points, innermost members first.
     c.block_tile.assign(f.extents.size(), 1);
     c.block_tile[m] = t.bm;
@@ -284,6 +289,9 @@ void stage_contraction(const poly::ProgramIR& program, const GpuTarget& target,
         }
         s.elements = product(s.hull);
         s.stored = stride;
+        s.store_vector = s.load_width == 4 && s.pitch.back() == 1 && s.stored % 4 == 0;
+        for (std::size_t row = 0; row + 1 < s.pitch.size(); ++row)
+            s.store_vector = s.store_vector && s.pitch[row] % 4 == 0;
         std::size_t bytes =
             static_cast<std::size_t>(s.stored) *
             dtype_size(program.buffers.at(static_cast<std::size_t>(r.buffer)).dtype);
@@ -299,6 +307,12 @@ void stage_contraction(const poly::ProgramIR& program, const GpuTarget& target,
         registers += ceil_div(st.elements / st.load_width, c.tile.threads()) * st.load_width;
     c.double_buffer = !c.staged.empty() && 2 * used <= limit && registers <= 32;
     c.shared_bytes = used * (c.double_buffer ? 2 : 1);
+    for (std::size_t q = 0; q < u.reads.size(); ++q) {
+        const poly::Read& r = u.reads[q];
+        bool staged = std::any_of(c.staged.begin(), c.staged.end(),
+                                  [&](const GpuStagedRead& s) { return s.read == int(q); });
+        if (r.buffer >= 0 && !staged && (depends(r, c.m) || depends(r, c.n))) c.guard_fold = true;
+    }
 }
 
 // 32-bit index arithmetic when every buffer the launch touches and every counter range fits in

@@ -29,14 +29,6 @@ namespace {
 
 using sched::depends;
 
-// A thread's TM rows (TN columns) come in groups of V consecutive ones, V in {4, 2, 1}: group g
-// of thread t starts at g·T·V + t·V (T threads along that member). So one 16-byte shared load
-// fetches V of a thread's operands, and the 8 threads of a quarter warp read 128 consecutive
-// bytes (no bank conflict); stores of a row stay coalesced across the warp.
-std::int64_t vector_width(std::int64_t per_thread) {
-    return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
-}
-
 // A staged read (gpu.stage) and the name of its shared copy.
 struct Staged : sched::GpuStagedRead {
     std::string name;
@@ -48,8 +40,8 @@ public:
         : b_(b), c_(mapping.contraction), kernel_(mapping.kernel), f_(*mapping.reduction),
           u_(*f_.update), m_(c_.m), n_(c_.n), t_(c_.tile), tile_(c_.block_tile) {
         local_.assign(f_.extents.size(), "0");
-        local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), vector_width(t_.tm));
-        local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), vector_width(t_.tn));
+        local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), t_.vm);
+        local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), t_.vn);
         for (int c : f_.reductions)
             local_[c] = "hd_c" + std::to_string(c);
         for (const sched::GpuStagedRead& read : c_.staged) {
@@ -137,22 +129,12 @@ private:
                " * " + vs + " + " + index + " % " + vs;
     }
 
-    bool contiguous_in_shared(const Staged& s) const {
-        // The four elements of a 16-byte load are adjacent in shared memory, and every group
-        // starts on a 16-byte boundary: the other axes' pitches and the buffer (one of two when
-        // double buffered) are multiples of four elements.
-        if (s.load_width != 4 || s.pitch.back() != 1 || s.stored % 4 != 0) return false;
-        for (std::size_t row = 0; row + 1 < s.pitch.size(); ++row)
-            if (s.pitch[row] % 4 != 0) return false;
-        return true;
-    }
-
     void print_fragment(const Staged& s, const std::string& in, std::string& out) const {
         const poly::Read& r = u_.reads[s.read];
         DType dt = b_.buffer_dtype(r.buffer);
         bool is_m = s.vector_counter == m_;
         std::int64_t per = is_m ? t_.tm : t_.tn, threads = is_m ? t_.ty() : t_.tx();
-        std::int64_t v = vector_width(per);
+        std::int64_t v = is_m ? t_.vm : t_.vn;
         std::string st = c_storage_type(dt), f = fragment_name(s);
         std::string base = shared_offset(s, s.vector_counter);
         out += in + st + " " + f + "[" + std::to_string(per) + "];\n";
@@ -283,9 +265,8 @@ private:
         if (w > 1 && mode.from_global)
             out += in2 + "const " + vec + " hd_v = *reinterpret_cast<const " + vec + "*>(&" + at +
                    ");\n";
-        if (w > 1 && mode.to_shared && contiguous_in_shared(s)) {
-            // Stored as loaded: one 16-byte store (four scalar ones hit the same banks when
-            // consecutive threads are 4 words apart).
+        if (w > 1 && mode.to_shared && s.store_vector) {
+            // Stored as loaded: one 16-byte store.
             std::string value = "hd_v";
             if (!mode.from_global)
                 value = vec + "{" + regs + "[hd_i * 4], " + reg(1) + ", " + reg(2) + ", " + reg(3) +
@@ -313,16 +294,6 @@ private:
             out += in + "(void)hd_k" + std::to_string(c) + ";\n";
             below *= chunks;
         }
-    }
-
-    bool needs_guard() const {
-        for (std::size_t q = 0; q < u_.reads.size(); ++q) {
-            const poly::Read& r = u_.reads[q];
-            bool staged = std::any_of(staged_.begin(), staged_.end(),
-                                      [&](const Staged& s) { return s.read == int(q); });
-            if (r.buffer >= 0 && !staged && (depends(r, m_) || depends(r, n_))) return true;
-        }
-        return false;
     }
 
     std::string tile_loops(const std::string& in, const std::string& inner_body) const {
@@ -413,7 +384,7 @@ private:
         for (const Staged& s : staged_)
             if (s.vector_row >= 0) print_fragment(s, cin, out);
         std::string fold, fin = cin + "            ";
-        bool guarded = needs_guard();
+        bool guarded = c_.guard_fold;
         fold += cin + "        {\n";
         if (guarded) fold += cin + "        if (" + guard() + ") {\n";
         auto staged_read = [&](int q) {
