@@ -71,8 +71,6 @@ inline sched::PartitionOptions cuda_partition_options() {
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
 
-using sched::contraction_candidates; // the autotuner's candidates (gpu_mapping.hpp)
-
 // One launch per line ("k0_0 contraction grid(2,2,1) block(16,16,1) smem 8704 args b0 b1 b2").
 std::string to_string(const CudaLaunch& launch, const poly::ProgramIR& program);
 
