@@ -158,6 +158,11 @@ bool tile_contraction(const GpuTarget& target, const GpuMappingOptions& options,
     c.m = m;
     c.n = n;
     c.tile = t;
+    auto group = [](std::int64_t per_thread) -> std::int64_t {
+        return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
+    };
+    c.tile.vm = group(t.tm);
+    c.tile.vn = group(t.tn);
     // The reduction members are tiled by a chunk of KB points, innermost members first.
     c.block_tile.assign(f.extents.size(), 1);
     c.block_tile[m] = t.bm;
@@ -284,6 +289,9 @@ void stage_contraction(const poly::ProgramIR& program, const GpuTarget& target,
         }
         s.elements = product(s.hull);
         s.stored = stride;
+        s.store_vector = s.load_width == 4 && s.pitch.back() == 1 && s.stored % 4 == 0;
+        for (std::size_t row = 0; row + 1 < s.pitch.size(); ++row)
+            s.store_vector = s.store_vector && s.pitch[row] % 4 == 0;
         std::size_t bytes =
             static_cast<std::size_t>(s.stored) *
             dtype_size(program.buffers.at(static_cast<std::size_t>(r.buffer)).dtype);
@@ -299,6 +307,12 @@ void stage_contraction(const poly::ProgramIR& program, const GpuTarget& target,
         registers += ceil_div(st.elements / st.load_width, c.tile.threads()) * st.load_width;
     c.double_buffer = !c.staged.empty() && 2 * used <= limit && registers <= 32;
     c.shared_bytes = used * (c.double_buffer ? 2 : 1);
+    for (std::size_t q = 0; q < u.reads.size(); ++q) {
+        const poly::Read& r = u.reads[q];
+        bool staged = std::any_of(c.staged.begin(), c.staged.end(),
+                                  [&](const GpuStagedRead& s) { return s.read == int(q); });
+        if (r.buffer >= 0 && !staged && (depends(r, c.m) || depends(r, c.n))) c.guard_fold = true;
+    }
 }
 
 // 32-bit index arithmetic when every buffer the launch touches and every counter range fits in
@@ -337,6 +351,26 @@ void choose_index_width(const GpuTarget& target, const poly::ProgramIR& program,
         c.final_threads =
             std::min<std::int64_t>(256, ceil_div(result, target.warp_size) * target.warp_size);
     }
+}
+
+// Whether the sum must be stored: it is an output, has no epilogue, or some statement other
+// than its kernel's init, update and epilogues reads it. Otherwise the epilogues take it from
+// the accumulators and it never reaches memory.
+bool result_needed(const poly::ProgramIR& program, int kernel, const ReductionForm& f) {
+    const int sum = f.update->write_buffer;
+    if (program.buffers.at(static_cast<std::size_t>(sum)).role == poly::BufferRole::Output ||
+        f.epilogues.empty())
+        return true;
+    for (std::size_t k = 0; k < program.kernels.size(); ++k)
+        for (std::size_t s = 0; s < program.kernels[k].statements.size(); ++s) {
+            const bool own = int(k) == kernel;
+            if (own && (s < 2 || std::find(f.epilogues.begin(), f.epilogues.end(), int(s)) !=
+                                     f.epilogues.end()))
+                continue;
+            for (const poly::Read& r : program.kernels[k].statements[s].reads)
+                if (r.buffer == sum) return true;
+        }
+    return false;
 }
 
 // ---- gpu.reduction ----
@@ -482,6 +516,7 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
             if (m.form == GpuForm::Contraction) {
                 stage_contraction(program, target, *m.reduction, m.contraction);
                 choose_index_width(target, program, m.kernel, *m.reduction, m.contraction);
+                m.contraction.store_result = result_needed(program, m.kernel, *m.reduction);
             }
     }
     write_stage("gpu.stage", mapping, program);
@@ -556,6 +591,7 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                 s += " smem=" + std::to_string(c.shared_bytes) +
                      (c.double_buffer ? " double" : "") + (c.index32 ? " index32" : "") +
                      " blocks/sm=" + std::to_string(c.min_blocks_per_sm);
+            if (!c.store_result) s += " unstored";
             for (const GpuStagedRead& st : c.staged)
                 s += "\n  staged read " + std::to_string(st.read) + " hull=" + sizes(st.hull, 'x') +
                      " pitch=" + sizes(st.pitch, ',') + " stored=" + std::to_string(st.stored) +

@@ -7,11 +7,14 @@
 //   gpu.autotune   with a measurement (the backend's autotuner), the fastest of a
 //                  contraction's candidate tilings (contraction_candidates below)
 //   gpu.tile       a contraction's block tile (BM×BN over M and N, a chunk of the reduction
-//                  members), its thread tile (TM×TN accumulators per thread), the members over
-//                  blockIdx.z, and split K (slices of the chunks over blockIdx.z)
+//                  members), its thread tile (TM×TN accumulators per thread, in groups of
+//                  consecutive rows and columns), the members over blockIdx.z, and split K
+//                  (slices of the chunks over blockIdx.z)
 //   gpu.stage      which reads of a contraction are staged in shared memory: their hulls,
-//                  layouts and padding, 16-byte loads, register fragments, double buffering;
-//                  32-bit index arithmetic and blocks per multiprocessor
+//                  layouts and padding, 16-byte loads and stores, register fragments, double
+//                  buffering, whether the fold needs a bounds test; 32-bit index arithmetic
+//                  and blocks per multiprocessor; whether the sum is stored or lives only in
+//                  the accumulators its epilogues read
 //   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
 //                  into partials and a final launch) and threads; a tuple reduction's threads
 //   gpu.launch     the threads per block of every launch of maps
@@ -54,9 +57,13 @@ enum class GpuReductionStrategy { Serial, Block, Split };
 const char* gpu_reduction_name(GpuReductionStrategy s); // "serial", "block", "split"
 
 // A contraction's block tile BM×BN, thread tile TM×TN (BM/TM × BN/TN threads) and reduction
-// chunk KB (points of the reduction members per step).
+// chunk KB (points of the reduction members per step). A thread's TM rows (TN columns) come in
+// groups of VM (VN) consecutive ones, 4, 2 or 1: group g of thread t starts at g·T·V + t·V (T
+// threads along that member), so one 16-byte shared load fetches V of a thread's operands, the
+// 8 threads of a quarter warp read 128 consecutive bytes, and stores of a row stay coalesced.
 struct GpuTile {
     std::int64_t bm = 0, bn = 0, tm = 0, tn = 0, kb = 0;
+    std::int64_t vm = 1, vn = 1;
     std::int64_t ty() const { return bm / tm; }
     std::int64_t tx() const { return bn / tn; }
     std::int64_t threads() const { return tx() * ty(); }
@@ -74,6 +81,10 @@ struct GpuStagedRead {
     int vector_counter = -1, vector_row = -1; // v and its buffer axis; -1: no fragment
     bool in_bounds = false; // every hull element of every block is inside the buffer
     int load_width = 1;     // elements per global load along the buffer's last axis (1 or 4)
+    // A 16-byte load is stored as one 16-byte store: its four elements are adjacent in shared
+    // memory and every group starts on a 16-byte boundary (four scalar stores would hit the
+    // same banks when consecutive threads are 4 words apart).
+    bool store_vector = false;
 };
 
 struct GpuContractionMapping {
@@ -85,9 +96,15 @@ struct GpuContractionMapping {
     std::int64_t chunks = 1;              // chunks of KB points of the reduction members
     std::vector<GpuStagedRead> staged;    // gpu.stage
     bool double_buffer = false;           // two shared copies, the next chunk prefetched
-    std::size_t shared_bytes = 0;         // static shared memory of the launch
-    bool index32 = false;                 // every buffer and counter range fits in int
-    int min_blocks_per_sm = 0;            // __launch_bounds__'s second argument (0: none)
+    // The fold tests that its element is inside M × N: a read that is not staged depends on M
+    // or N, and the last tile's rows and columns may lie outside the buffer.
+    bool guard_fold = false;
+    std::size_t shared_bytes = 0; // static shared memory of the launch
+    bool index32 = false;         // every buffer and counter range fits in int
+    int min_blocks_per_sm = 0;    // __launch_bounds__'s second argument (0: none)
+    // The sum itself is stored: false when only the kernel's epilogues read it (they take it
+    // from the accumulators), so it never reaches memory.
+    bool store_result = true;
     // Split K's final launch (per result element, init ⊕ the partials, then the epilogues):
     // its threads per block and index width.
     std::int64_t final_threads = 0;
@@ -145,7 +162,7 @@ std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& pro
 
 // The mapping as the dump stages show it, one line per kernel and one per staged read
 // ("k3 contraction m=1 n=2 z=0 tile=128x128/8x8 kb=16 splits=1 smem=16896 double index32
-// blocks/sm=2").
+// blocks/sm=2"; " unstored" when the sum is not stored).
 std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program);
 
 } // namespace hedra::sched

@@ -255,6 +255,18 @@ LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOption
     return out;
 }
 
+PartitionOptions partition_options(const Target& target) {
+    PartitionOptions o;
+    if (target.kind == Target::Kind::Cpu) return o;
+    o.max_epilogues = 4;
+    // Column sums already give every column a thread of its own (a serial reduction): the
+    // CPU's split into blocks of rows would only add a launch.
+    o.split_reductions = false;
+    o.fuse_rows = false;
+    o.stream_stencils = false;
+    return o;
+}
+
 LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
                      const LowerOptions& options) {
     KernelPassOptions passes;

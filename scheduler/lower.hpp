@@ -97,6 +97,13 @@ struct LoweredKernels {
     double isl_ms = 0;
 };
 
+// How a program is partitioned for `target` (partition.hpp): on a CPU, the defaults; on a GPU,
+// any chain of up to 4 maps after a sum (SGD with momentum: the momentum, then the weight)
+// joins the sum's kernel, to be applied to the contraction's accumulators one after the other,
+// and none of the CPU's row-local steps (fused rows, split reductions, stencil streams, whose
+// row buffers and windows only the C renderer prints).
+PartitionOptions partition_options(const Target& target);
+
 // The one entry every code-generating backend calls after partition(): the gpu passes for a GPU
 // target, and the kernel passes, for `target`. The backend then renders what it returns in its
 // dialect and compiles the text.

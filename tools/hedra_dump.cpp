@@ -319,7 +319,7 @@ int run(int argc, char** argv) {
 #ifdef HEDRA_DUMP_HAVE_CUDA
     if (o.target == "cuda") {
         poly::ProgramIR ir = sched::partition(program.outputs, program.placeholders,
-                                              backend::cuda_partition_options());
+                                              sched::partition_options(sched::Target::for_gpu({})));
         report.partition = poly::to_string(ir);
         backend::CudaLowerOptions lo;
         lo.tile_sizes = o.tile_sizes;

@@ -31,7 +31,7 @@ std::string render(const poly::ProgramIR& ir, const CompileOptions& options) {
     const sched::Target target = sched::Target::for_cpu();
     sched::LoweredKernels loops = sched::lower(ir, target, passes);
     PrintOptions print;
-    print.style = serial_style();
+    print.dialect = serial_dialect();
     print.vector_bytes = target.cpu.vector_bytes;
     dump::PassTimer timer("print");
     std::string source = print_program(ir, loops.asts, print);

@@ -1,8 +1,8 @@
 // The "c" backend: the scheduler's passes (scheduler/lower.hpp), the C-style renderer with plain
-// loops (backends/common/c_renderer.hpp, serial_style: no OpenMP, no threads), compiled by the
+// loops (backends/common/c_renderer.hpp, serial_dialect: no OpenMP, no threads), compiled by the
 // system C++ compiler into a shared object that is dlopen'ed, and run by the host program shell
 // (backends/common/host_program.hpp). It is the simplest portable fallback where LLVM's JIT is
-// absent, and the proof that a code-generating backend is a style plus a compiler.
+// absent, and the proof that a code-generating backend is a dialect plus a compiler.
 // Compiler: $HEDRA_CC, else `c++`. Programs are cached by graph structure within the process;
 // each program's source stays in <temp>/hedra-c/external (named by its SHA-256) for debugging.
 #pragma once

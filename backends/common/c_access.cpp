@@ -9,6 +9,26 @@ std::string c_int(std::int64_t v) {
     return v < 0 ? "(" + std::to_string(v) + "L)" : std::to_string(v) + "L";
 }
 
+namespace {
+thread_local bool g_index32 = false;
+} // namespace
+
+Index32Scope::Index32Scope(bool on) : saved_(g_index32) {
+    g_index32 = on;
+}
+Index32Scope::~Index32Scope() {
+    g_index32 = saved_;
+}
+
+const char* index_type() {
+    return g_index32 ? "int" : "long";
+}
+
+std::string int_text(std::int64_t v) {
+    const char* suffix = g_index32 ? "" : "L";
+    return v < 0 ? "(" + std::to_string(v) + suffix + ")" : std::to_string(v) + suffix;
+}
+
 std::string c_index_expr(const AstExpr& e) {
     switch (e.kind) {
     case AstExpr::Kind::Int:
@@ -65,30 +85,34 @@ std::string c_index_expr(const AstExpr& e) {
     return "0";
 }
 
-std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
+std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access) {
     LinearIndex li = linear_index(buffer, access);
     std::string s;
     for (std::size_t k = 0; k < li.coef.size(); ++k) {
         if (li.coef[k] == 0) continue;
         if (!s.empty()) s += " + ";
-        s += (li.coef[k] == 1 ? "" : c_int(li.coef[k]) + " * ") + "i" + std::to_string(k);
+        s += (li.coef[k] == 1 ? "" : int_text(li.coef[k]) + " * ") + "i" + std::to_string(k);
     }
-    if (li.constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + c_int(li.constant);
+    if (li.constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + int_text(li.constant);
     if (buffer.row_window > 0) { // row r at r mod window (a power of two)
         std::string row;
         for (int k = 0; k < access.in_rank(); ++k)
             if (std::int64_t c = access.coeff(0, k); c != 0)
-                row += (row.empty() ? "" : " + ") + (c == 1 ? "" : c_int(c) + " * ") + "i" +
+                row += (row.empty() ? "" : " + ") + (c == 1 ? "" : int_text(c) + " * ") + "i" +
                        std::to_string(k);
         if (access.offset(0) != 0 || row.empty())
-            row += (row.empty() ? "" : " + ") + c_int(access.offset(0));
+            row += (row.empty() ? "" : " + ") + int_text(access.offset(0));
         std::int64_t row_size = 1;
         for (std::size_t d = 1; d < buffer.sizes.size(); ++d)
             row_size *= buffer.sizes[d];
-        s = "((" + row + ") & " + c_int(buffer.row_window - 1) + ") * " + c_int(row_size) + " + " +
-            s;
+        s = "((" + row + ") & " + int_text(buffer.row_window - 1) + ") * " + int_text(row_size) +
+            " + " + s;
     }
-    return buffer.name + "[" + s + "]";
+    return s;
+}
+
+std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
+    return buffer.name + "[" + c_element_index(buffer, access) + "]";
 }
 
 std::string c_loop_header(const sched::AstNode& n) {

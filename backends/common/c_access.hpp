@@ -15,7 +15,25 @@
 
 namespace hedra::backend {
 
-std::string c_int(std::int64_t v);                 // "5L", "(-3L)"
+std::string c_int(std::int64_t v);    // "5L", "(-3L)"
+std::string int_text(std::int64_t v); // "42L", "(-3L)"; "42", "(-3)" under an Index32Scope
+// The C type of index arithmetic: "long", or "int" under an Index32Scope.
+const char* index_type();
+
+// While alive, index arithmetic printed on this thread (int_text, index_type, print_unflatten)
+// is 32-bit: for a kernel whose every buffer and counter range fits in int (fewer registers:
+// addresses and counters take one each instead of two).
+class Index32Scope {
+public:
+    explicit Index32Scope(bool on);
+    ~Index32Scope();
+    Index32Scope(const Index32Scope&) = delete;
+    Index32Scope& operator=(const Index32Scope&) = delete;
+
+private:
+    bool saved_;
+};
+
 std::string c_index_expr(const sched::AstExpr& e); // C for an isl AST expression
 
 // The affine analysis (scheduler/ast_access.hpp), for the printers.
@@ -24,8 +42,12 @@ using sched::iterator_coefficient;
 using sched::linear_index;
 using sched::LinearIndex;
 using sched::mentions;
-// "b2[1024L * i0 + i1]" (the counters named i0, i1, ...).
+// "b2[1024L * i0 + i1]" (the counters named i0, i1, ...): the row-major linear index of the
+// buffer's element at access(i0, i1, ...), its integers printed by int_text; a row-local
+// buffer's rows left out, a windowed buffer's row taken mod the window.
 std::string c_element(const poly::Buffer& buffer, const AffineMap& access);
+std::string c_element_index(const poly::Buffer& buffer,
+                            const AffineMap& access); // "1024L * i0 + i1"
 // "for (long c1 = <init>; <cond>; c1 += <inc>)" of a For node.
 std::string c_loop_header(const sched::AstNode& loop);
 // A loop AST printed plainly, each line prefixed by `in` and four spaces per level: blocks and

@@ -69,45 +69,8 @@ KernelParams statement_params(const poly::Statement& st) {
     return p;
 }
 
-namespace {
-thread_local bool g_index32 = false;
-} // namespace
-
-Index32Scope::Index32Scope(bool on) : saved_(g_index32) {
-    g_index32 = on;
-}
-Index32Scope::~Index32Scope() {
-    g_index32 = saved_;
-}
-
-const char* index_type() {
-    return g_index32 ? "int" : "long";
-}
-
-std::string int_text(std::int64_t v) {
-    const char* suffix = g_index32 ? "" : "L";
-    return v < 0 ? "(" + std::to_string(v) + suffix + ")" : std::to_string(v) + suffix;
-}
-
 std::string linear_index(const KernelBuffers& b, int buffer, const AffineMap& access) {
-    const std::vector<std::int64_t>& sizes = b.buffer_sizes(buffer);
-    int rank = static_cast<int>(sizes.size());
-    std::vector<std::int64_t> coef(static_cast<std::size_t>(access.in_rank()), 0);
-    std::int64_t constant = 0, row = 1;
-    for (int r = rank - 1; r >= 0; --r) {
-        for (int k = 0; k < access.in_rank(); ++k)
-            coef[k] += row * access.coeff(r, k);
-        constant += row * access.offset(r);
-        row *= sizes[r];
-    }
-    std::string s;
-    for (int k = 0; k < access.in_rank(); ++k) {
-        if (coef[k] == 0) continue;
-        if (!s.empty()) s += " + ";
-        s += (coef[k] == 1 ? "" : int_text(coef[k]) + " * ") + "i" + std::to_string(k);
-    }
-    if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + int_text(constant);
-    return s;
+    return c_element_index(b.program.buffers.at(static_cast<std::size_t>(buffer)), access);
 }
 
 std::string load(const KernelBuffers& b, int buffer, const AffineMap& access) {
@@ -338,6 +301,12 @@ std::string grid_stride_loop(const CDialect& d, const std::string& var, const st
            ".x;\n    for (" + type + " " + var + " = " + cast + bx + ".x * " + d.block_threads +
            ".x + " + d.thread_index + ".x; " + var + " < " + end + "; " + var +
            " += hd_stride) {\n";
+}
+
+std::string unrolled_loop(const CDialect& d, const std::string& in, const std::string& var,
+                          std::int64_t n) {
+    return in + d.unroll + "\n" + in + "for (int " + var + " = 0; " + var + " < " +
+           std::to_string(n) + "; ++" + var + ")";
 }
 
 std::string lin(const std::vector<std::pair<std::int64_t, std::string>>& terms,

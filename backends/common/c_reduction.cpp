@@ -79,18 +79,4 @@ void print_epilogues(const KernelBuffers& b, int kernel, const sched::ReductionF
     }
 }
 
-bool result_needed(const poly::ProgramIR& program, int kernel, const sched::ReductionForm& f) {
-    const poly::Buffer& w = program.buffers.at(f.update->write_buffer);
-    if (w.role == poly::BufferRole::Output || f.epilogues.empty()) return true;
-    for (std::size_t k = 0; k < program.kernels.size(); ++k)
-        for (std::size_t s = 0; s < program.kernels[k].statements.size(); ++s) {
-            bool epilogue = int(k) == kernel && std::find(f.epilogues.begin(), f.epilogues.end(),
-                                                          int(s)) != f.epilogues.end();
-            if (epilogue) continue;
-            for (const poly::Read& r : program.kernels[k].statements[s].reads)
-                if (r.buffer == f.update->write_buffer && !(int(k) == kernel && s < 2)) return true;
-        }
-    return false;
-}
-
 } // namespace hedra::backend

@@ -17,8 +17,6 @@ std::string result_index(const sched::ReductionForm& f);
 // `result[index] = acc;` at the update's counters.
 std::string store_result(const KernelBuffers& b, const sched::ReductionForm& f,
                          const std::string& acc, const std::string& in);
-// The sum's result must be stored: it is an output, or read outside the kernel's epilogues.
-bool result_needed(const poly::ProgramIR& program, int kernel, const sched::ReductionForm& f);
 // The accumulator's starting value: the init statement's (constant) value.
 std::string init_value(const KernelBuffers& b, const sched::ReductionForm& f,
                        const std::string& indent, std::string& out);

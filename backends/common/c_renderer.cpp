@@ -64,7 +64,7 @@ public:
         bool windows = false;
         for (const auto& [b, w] : buffers_)
             windows = windows || program.buffers[b].row_window > 0;
-        parallel_ = options.parallel && !options.style.parallel_for.empty() &&
+        parallel_ = options.parallel && !options.dialect.parallel_for.empty() &&
                     work >= options.min_parallel_work && !windows && !poly::is_stream(kernel);
     }
     KernelPrinter(const KernelPrinter&) = delete;
@@ -140,8 +140,8 @@ private:
         for (const auto& [b, w] : buffers_) {
             if (used_in && !names(*used_in, b)) continue;
             if (leading_comma || !s.empty()) s += ", ";
-            s += std::string(w ? "" : "const ") + c_storage_type(program_.buffers[b].dtype) +
-                 "* __restrict " + program_.buffers[b].name;
+            s += std::string(w ? "" : "const ") + c_storage_type(program_.buffers[b].dtype) + "* " +
+                 options_.dialect.restrict_qualifier + " " + program_.buffers[b].name;
         }
         return s;
     }
@@ -204,7 +204,7 @@ private:
     void print_for(const AstNode& n, int indent, std::string& out) {
         std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
         bool innermost = !sched::contains_for(n.body);
-        bool simd = options_.simd && !options_.style.simd.empty() && n.parallel && innermost &&
+        bool simd = options_.simd && !options_.dialect.simd.empty() && n.parallel && innermost &&
                     canonical(n);
         // With row-local buffers, only a loop over the rows may run in parallel (each row's
         // statements then share its thread's row): one of the first local_depth_ schedule
@@ -228,9 +228,9 @@ private:
             print_lane_reduction(n, *call, indent, out);
             return;
         }
-        if (simd) out += pad + options_.style.simd + "\n";
-        if (!innermost && !options_.style.outer_loop.empty())
-            out += pad + options_.style.outer_loop + "\n";
+        if (simd) out += pad + options_.dialect.simd + "\n";
+        if (!innermost && !options_.dialect.outer_loop.empty())
+            out += pad + options_.dialect.outer_loop + "\n";
         out += pad + c_loop_header(n) + " {\n";
         scope_.push_back(n.iterator);
         const std::int64_t regions = regions_;
@@ -278,7 +278,8 @@ private:
         out += p1 + "long " + at + " = " + c_index_expr(n.init) + ";\n";
         out += p1 + "for (; " + at + " + " + std::to_string(lanes - 1) + "L <= " + ub + "; " + at +
                " += " + k + ") {\n";
-        if (options_.simd && !options_.style.simd.empty()) out += p2 + options_.style.simd + "\n";
+        if (options_.simd && !options_.dialect.simd.empty())
+            out += p2 + options_.dialect.simd + "\n";
         out += p2 + "for (long hd_l = 0; hd_l < " + k + "; ++hd_l) {\n";
         out += p3 + "const long " + n.iterator + " = " + at + " + hd_l;\n";
         std::string v = print_update_value(call, p3, out);
@@ -288,7 +289,8 @@ private:
         // another: on rows of a few hundred elements a serial chain of 16 adds costs as much
         // as the row.
         out += p1 + "for (int hd_w = " + std::to_string(lanes / 2) + "; hd_w > 0; hd_w /= 2)\n";
-        if (options_.simd && !options_.style.simd.empty()) out += p2 + options_.style.simd + "\n";
+        if (options_.simd && !options_.dialect.simd.empty())
+            out += p2 + options_.dialect.simd + "\n";
         out += p2 + "for (int hd_l = 0; hd_l < hd_w; ++hd_l)\n" + p3 + acc +
                "[hd_l] = " + c_combine(st.reduce_op, t, acc + "[hd_l]", acc + "[hd_l + hd_w]") +
                ";\n";
@@ -331,8 +333,8 @@ private:
             parallel = parallel && l->parallel;
         }
         std::string flat = "hd_f" + std::to_string(local_names_++);
-        if (options_.simd && parallel && !options_.style.simd.empty())
-            out += pad + options_.style.simd + "\n";
+        if (options_.simd && parallel && !options_.dialect.simd.empty())
+            out += pad + options_.dialect.simd + "\n";
         out += pad + "for (long " + flat + " = 0; " + flat + " < " + c_int(total) + "; ++" + flat +
                ") {\n";
         for (std::size_t i = 0; i < chain.size(); ++i) {
@@ -419,7 +421,7 @@ private:
         std::string fn = "static void " + name + "(" + iters + "long " + n.iterator +
                          value_params() + params(true, &body) + ") {\n" + body + "}\n\n";
         functions_ += fn;
-        out += pad + options_.style.parallel_for + (simd ? " simd" : "") +
+        out += pad + options_.dialect.parallel_for + (simd ? " simd" : "") +
                " num_threads(hd_nt) if(hd_nt > 1) schedule(static)\n";
         out += pad + c_loop_header(n) + "\n" + pad + "    " + name + "(" + iter_args + n.iterator +
                value_args() + args(&body) + ");\n";
@@ -547,18 +549,25 @@ private:
 
 } // namespace
 
-CStyle openmp_style() {
-    return {};
+CDialect openmp_dialect() {
+    CDialect d;
+    d.name = "openmp";
+    d.parallel_for = "#pragma omp parallel for";
+    d.simd = "#pragma omp simd";
+    d.outer_loop = "#pragma clang loop unroll(disable)";
+    return d;
 }
 
-CStyle serial_style() {
-    return {"c", "", "", ""};
+CDialect serial_dialect() {
+    CDialect d;
+    d.name = "c";
+    return d;
 }
 
 std::string print_program(const poly::ProgramIR& program, const std::vector<sched::AstNode>& asts,
                           const PrintOptions& options) {
     HEDRA_INTERNAL_CHECK(asts.size() == program.kernels.size(), "c_renderer: one AST per kernel");
-    std::string text = "// generated by hedra (" + options.style.name + " backend)\n" +
+    std::string text = "// generated by hedra (" + options.dialect.name + " backend)\n" +
                        c_prelude(options.vector_bytes) + "\n";
     std::string counters = options.entry + "_profile";
     if (options.profile)

@@ -189,7 +189,7 @@ autotune_contractions(const poly::ProgramIR& ir, const CudaLowerOptions& base, c
     std::map<int, ContractionTiling> chosen;
     for (std::size_t k = 0; k < ir.kernels.size(); ++k) {
         int kernel = static_cast<int>(k);
-        std::vector<ContractionTiling> candidates = contraction_candidates(ir, kernel);
+        std::vector<ContractionTiling> candidates = sched::contraction_candidates(ir, kernel);
         if (candidates.size() < 2) continue;
         if (auto t = autotune_kernel(ir, base, kernel, candidates, device, allocator, stream,
                                      observe, stats))

@@ -277,7 +277,6 @@ private:
     std::shared_ptr<CudaCounters> counters_;
 };
 
-
 class CudaProgram : public Program {
 public:
     CudaProgram(std::shared_ptr<const CudaProgramCode> code, std::vector<NodePtr> leaves,
@@ -320,11 +319,14 @@ CudaBackend::code_for(const std::vector<NodePtr>& outputs, const std::vector<Nod
     GraphKey key = graph_key(outputs, placeholders);
     leaves = std::move(key.leaves);
     // (Tuned and untuned programs differ: the autotuner's switch is part of the key.)
-    std::string text = tile_sizes_key(options.tile_sizes) + (cuda::autotune_enabled() ? "tuned;" : "") + key.text;
+    std::string text =
+        tile_sizes_key(options.tile_sizes) + (cuda::autotune_enabled() ? "tuned;" : "") + key.text;
     if (std::shared_ptr<const CudaProgramCode> cached = cache_.find(text)) return cached;
     // Epilogues, chains of them included, are applied where each sum's element is stored
     // (backends/common/c_reduction.hpp).
-    poly::ProgramIR ir = sched::partition(outputs, placeholders, cuda_partition_options());
+    poly::ProgramIR ir =
+        sched::partition(outputs, placeholders,
+                         sched::partition_options(sched::Target::for_gpu(state.device.target())));
     CudaStats local;
     std::shared_ptr<const CudaProgramCode> code;
     {

@@ -30,7 +30,7 @@ inline LoweredArrays lower_arrays(const std::vector<Array>& arrays,
     for (const Array& a : placeholders)
         inputs.push_back(a.node());
     LoweredArrays out;
-    out.ir = sched::partition(nodes, inputs, backend::cuda_partition_options());
+    out.ir = sched::partition(nodes, inputs, sched::partition_options(sched::Target::for_gpu({})));
     out.cuda = backend::lower_cuda(out.ir, options);
     return out;
 }

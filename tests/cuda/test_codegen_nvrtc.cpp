@@ -57,7 +57,7 @@ TEST_CASE("cuda: the templates cover the kernel forms of the test programs") {
             // A reduction of several values over fewer than 32 terms runs on the generic
             // mapping, serially per element.
             const poly::Kernel& k = l.ir.kernels.at(static_cast<std::size_t>(launch.kernel));
-            auto tuple = backend::cuda::tuple_reduction_form(l.ir, k);
+            auto tuple = sched::tuple_reduction_form(l.ir, k);
             if (launch.strategy == "generic" && tuple && tuple->reduction_size < 32) continue;
             strategies.insert(launch.strategy);
         }

@@ -26,7 +26,7 @@ poly::ProgramIR partitioned(const std::vector<Array>& arrays, const std::vector<
         nodes.push_back(a.node());
     for (const Array& a : inputs)
         leaves.push_back(a.node());
-    return sched::partition(nodes, leaves, backend::cuda_partition_options());
+    return sched::partition(nodes, leaves, sched::partition_options(sched::Target::for_gpu({})));
 }
 
 const sched::GpuKernelMapping& only(const sched::GpuMapping& m) {
@@ -53,11 +53,19 @@ TEST_CASE("gpu mapping passes: a large matmul is a contraction of 128x128 tiles,
     CHECK(c.index32);
     CHECK(c.min_blocks_per_sm == 2);
     CHECK(c.shared_bytes <= sched::GpuTarget{}.shared_memory_per_block);
+    CHECK(c.tile.vm == 4); // a thread's 8 rows and 8 columns in groups of 4
+    CHECK(c.tile.vn == 4);
+    CHECK_FALSE(c.guard_fold); // every read that depends on M or N is staged
+    bool vector_stores = false;
+    for (const sched::GpuStagedRead& s : c.staged)
+        vector_stores = vector_stores || s.store_vector;
     // The renderer prints that mapping: the grid and block the tiles give, the shared bytes.
     test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
     REQUIRE(l.cuda.launches.size() == 1);
     CHECK(l.cuda.launches[0].grid == std::array<unsigned, 3>{16, 16, 1});
     CHECK(l.cuda.launches[0].block == std::array<unsigned, 3>{16, 16, 1});
+    CHECK((l.cuda.source.find("*reinterpret_cast<float4*>(&hd_s") != std::string::npos) ==
+          vector_stores);
     CHECK(l.cuda.launches[0].shared_bytes == c.shared_bytes);
     CHECK(l.cuda.source.find("__launch_bounds__(256, 2)") != std::string::npos);
 }

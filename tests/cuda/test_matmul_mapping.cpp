@@ -253,10 +253,10 @@ TEST_CASE("cuda mapping: contraction candidates and per-kernel tilings") {
     Array a = placeholder(Shape::of({1024, 1024})), b = placeholder(Shape::of({1024, 1024}));
     test::LoweredArrays l = test::lower_arrays({matmul(a, b), exp(a)}, {}, {a, b});
     REQUIRE(l.ir.kernels.size() == 2);
-    std::vector<backend::ContractionTiling> c = backend::contraction_candidates(l.ir, 0);
+    std::vector<sched::ContractionTiling> c = sched::contraction_candidates(l.ir, 0);
     REQUIRE(c.size() >= 2);
-    CHECK(c[0] == backend::ContractionTiling{});
-    CHECK(backend::contraction_candidates(l.ir, 1).empty()); // exp(a) is a map
+    CHECK(c[0] == sched::ContractionTiling{});
+    CHECK(sched::contraction_candidates(l.ir, 1).empty()); // exp(a) is a map
     backend::CudaLowerOptions o;
     o.only_kernel = 0;
     o.contraction_tilings[0] = {{64, 64, 16}, 1};

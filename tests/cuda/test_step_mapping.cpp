@@ -130,7 +130,8 @@ TEST_CASE("cuda mapping: the CNN's weight gradients are split over their long su
 
 // SGD with momentum on a weight gradient: the momentum v' = mu v + g and the weight
 // w' = w - lr v', which reads v', both join the gradient's contraction (a chain of epilogues,
-// cuda_partition_options), applied to the accumulators: one launch, the gradient never stored.
+// sched::partition_options for a GPU), applied to the accumulators: one launch, the gradient
+// never stored (gpu.stage's decision, which the mapping shows and the renderer follows).
 TEST_CASE("cuda mapping: the momentum update is a chain of epilogues") {
     Array w = placeholder(Shape::of({64, 96}), DType::F32, "w"),
           v = placeholder(Shape::of({64, 96}), DType::F32, "v");
@@ -144,6 +145,12 @@ TEST_CASE("cuda mapping: the momentum update is a chain of epilogues") {
     CHECK(l.cuda.launches[0].strategy == "contraction");
     REQUIRE(l.ir.kernels.size() == 1);
     CHECK(l.ir.kernels[0].statements.size() == 4); // init, update, momentum, weight
+    const int gradient = l.ir.kernels[0].statements[1].write_buffer;
+    CHECK(l.cuda.mapping.find(" unstored") != std::string::npos);
+    CHECK(l.cuda.source.find(l.ir.buffers[gradient].name + "[") == std::string::npos);
+    sched::GpuMapping m = sched::map_gpu_kernels(l.ir, sched::GpuTarget{});
+    REQUIRE(m.kernels.size() == 1);
+    CHECK_FALSE(m.kernels[0].contraction.store_result);
     // The openmp backend's partition keeps one epilogue (its register tile applies one).
     std::vector<NodePtr> outs{u.params[0].node(), u.state[0].node()},
         ins{w.node(), v.node(), a.node(), b.node()};

@@ -176,7 +176,56 @@ std::vector<MachineFactRead> machine_fact_reads(const fs::path& root) {
     return out;
 }
 
+// The partition rule: how a graph is partitioned for a target is the scheduler's decision
+// (sched::partition_options in scheduler/lower.hpp). A file under backends/ that makes its own
+// PartitionOptions (declares one, or builds a temporary) decides the partition, so it is a
+// violation; passing the scheduler's along is not.
+const std::regex& partition_decision() {
+    static const std::regex r(R"(\bPartitionOptions\s*(\{|\(\s*\)|[A-Za-z_]\w*\s*[;{=]))");
+    return r;
+}
+
+std::vector<MachineFactRead> partition_decisions(const fs::path& root) {
+    std::vector<MachineFactRead> out;
+    for (const auto& entry : fs::recursive_directory_iterator(root / "backends")) {
+        std::string ext = entry.path().extension().string();
+        if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp")) continue;
+        std::ifstream in(entry.path());
+        std::string text;
+        int n = 0;
+        while (std::getline(in, text)) {
+            ++n;
+            if (std::regex_search(text.substr(0, text.find("//")), partition_decision()))
+                out.push_back({fs::relative(entry.path(), root).generic_string(), n, text});
+        }
+    }
+    return out;
+}
+
 } // namespace
+
+TEST_CASE("the partition rule: no file under backends/ makes its own PartitionOptions") {
+    std::vector<MachineFactRead> found = partition_decisions(HEDRA_SOURCE_DIR);
+    for (const MachineFactRead& r : found) {
+        std::string what = r.file + ":" + std::to_string(r.line) + " decides a partition (" +
+                           r.text +
+                           "): partition options come from sched::partition_options(target) "
+                           "(scheduler/lower.hpp)";
+        FAIL_CHECK(what);
+    }
+    CHECK(found.empty());
+    const std::regex& rule = partition_decision();
+    CHECK(std::regex_search(std::string("sched::PartitionOptions o;"), rule));
+    CHECK(
+        std::regex_search(std::string("PartitionOptions o = sched::partition_options(t);"), rule));
+    CHECK(std::regex_search(std::string("f(sched::PartitionOptions{4});"), rule));
+    CHECK(std::regex_search(std::string("f(sched::PartitionOptions());"), rule));
+    CHECK_FALSE(
+        std::regex_search(std::string("sched::PartitionOptions cuda_partition_options();"), rule));
+    CHECK_FALSE(std::regex_search(
+        std::string("partition(o, p, sched::partition_options(sched::Target::for_gpu(g)));"),
+        rule));
+}
 
 TEST_CASE("the mapping rule: no file under backends/ reads a machine fact of a target") {
     const std::regex& gpu_fact = ::gpu_fact();

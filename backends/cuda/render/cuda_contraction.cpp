@@ -29,20 +29,6 @@ namespace {
 
 using sched::depends;
 
-// A thread's TM rows (TN columns) come in groups of V consecutive ones, V in {4, 2, 1}: group g
-// of thread t starts at g·T·V + t·V (T threads along that member). So one 16-byte shared load
-// fetches V of a thread's operands, and the 8 threads of a quarter warp read 128 consecutive
-// bytes (no bank conflict); stores of a row stay coalesced across the warp.
-std::int64_t vector_width(std::int64_t per_thread) {
-    return per_thread % 4 == 0 ? 4 : per_thread % 2 == 0 ? 2 : 1;
-}
-
-// `#pragma unroll` and `for (int var = 0; var < n; ++var)`, each line prefixed by `in`.
-std::string unrolled(const std::string& in, const std::string& var, std::int64_t n) {
-    return in + "#pragma unroll\n" + in + "for (int " + var + " = 0; " + var + " < " +
-           std::to_string(n) + "; ++" + var + ")";
-}
-
 // A staged read (gpu.stage) and the name of its shared copy.
 struct Staged : sched::GpuStagedRead {
     std::string name;
@@ -52,11 +38,10 @@ class Contraction {
 public:
     Contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping)
         : b_(b), c_(mapping.contraction), kernel_(mapping.kernel), f_(*mapping.reduction),
-          u_(*f_.update), m_(c_.m), n_(c_.n), t_(c_.tile), tile_(c_.block_tile), z_(c_.z),
-          shared_bytes_(c_.shared_bytes), double_(c_.double_buffer), splits_(c_.splits) {
+          u_(*f_.update), m_(c_.m), n_(c_.n), t_(c_.tile), tile_(c_.block_tile) {
         local_.assign(f_.extents.size(), "0");
-        local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), vector_width(t_.tm));
-        local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), vector_width(t_.tn));
+        local_[m_] = local_offset("hd_tm", "hd_ty", t_.ty(), t_.vm);
+        local_[n_] = local_offset("hd_tn", "hd_tx", t_.tx(), t_.vn);
         for (int c : f_.reductions)
             local_[c] = "hd_c" + std::to_string(c);
         for (const sched::GpuStagedRead& read : c_.staged) {
@@ -68,12 +53,12 @@ public:
     // Appends the launch (and a split's final launch) to the source builder.
     void emit() {
         std::int64_t zt = 1;
-        for (int c : z_)
+        for (int c : c_.z)
             zt *= f_.extents[c];
         KernelParams params = statement_params(u_);
-        if (splits_ > 1) {
+        if (c_.splits > 1) {
             partials_ =
-                b_.add_scratch(b_.buffer_dtype(u_.write_buffer), splits_ * result_elements());
+                b_.add_scratch(b_.buffer_dtype(u_.write_buffer), c_.splits * result_elements());
             params.add(partials_, true);
         } else {
             add_epilogue_params(b_, kernel_, f_, params);
@@ -81,27 +66,26 @@ public:
         std::array<unsigned, 3> grid{
             static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
             static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
-            static_cast<unsigned>(std::min<std::int64_t>(zt * splits_, 65535))};
+            static_cast<unsigned>(std::min<std::int64_t>(zt * c_.splits, 65535))};
         Index32Scope scope(c_.index32);
-        b_.launch(kernel_, splits_ > 1 ? "contraction_split" : "contraction", grid,
+        b_.launch(kernel_, c_.splits > 1 ? "contraction_split" : "contraction", grid,
                   {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1}, params,
-                  static_cast<int>(threads()), body(zt), shared_bytes_, c_.min_blocks_per_sm);
-        if (splits_ > 1) emit_final();
+                  static_cast<int>(threads()), body(zt), c_.shared_bytes, c_.min_blocks_per_sm);
+        if (c_.splits > 1) emit_final();
     }
 
 private:
-    std::int64_t chunk_count() const { return c_.chunks; }
-    std::int64_t chunks_per_split() const { return ceil_div(chunk_count(), splits_); }
+    std::int64_t chunks_per_split() const { return ceil_div(c_.chunks, c_.splits); }
     std::int64_t result_elements() const { return product(b_.buffer_sizes(u_.write_buffer)); }
     std::int64_t threads() const { return t_.tx() * t_.ty(); }
     std::string counter(int c) const { return "i" + std::to_string(c); }
-    bool is_z(int c) const { return std::find(z_.begin(), z_.end(), c) != z_.end(); }
+    bool is_z(int c) const { return std::find(c_.z.begin(), c_.z.end(), c) != c_.z.end(); }
     // The fragment of staged read s: a thread's T operands along v, loaded V at a time.
     std::string fragment_name(const Staged& s) const { return "hd_f" + s.name.substr(4); }
     std::string registers_name(const Staged& s) const { return "hd_r" + s.name.substr(4); }
     // s's shared copy; in double-buffered kernels, buffer `buffer` of the two.
     std::string shared_array(const Staged& s, const std::string& buffer) const {
-        return double_ ? s.name + "[" + buffer + "]" : s.name;
+        return c_.double_buffer ? s.name + "[" + buffer + "]" : s.name;
     }
 
     // The second launch of a split contraction: per result element, init ⊕ the S partials,
@@ -123,10 +107,10 @@ private:
         body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
         std::string part = b_.buffer_name(partials_) + "[hd_j * " + int_text(total) + " + hd_flat]";
         if (t == DType::Bool) part = "(" + part + " != 0)";
-        body += in + "for (int hd_j = 0; hd_j < " + std::to_string(splits_) + "; ++hd_j) {\n";
+        body += in + "for (int hd_j = 0; hd_j < " + std::to_string(c_.splits) + "; ++hd_j) {\n";
         std::string combined = print_combine(u_, t, "hd_acc", part, in + "    ", "c", body);
         body += in + "    hd_acc = " + combined + ";\n" + in + "}\n";
-        if (result_needed(b_.program, kernel_, f_))
+        if (c_.store_result)
             body += in + b_.buffer_name(u_.write_buffer) +
                     "[hd_flat] = " + store_value(t, "hd_acc") + ";\n";
         for (std::size_t k = 0; k < f_.epilogues.size(); ++k)
@@ -145,43 +129,30 @@ private:
                " * " + vs + " + " + index + " % " + vs;
     }
 
-    bool contiguous_in_shared(const Staged& s) const {
-        // The four elements of a 16-byte load are adjacent in shared memory, and every group
-        // starts on a 16-byte boundary: the other axes' pitches and the buffer (one of two when
-        // double buffered) are multiples of four elements.
-        if (s.load_width != 4 || s.pitch.back() != 1 || s.stored % 4 != 0) return false;
-        for (std::size_t row = 0; row + 1 < s.pitch.size(); ++row)
-            if (s.pitch[row] % 4 != 0) return false;
-        return true;
-    }
-
     void print_fragment(const Staged& s, const std::string& in, std::string& out) const {
         const poly::Read& r = u_.reads[s.read];
         DType dt = b_.buffer_dtype(r.buffer);
         bool is_m = s.vector_counter == m_;
         std::int64_t per = is_m ? t_.tm : t_.tn, threads = is_m ? t_.ty() : t_.tx();
-        std::int64_t v = vector_width(per);
+        std::int64_t v = is_m ? t_.vm : t_.vn;
         std::string st = c_storage_type(dt), f = fragment_name(s);
         std::string base = shared_offset(s, s.vector_counter);
         out += in + st + " " + f + "[" + std::to_string(per) + "];\n";
-        out += unrolled(in, "hd_g", per / v) + " {\n";
+        out += unrolled_loop(b_.dialect, in, "hd_g", per / v) + " {\n";
         std::string at = base + " + hd_g * " + std::to_string(threads * v) + " + " +
                          (is_m ? "hd_ty" : "hd_tx") + " * " + std::to_string(v);
         std::string vt = dt == DType::F32 ? "float" : dt == DType::I32 ? "int" : "";
+        std::string vec = vt + std::to_string(v), src = shared_array(s, "hd_buf") + "[" + at;
         const char* lanes[] = {"x", "y", "z", "w"};
-        if (v > 1 && !vt.empty()) {
-            std::string vec = vt + std::to_string(v);
+        if (v > 1 && !vt.empty())
             out += in + "    const " + vec + " hd_w = *reinterpret_cast<const " + vec + "*>(&" +
-                   shared_array(s, "hd_buf") + "[" + at + "]);\n";
-            for (std::int64_t k = 0; k < v; ++k)
-                out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " +
-                       std::to_string(k) + "] = hd_w." + lanes[k] + ";\n";
-        } else {
-            for (std::int64_t k = 0; k < v; ++k)
-                out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " +
-                       std::to_string(k) + "] = " + shared_array(s, "hd_buf") + "[" + at + " + " +
-                       std::to_string(k) + "];\n";
-        }
+                   src + "]);\n";
+        for (std::int64_t k = 0; k < v; ++k)
+            out += in + "    " + f + "[hd_g * " + std::to_string(v) + " + " + std::to_string(k) +
+                   "] = " +
+                   (v > 1 && !vt.empty() ? "hd_w." + std::string(lanes[k])
+                                         : src + " + " + std::to_string(k) + "]") +
+                   ";\n";
         out += in + "}\n";
     }
 
@@ -221,11 +192,15 @@ private:
         return b_.buffer_dtype(r.buffer) == DType::Bool ? "(" + e + " != 0)" : e;
     }
 
-    // How staging moves a chunk of s: global memory straight to shared (Direct), global to the
-    // thread's registers (Load: the next chunk, in flight during the fold), or those registers
-    // to shared (Store). Consecutive threads take consecutive elements of the hull in buffer
-    // order, so global reads are coalesced along the buffer's last axis.
-    enum class StageMode { Direct, Load, Store };
+    // How staging moves a chunk of s, as data: from global memory or from the thread's
+    // registers, to shared memory or to those registers. Direct is global to shared; with
+    // double buffering, Load takes the next chunk into registers (in flight during the fold)
+    // and Store puts them into shared memory. Consecutive threads take consecutive elements of
+    // the hull in buffer order, so global reads are coalesced along the buffer's last axis.
+    struct StageMode {
+        bool from_global, to_shared;
+    };
+    static constexpr StageMode kDirect{true, true}, kLoad{true, false}, kStore{false, true};
 
     void print_stage(const Staged& s, StageMode mode, const std::string& target,
                      const std::string& in, std::string& out) const {
@@ -234,11 +209,11 @@ private:
         int rank = r.access.out_rank();
         std::int64_t w = s.load_width, groups = s.elements / w;
         std::string in2 = in + "    ", cond, global, place;
-        if (mode == StageMode::Direct) {
+        if (mode.from_global && mode.to_shared) {
             out += in + "for (int hd_e = hd_tid; hd_e < " + std::to_string(groups) +
                    "; hd_e += " + std::to_string(threads()) + ") {\n";
         } else {
-            out += unrolled(in, "hd_i", ceil_div(groups, threads())) + " {\n";
+            out += unrolled_loop(b_.dialect, in, "hd_i", ceil_div(groups, threads())) + " {\n";
             out += in2 + "const int hd_e = hd_tid + hd_i * " + std::to_string(threads()) + ";\n";
             if (groups % threads() != 0)
                 out += in2 + "if (hd_e >= " + std::to_string(groups) + ") break;\n";
@@ -253,7 +228,7 @@ private:
                    "; hd_h /= " + std::to_string(extent) + ";\n";
             place +=
                 std::string(place.empty() ? "" : " + ") + h + " * " + std::to_string(s.pitch[row]);
-            if (mode == StageMode::Store) continue;
+            if (!mode.from_global) continue;
             std::string origin = int_text(r.access.offset(row));
             for (std::size_t c = 0; c < tile_.size(); ++c) {
                 std::int64_t a = r.access.coeff(row, int(c));
@@ -268,47 +243,39 @@ private:
         out += in2 + "(void)hd_h;\n";
         std::string st = c_storage_type(b_.buffer_dtype(r.buffer)), regs = registers_name(s);
         std::string at = b_.buffer_name(r.buffer) + "[" + global + "]";
-        if (w == 1) {
-            std::string value = s.in_bounds ? at : "(" + cond + ") ? " + at + " : (" + st + ")0";
-            if (mode == StageMode::Direct)
-                out += in2 + target + "[" + place + "] = " + value + ";\n";
-            else if (mode == StageMode::Load)
-                out += in2 + regs + "[hd_i] = " + value + ";\n";
-            else
-                out += in2 + target + "[" + place + "] = " + regs + "[hd_i];\n";
+        // Four consecutive elements of the buffer's last axis are one 16-byte load; in shared
+        // memory they are pitch[last] apart (1, or a row of the transposed layout).
+        std::string vec = st == "float" ? "float4" : "int4";
+        const char* lanes[] = {"x", "y", "z", "w"};
+        auto reg = [&](int j) {
+            return regs + (w == 1 ? "[hd_i]" : "[hd_i * 4 + " + std::to_string(j) + "]");
+        };
+        auto from = [&](int j) {
+            if (!mode.from_global) return reg(j);
+            if (w > 1) return "hd_v." + std::string(lanes[j]);
+            return s.in_bounds ? at : "(" + cond + ") ? " + at + " : (" + st + ")0";
+        };
+        auto to = [&](int j) {
+            if (!mode.to_shared) return reg(j);
+            return target + "[" + place +
+                   (w == 1 ? ""
+                           : " + " + std::to_string(j) + " * " + std::to_string(s.pitch.back())) +
+                   "]";
+        };
+        if (w > 1 && mode.from_global)
+            out += in2 + "const " + vec + " hd_v = *reinterpret_cast<const " + vec + "*>(&" + at +
+                   ");\n";
+        if (w > 1 && mode.to_shared && s.store_vector) {
+            // Stored as loaded: one 16-byte store.
+            std::string value = "hd_v";
+            if (!mode.from_global)
+                value = vec + "{" + regs + "[hd_i * 4], " + reg(1) + ", " + reg(2) + ", " + reg(3) +
+                        "}";
+            out += in2 + "*reinterpret_cast<" + vec + "*>(&" + target + "[" + place +
+                   "]) = " + value + ";\n";
         } else {
-            // Four consecutive elements of the buffer's last axis: one 16-byte load; in shared
-            // memory they are pitch[last] apart (1, or a row of the transposed layout).
-            std::string vec = st == "float" ? "float4" : "int4";
-            const char* lanes[] = {"x", "y", "z", "w"};
-            std::string step = std::to_string(s.pitch[static_cast<std::size_t>(rank - 1)]);
-            if (mode != StageMode::Store)
-                out += in2 + "const " + vec + " hd_v = *reinterpret_cast<const " + vec + "*>(&" +
-                       at + ");\n";
-            if (mode != StageMode::Load && contiguous_in_shared(s)) {
-                // Stored as loaded: one 16-byte store (four scalar ones hit the same banks when
-                // consecutive threads are 4 words apart).
-                std::string value = "hd_v";
-                if (mode == StageMode::Store)
-                    value = vec + "{" + regs + "[hd_i * 4], " + regs + "[hd_i * 4 + 1], " + regs +
-                            "[hd_i * 4 + 2], " + regs + "[hd_i * 4 + 3]}";
-                out += in2 + "*reinterpret_cast<" + vec + "*>(&" + target + "[" + place +
-                       "]) = " + value + ";\n";
-                out += in + "}\n";
-                return;
-            }
-            for (int j = 0; j < 4; ++j) {
-                std::string lane = "hd_v." + std::string(lanes[j]);
-                std::string reg = regs + "[hd_i * 4 + " + std::to_string(j) + "]";
-                std::string dst =
-                    target + "[" + place + " + " + std::to_string(j) + " * " + step + "]";
-                if (mode == StageMode::Direct)
-                    out += in2 + dst + " = " + lane + ";\n";
-                else if (mode == StageMode::Load)
-                    out += in2 + reg + " = " + lane + ";\n";
-                else
-                    out += in2 + dst + " = " + reg + ";\n";
-            }
+            for (int j = 0; j < w; ++j)
+                out += in2 + to(j) + " = " + from(j) + ";\n";
         }
         out += in + "}\n";
     }
@@ -329,21 +296,11 @@ private:
         }
     }
 
-    bool needs_guard() const {
-        for (std::size_t q = 0; q < u_.reads.size(); ++q) {
-            const poly::Read& r = u_.reads[q];
-            bool staged = std::any_of(staged_.begin(), staged_.end(),
-                                      [&](const Staged& s) { return s.read == int(q); });
-            if (r.buffer >= 0 && !staged && (depends(r, m_) || depends(r, n_))) return true;
-        }
-        return false;
-    }
-
     std::string tile_loops(const std::string& in, const std::string& inner_body) const {
-        std::string s = unrolled(in, "hd_tm", t_.tm) + " {\n";
+        std::string s = unrolled_loop(b_.dialect, in, "hd_tm", t_.tm) + " {\n";
         s += in + "    const " + index_type() + " " + counter(m_) + " = hd_m0 + " + local_[m_] +
              ";\n";
-        s += unrolled(in + "    ", "hd_tn", t_.tn) + " {\n";
+        s += unrolled_loop(b_.dialect, in + "    ", "hd_tn", t_.tn) + " {\n";
         s += in + "        const " + index_type() + " " + counter(n_) + " = hd_n0 + " + local_[n_] +
              ";\n";
         return s + inner_body + in + "    }\n" + in + "}\n";
@@ -360,7 +317,8 @@ private:
         for (const Staged& s : staged_)
             out += "    " + b_.dialect.shared_prefix + "__align__(16) " +
                    std::string(c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer))) + " " +
-                   s.name + (double_ ? "[2]" : "") + "[" + std::to_string(s.stored) + "];\n";
+                   s.name + (c_.double_buffer ? "[2]" : "") + "[" + std::to_string(s.stored) +
+                   "];\n";
         out += "    const int hd_tx = threadIdx.x, hd_ty = threadIdx.y;\n";
         out += "    const int hd_tid = hd_ty * " + std::to_string(t_.tx()) + " + hd_tx;\n";
         std::string it = index_type();
@@ -368,24 +326,25 @@ private:
                ", hd_n0 = (" + it + ")blockIdx.x * " + int_text(t_.bn) + ";\n";
         out += "    (void)hd_tid;\n";
         // Split K: blockIdx.z also walks the S slices of the chunks (slice fastest).
-        out += "    for (" + it + " hd_zs = blockIdx.z; hd_zs < " + int_text(zt * splits_) +
+        out += "    for (" + it + " hd_zs = blockIdx.z; hd_zs < " + int_text(zt * c_.splits) +
                "; hd_zs += gridDim.z) {\n";
         std::string in = "        ";
-        out += in + "const " + it + " hd_z = hd_zs / " + int_text(splits_) + ";\n";
-        out += in + "const " + it + " hd_q0 = (hd_zs % " + int_text(splits_) + ") * " +
+        out += in + "const " + it + " hd_z = hd_zs / " + int_text(c_.splits) + ";\n";
+        out += in + "const " + it + " hd_q0 = (hd_zs % " + int_text(c_.splits) + ") * " +
                int_text(chunks_per_split()) + ";\n";
         out += in + "const " + it + " hd_q1 = hd_lmin(hd_q0 + " + int_text(chunks_per_split()) +
-               ", " + int_text(chunk_count()) + ");\n";
+               ", " + int_text(c_.chunks) + ");\n";
         out += in + "(void)hd_q1;\n";
-        print_unflatten("hd_z", f_.extents, z_, in, out);
-        std::string init = splits_ > 1 ? identity_literal(b_.dialect, u_.reduce_op, t)
-                                       : init_value(b_, f_, in, out);
+        print_unflatten("hd_z", f_.extents, c_.z, in, out);
+        std::string init = c_.splits > 1 ? identity_literal(b_.dialect, u_.reduce_op, t)
+                                         : init_value(b_, f_, in, out);
         out += in + vt + " hd_acc[" + std::to_string(t_.tm) + "][" + std::to_string(t_.tn) + "];\n";
-        out += unrolled(in, "hd_tm", t_.tm) + "\n" + unrolled(in + "    ", "hd_tn", t_.tn) +
+        out += unrolled_loop(b_.dialect, in, "hd_tm", t_.tm) + "\n" +
+               unrolled_loop(b_.dialect, in + "    ", "hd_tn", t_.tn) +
                " hd_acc[hd_tm][hd_tn] = " + init + ";\n";
         // The reduction members' chunks, one loop over their count (innermost member fastest).
         std::string kin = in + "    ", q = "hd_q1";
-        if (double_) {
+        if (c_.double_buffer) {
             for (const Staged& s : staged_)
                 out +=
                     in + c_storage_type(b_.buffer_dtype(u_.reads[s.read].buffer)) + " " +
@@ -395,28 +354,28 @@ private:
             out += in + "{\n";
             print_chunk_bases("hd_q0", kin, out);
             for (const Staged& s : staged_)
-                print_stage(s, StageMode::Direct, s.name + "[0]", kin, out);
+                print_stage(s, kDirect, s.name + "[0]", kin, out);
             out += in + "}\n" + in + b_.dialect.barrier + "\n";
         }
         out += in + "for (" + it + " hd_q = hd_q0; hd_q < " + q + "; ++hd_q) {\n";
-        if (double_) {
+        if (c_.double_buffer) {
             out += kin + "const int hd_buf = (int)((hd_q - hd_q0) & " + int_text(1) + ");\n";
             out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
             print_chunk_bases("hd_q + " + int_text(1), kin + "    ", out);
             for (const Staged& s : staged_)
-                print_stage(s, StageMode::Load, "", kin + "    ", out);
+                print_stage(s, kLoad, "", kin + "    ", out);
             out += kin + "}\n";
             print_chunk_bases("hd_q", kin, out);
         } else {
             print_chunk_bases("hd_q", kin, out);
             for (const Staged& s : staged_)
-                print_stage(s, StageMode::Direct, s.name, kin, out);
+                print_stage(s, kDirect, s.name, kin, out);
             out += kin + b_.dialect.barrier + "\n";
         }
         std::string cin = kin;
         for (int c : f_.reductions) {
             std::string hc = "hd_c" + std::to_string(c), k = "hd_k" + std::to_string(c);
-            out += unrolled(cin, hc, tile_[c]) + " {\n";
+            out += unrolled_loop(b_.dialect, cin, hc, tile_[c]) + " {\n";
             cin += "    ";
             out += cin + "const " + it + " " + counter(c) + " = " + k + " + " + hc + ";\n";
             if (f_.extents[c] % tile_[c] != 0)
@@ -425,7 +384,7 @@ private:
         for (const Staged& s : staged_)
             if (s.vector_row >= 0) print_fragment(s, cin, out);
         std::string fold, fin = cin + "            ";
-        bool guarded = needs_guard();
+        bool guarded = c_.guard_fold;
         fold += cin + "        {\n";
         if (guarded) fold += cin + "        if (" + guard() + ") {\n";
         auto staged_read = [&](int q) {
@@ -441,23 +400,22 @@ private:
             cin.resize(cin.size() - 4);
             out += cin + "}\n";
         }
-        if (double_) {
+        if (c_.double_buffer) {
             // The other buffer was last read before the previous __syncthreads.
             out += kin + "if (hd_q + " + int_text(1) + " < " + q + ") {\n";
             for (const Staged& s : staged_)
-                print_stage(s, StageMode::Store, s.name + "[hd_buf ^ 1]", kin + "    ", out);
+                print_stage(s, kStore, s.name + "[hd_buf ^ 1]", kin + "    ", out);
             out += kin + "}\n";
         }
         out += kin + b_.dialect.barrier + "\n" + in + "}\n";
         std::string store, sin = in + "                ";
-        if (splits_ > 1) {
+        if (c_.splits > 1) {
             // This slice's partial result; the final launch combines the slices.
-            store += sin + b_.buffer_name(partials_) + "[(hd_zs % " + int_text(splits_) + ") * " +
+            store += sin + b_.buffer_name(partials_) + "[(hd_zs % " + int_text(c_.splits) + ") * " +
                      int_text(result_elements()) + " + " + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
         } else {
-            if (result_needed(b_.program, kernel_, f_))
-                store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
+            if (c_.store_result) store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
             print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
         }
         out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +
@@ -474,12 +432,8 @@ private:
     sched::GpuTile t_;
     const std::vector<std::int64_t>& tile_; // per counter: its extent in the block tile
     std::vector<std::string> local_;        // per counter: its offset within the tile (C)
-    const std::vector<int>& z_;             // output members over blockIdx.z
     std::vector<Staged> staged_;
-    std::size_t shared_bytes_;
-    bool double_;         // two shared buffers per staged read, the next chunk prefetched
-    std::int64_t splits_; // split K: slices of the chunks, combined by a second launch
-    int partials_ = -1;   // their scratch buffer: splits_ × the result's elements
+    int partials_ = -1; // split K's partial results: c_.splits × the result's elements
 };
 
 } // namespace

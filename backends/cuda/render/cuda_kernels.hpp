@@ -15,9 +15,7 @@
 
 namespace hedra::backend::cuda {
 
-using sched::reduction_form;
 using sched::ReductionForm;
-using sched::tuple_reduction_form;
 using sched::TupleReductionForm;
 
 // One launch of `threads` per block for these Assign statements (one of the mapping's groups).

@@ -37,17 +37,6 @@ void render_kernel(cuda::SourceBuilder& b, const sched::GpuKernelMapping& m,
 
 } // namespace
 
-sched::PartitionOptions cuda_partition_options() {
-    sched::PartitionOptions o;
-    o.max_epilogues = 4;
-    // Column sums already give every column a thread of its own (serial_reduction): the CPU's
-    // split into blocks of rows would only add a launch.
-    o.split_reductions = false;
-    o.fuse_rows = false;       // row-local buffers are the C renderer's
-    o.stream_stencils = false; // and so are row windows
-    return o;
-}
-
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options) {
     dump::CompileScope dump_scope; // joins the backend's, if it opened one
     sched::ChosenObserver observer(options.observer);

@@ -20,6 +20,7 @@
 #include "backends/common/c_kernel.hpp"
 #include "polyhedral/kernel_ir.hpp"
 #include "scheduler/gpu_mapping.hpp"
+#include "scheduler/lower.hpp"
 #include "scheduler/partition.hpp"
 #include "scheduler/target.hpp"
 
@@ -62,14 +63,13 @@ struct CudaLowerOptions : sched::GpuMappingOptions {
     sched::GpuTarget gpu;
 };
 
-// How the cuda backend partitions a graph (the backend, hedra-dump and the tests alike): a chain
-// of maps after a sum (SGD with momentum: the momentum, then the weight) joins its kernel; the
-// contraction applies them all to its accumulators, one after the other.
-sched::PartitionOptions cuda_partition_options();
+// How a graph is partitioned for a GPU: the scheduler's decision (sched::partition_options),
+// for callers that have no target at hand.
+inline sched::PartitionOptions cuda_partition_options() {
+    return sched::partition_options(sched::Target::for_gpu({}));
+}
 
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
-
-using sched::contraction_candidates; // the autotuner's candidates (gpu_mapping.hpp)
 
 // One launch per line ("k0_0 contraction grid(2,2,1) block(16,16,1) smem 8704 args b0 b1 b2").
 std::string to_string(const CudaLaunch& launch, const poly::ProgramIR& program);

@@ -16,6 +16,7 @@ const CDialect& cuda_dialect() {
         d.restrict_qualifier = "__restrict__";
         d.shared_prefix = "__shared__ ";
         d.barrier = "__syncthreads();";
+        d.unroll = "#pragma unroll";
         d.thread_index = "threadIdx";
         d.block_index = "blockIdx";
         d.block_threads = "blockDim";
