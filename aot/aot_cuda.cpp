@@ -81,10 +81,10 @@ poly::ProgramIR lower_cuda_program(const AotRequest& r, const AotTarget& target,
         throw Error("hedra-aot: the cuda target compiles static sizes only, and '" + r.name +
                     "' has the symbolic size '" + param_name(params[0]) +
                     "'; give the program fixed sizes (a generator parameter, for instance)");
-    poly::ProgramIR ir =
-        sched::partition(r.outputs, r.placeholders, backend::cuda_partition_options());
     backend::CudaLowerOptions lo;
     if (target.cuda_multiprocessors > 0) lo.gpu.multiprocessors = target.cuda_multiprocessors;
+    poly::ProgramIR ir = sched::partition(r.outputs, r.placeholders,
+                                          sched::partition_options(sched::Target::for_gpu(lo.gpu)));
     backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
     p.architecture = target.cuda_architecture.empty() ? backend::cuda::default_architecture("")
                                                       : target.cuda_architecture;

@@ -113,7 +113,7 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
         for (const poly::Read& r : e.reads) {
             if (r.buffer == u.write_buffer && !r.access.is_identity()) return std::nullopt;
             // An earlier epilogue's result, at the same element: the same thread wrote it
-            // just before (a chain, cuda_partition_options). Anything else is not ready.
+            // just before (a chain, partition_options for a GPU). Anything else is not ready.
             for (std::size_t o = 0; o < kernel.statements.size(); ++o) {
                 const poly::Statement& other = kernel.statements[o];
                 bool earlier = o >= 2 && o < s && r.access.is_identity();

@@ -63,12 +63,6 @@ struct CudaLowerOptions : sched::GpuMappingOptions {
     sched::GpuTarget gpu;
 };
 
-// How a graph is partitioned for a GPU: the scheduler's decision (sched::partition_options),
-// for callers that have no target at hand.
-inline sched::PartitionOptions cuda_partition_options() {
-    return sched::partition_options(sched::Target::for_gpu({}));
-}
-
 CudaLoweredProgram lower_cuda(const poly::ProgramIR& program, const CudaLowerOptions& options = {});
 
 // One launch per line ("k0_0 contraction grid(2,2,1) block(16,16,1) smem 8704 args b0 b1 b2").
