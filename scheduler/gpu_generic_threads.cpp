@@ -69,12 +69,15 @@ GpuGenericNest map_nest(const AstNode& top, const GpuTarget& target) {
                     ? 1
                     : std::min(g.max_threads / warp * warp, ceil_div(g.points, warp) * warp);
     g.threads = std::max<std::int64_t>(g.threads, 1);
-    g.blocks = std::min<std::int64_t>(ceil_div(std::max<std::int64_t>(g.points, 1), g.threads),
-                                      std::int64_t{1} << 20);
+    g.blocks = grid_stride_blocks(ceil_div(std::max<std::int64_t>(g.points, 1), g.threads), target);
     return g;
 }
 
 } // namespace
+
+std::int64_t grid_stride_blocks(std::int64_t blocks, const GpuTarget& target) {
+    return std::min<std::int64_t>({blocks, std::int64_t{1} << 20, target.max_grid_x});
+}
 
 const AstNode* unwrap_marks(const AstNode* n) {
     while (n->kind == AstNode::Kind::Mark && n->body.size() == 1)

@@ -4,8 +4,8 @@
 // three, perfectly nested; marks around one node are transparent) are flattened over a
 // grid-stride thread index, everything inside runs sequentially in the thread, and a nest whose
 // outer loop is not parallel runs on one thread. The pass chooses those loops, the threads per
-// block (whole warps, at most kGenericThreads and the target's limit) and the blocks (at most
-// 2^20, the grid-stride loop covers the rest); the renderer prints them.
+// block (whole warps, at most kGenericThreads and the target's limit) and the blocks
+// (grid_stride_blocks); the renderer prints them.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,10 @@
 namespace hedra::sched {
 
 inline constexpr std::int64_t kGenericThreads = 256;
+
+// The blocks of a 1-D launch whose threads walk their range grid-stride: `blocks`, at most
+// 2^20 (and the target's grid along x); the loop covers the rest.
+std::int64_t grid_stride_blocks(std::int64_t blocks, const GpuTarget& target);
 
 struct GpuGenericNest {
     int thread_loops = 0;            // outer loops over the threads (0: one thread runs the nest)

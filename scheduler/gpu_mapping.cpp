@@ -25,10 +25,6 @@ std::int64_t product(const std::vector<std::int64_t>& v) {
     return p;
 }
 
-// The grid's limits (CUDA: x up to 2^31 - 1 blocks, y and z up to 65535).
-constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
-constexpr std::int64_t kMaxGridYZ = 65535;
-
 // ---- gpu.forms ----
 
 GpuKernelMapping form_of(const poly::ProgramIR& program, int k, const GpuMappingOptions& options) {
@@ -111,10 +107,11 @@ std::int64_t z_extent(const ReductionForm& f, const GpuContractionMapping& c) {
 }
 
 // S slices (at most one per chunk); not for custom combiners or narrowed result boxes.
-void set_splits(const ReductionForm& f, GpuContractionMapping& c, std::int64_t s) {
+void set_splits(const GpuTarget& target, const ReductionForm& f, GpuContractionMapping& c,
+                std::int64_t s) {
     if (f.update->reduce_op == ReduceOp::Custom || !f.whole) return;
     const std::int64_t chunks = c.chunks;
-    s = std::min<std::int64_t>({s, chunks, kMaxGridYZ / z_extent(f, c)});
+    s = std::min<std::int64_t>({s, chunks, target.max_grid_z / z_extent(f, c)});
     if (s < 2) return;
     c.splits = ceil_div(chunks, ceil_div(chunks, s)); // no empty slice
 }
@@ -135,7 +132,7 @@ void choose_splits(const GpuTarget& target, const ReductionForm& f, GpuContracti
     else if (threads < 256 && warps < 8 * sms)
         want = ceil_div(16 * sms, warps);
     if (want < 2) return;
-    set_splits(f, c, std::min<std::int64_t>({want, c.chunks / 4, 64}));
+    set_splits(target, f, c, std::min<std::int64_t>({want, c.chunks / 4, 64}));
 }
 
 // The contraction's block and thread tiles and split K; false when the tiles exceed the grid
@@ -152,7 +149,8 @@ bool tile_contraction(const GpuTarget& target, const GpuMappingOptions& options,
             ? fit(tiling->tile[0], tiling->tile.size() > 1 ? tiling->tile[1] : tiling->tile[0],
                   tiling->tile.size() > 2 ? tiling->tile[2] : 16)
             : choose_tile(target, options, f.extents[m], f.extents[n], z, f.reduction_size);
-    if (ceil_div(f.extents[m], t.bm) > kMaxGridYZ || ceil_div(f.extents[n], t.bn) > kMaxGridX ||
+    if (ceil_div(f.extents[m], t.bm) > target.max_grid_y ||
+        ceil_div(f.extents[n], t.bn) > target.max_grid_x ||
         t.threads() > target.max_threads_per_block)
         return false;
     c.m = m;
@@ -179,9 +177,11 @@ bool tile_contraction(const GpuTarget& target, const GpuMappingOptions& options,
     for (int d : f.outputs)
         if (d != m && d != n) c.z.push_back(d);
     if (tiling && tiling->splits > 0)
-        set_splits(f, c, tiling->splits);
+        set_splits(target, f, c, tiling->splits);
     else if (options.tile_sizes.empty() || tiling)
         choose_splits(target, f, c);
+    c.grid = {ceil_div(f.extents[n], t.bn), ceil_div(f.extents[m], t.bm),
+              std::min<std::int64_t>(z_extent(f, c) * c.splits, target.max_grid_z)};
     return true;
 }
 
@@ -350,6 +350,7 @@ void choose_index_width(const GpuTarget& target, const poly::ProgramIR& program,
         c.final_index32 = fits(u.write_buffer) && partials && epilogues && counters;
         c.final_threads =
             std::min<std::int64_t>(256, ceil_div(result, target.warp_size) * target.warp_size);
+        c.final_blocks = grid_stride_blocks(ceil_div(result, c.final_threads), target);
     }
 }
 
@@ -406,27 +407,35 @@ GpuReductionMapping choose_reduction(const GpuTarget& target, const ReductionFor
         r.slices = std::min<std::int64_t>(ceil_div(f.reduction_size, 4096), 256);
         r.threads = max_threads;
         r.final_threads = next_pow2(r.slices, warp, max_threads);
+        r.blocks = grid_stride_blocks(f.num_outputs * r.slices, target);
+        r.final_blocks = grid_stride_blocks(f.num_outputs, target);
     } else if (!custom && ((f.reduction_size >= 128 && contiguous_reduction(f)) ||
                            (f.reduction_size >= 32 && f.num_outputs < 2048))) {
         r.strategy = GpuReductionStrategy::Block;
         r.threads = next_pow2(f.reduction_size, warp, max_threads);
+        r.blocks = grid_stride_blocks(f.num_outputs, target);
     } else {
         r.strategy = GpuReductionStrategy::Serial;
         r.threads = std::min<std::int64_t>(max_threads, ceil_div(f.num_outputs, warp) * warp);
+        r.blocks =
+            r.threads > 0 ? grid_stride_blocks(ceil_div(f.num_outputs, r.threads), target) : 0;
     }
     return r;
 }
 
 // ---- gpu.launch ----
 
-// One thread per point, 256 per block (fewer, in whole warps, for small boxes).
-std::int64_t map_threads(const GpuTarget& target, const poly::Kernel& kernel,
-                         const std::vector<int>& group) {
+std::int64_t group_points(const poly::Kernel& kernel, const std::vector<int>& group) {
     std::int64_t total = 0;
     for (int s : group)
         total += product(kernel.statements.at(static_cast<std::size_t>(s)).extents);
+    return total;
+}
+
+// One thread per point, 256 per block (fewer, in whole warps, for small boxes).
+std::int64_t map_threads(const GpuTarget& target, std::int64_t points) {
     const std::int64_t warp = target.warp_size;
-    return std::min<std::int64_t>(256, ceil_div(total, warp) * warp);
+    return std::min<std::int64_t>(256, ceil_div(points, warp) * warp);
 }
 
 void write_stage(const char* pass, const GpuMapping& mapping, const poly::ProgramIR& program) {
@@ -529,6 +538,7 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
                 m.reduction_mapping.strategy = GpuReductionStrategy::Block;
                 m.reduction_mapping.threads =
                     next_pow2(m.tuple->reduction_size, target.warp_size, 256);
+                m.reduction_mapping.blocks = grid_stride_blocks(m.tuple->num_outputs, target);
             }
         }
     }
@@ -536,9 +546,14 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
     {
         dump::PassTimer timer("gpu.launch");
         for (GpuKernelMapping& m : mapping.kernels)
-            for (const std::vector<int>& group : m.map_groups)
-                m.map_threads.push_back(map_threads(
-                    target, program.kernels[static_cast<std::size_t>(m.kernel)], group));
+            for (const std::vector<int>& group : m.map_groups) {
+                const std::int64_t points =
+                    group_points(program.kernels[static_cast<std::size_t>(m.kernel)], group);
+                const std::int64_t threads = map_threads(target, points);
+                m.map_threads.push_back(threads);
+                m.map_blocks.push_back(
+                    threads > 0 ? grid_stride_blocks(ceil_div(points, threads), target) : 0);
+            }
     }
     write_stage("gpu.launch", mapping, program);
     return mapping;

@@ -9,20 +9,23 @@
 //   gpu.tile       a contraction's block tile (BM×BN over M and N, a chunk of the reduction
 //                  members), its thread tile (TM×TN accumulators per thread, in groups of
 //                  consecutive rows and columns), the members over blockIdx.z, and split K
-//                  (slices of the chunks over blockIdx.z)
+//                  (slices of the chunks over blockIdx.z), and the launch's grid
 //   gpu.stage      which reads of a contraction are staged in shared memory: their hulls,
 //                  layouts and padding, 16-byte loads and stores, register fragments, double
 //                  buffering, whether the fold needs a bounds test; 32-bit index arithmetic
 //                  and blocks per multiprocessor; whether the sum is stored or lives only in
 //                  the accumulators its epilogues read
 //   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
-//                  into partials and a final launch) and threads; a tuple reduction's threads
-//   gpu.launch     the threads per block of every launch of maps
+//                  into partials and a final launch), threads and blocks; a tuple
+//                  reduction's threads and blocks
+//   gpu.launch     the threads per block and blocks of every launch of maps
 //   gpu.generic-threads  after the kernel passes built the generic kernels' loop ASTs: each
 //                  nest's loops over threads, threads and blocks (gpu_generic_threads.hpp)
 // Every machine fact comes from the GpuTarget passed in (warp size, shared memory per block,
-// multiprocessors, threads per block). Each pass has its HEDRA_TIME_PASSES timer and writes its
-// HEDRA_DUMP stage (the mapping so far, one line per kernel: to_string below).
+// multiprocessors, threads per block, grid dimensions). Every grid is decided here: a 1-D
+// launch whose threads walk their range grid-stride has grid_stride_blocks' blocks. Each pass has
+// its HEDRA_TIME_PASSES timer and writes its HEDRA_DUMP stage (the mapping so far, one line per
+// kernel: to_string below).
 #pragma once
 
 #include <array>
@@ -93,9 +96,12 @@ struct GpuContractionMapping {
     GpuTile tile;                         // block and thread tiles, reduction chunk
     std::vector<std::int64_t> block_tile; // per counter: its extent in the block tile
     std::int64_t splits = 1;              // split K: slices of the chunks (1: unsplit)
-    std::int64_t chunks = 1;              // chunks of KB points of the reduction members
-    std::vector<GpuStagedRead> staged;    // gpu.stage
-    bool double_buffer = false;           // two shared copies, the next chunk prefetched
+    // Blocks along x (N's tiles), y (M's tiles), z (the z members times the slices, at most
+    // the grid's z: the kernel walks the rest).
+    std::array<std::int64_t, 3> grid{1, 1, 1};
+    std::int64_t chunks = 1;           // chunks of KB points of the reduction members
+    std::vector<GpuStagedRead> staged; // gpu.stage
+    bool double_buffer = false;        // two shared copies, the next chunk prefetched
     // The fold tests that its element is inside M × N: a read that is not staged depends on M
     // or N, and the last tile's rows and columns may lie outside the buffer.
     bool guard_fold = false;
@@ -108,14 +114,17 @@ struct GpuContractionMapping {
     // Split K's final launch (per result element, init ⊕ the partials, then the epilogues):
     // its threads per block and index width.
     std::int64_t final_threads = 0;
+    std::int64_t final_blocks = 0;
     bool final_index32 = false;
 };
 
 struct GpuReductionMapping {
     GpuReductionStrategy strategy = GpuReductionStrategy::Serial;
     std::int64_t threads = 0;       // per block (serial: outputs per block)
+    std::int64_t blocks = 0;        // of the (first) launch, walked grid-stride
     std::int64_t slices = 1;        // split: partial blocks per output
     std::int64_t final_threads = 0; // split: the final launch's threads per block
+    std::int64_t final_blocks = 0;  // split: the final launch's blocks
 };
 
 struct GpuKernelMapping {
@@ -125,6 +134,7 @@ struct GpuKernelMapping {
     std::optional<TupleReductionForm> tuple;  // TupleReduction
     std::vector<std::vector<int>> map_groups; // Map: statements per launch
     std::vector<std::int64_t> map_threads;    // Map: threads per block of each group's launch
+    std::vector<std::int64_t> map_blocks;     // Map: blocks of each group's launch
     GpuContractionMapping contraction;        // Contraction
     GpuReductionMapping reduction_mapping;    // Reduction, TupleReduction (threads)
     std::vector<GpuGenericNest> generic;      // Generic: per nest of its loop AST

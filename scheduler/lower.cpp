@@ -189,13 +189,15 @@ const std::vector<PassInfo>& pass_list() {
          "cuda, HEDRA_CUDA_AUTOTUNE: each contraction's fastest candidate tiling, timed on the "
          "device by the backend"},
         {"gpu.tile", "gpu", "gpu.tile",
-         "cuda: a contraction's block tile over M and N, thread tile, reduction chunk, split K"},
+         "cuda: a contraction's block tile over M and N, thread tile, reduction chunk, split K, "
+         "grid"},
         {"gpu.stage", "gpu", "gpu.stage",
          "cuda: reads staged in shared memory (hulls, padding, 16-byte loads, fragments, double "
          "buffering), 32-bit indices, blocks per multiprocessor"},
         {"gpu.reduction", "gpu", "gpu.reduction",
-         "cuda: a reduction's strategy (thread, block or split per output) and threads"},
-        {"gpu.launch", "gpu", "gpu.launch", "cuda: threads per block of the launches of maps"},
+         "cuda: a reduction's strategy (thread, block or split per output), threads and blocks"},
+        {"gpu.launch", "gpu", "gpu.launch",
+         "cuda: threads per block and blocks of the launches of maps"},
         {"scop", "kernel", "domains, accesses",
          "iteration domains and access relations as isl sets and maps"},
         {"dependences", "kernel", "deps", "flow, anti and output dependences (isl's dataflow)"},

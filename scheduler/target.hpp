@@ -32,6 +32,8 @@ struct GpuTarget {
     int registers_per_thread = 255;
     int multiprocessors = 132; // to size grids (H100/H200 SXM)
     int max_threads_per_block = 1024;
+    // Blocks per launch along each grid dimension (CUDA's: 2^31 - 1 along x, 65535 along y, z).
+    int max_grid_x = 2147483647, max_grid_y = 65535, max_grid_z = 65535;
 };
 // "warp 32, shared 49152 B/block, ...": every field, for cache keys and dumps.
 std::string to_string(const GpuTarget& target);

@@ -112,14 +112,19 @@ TEST_CASE("cuda fake driver: Device::target from the device attributes") {
     CHECK(t.warp_size == 32);
     CHECK(t.max_threads_per_block == 1024);
     CHECK(t.shared_memory_per_block == 49152);
+    CHECK(t.max_grid_x == 2147483647);
+    CHECK(t.max_grid_y == 65535);
+    CHECK(t.max_grid_z == 65535);
     // The base's bound on shared memory stays when the device offers more; its other facts are
     // the device's.
     sched::GpuTarget base;
     base.shared_memory_per_block = 16384;
     base.multiprocessors = 7;
+    base.max_grid_z = 100;
     sched::GpuTarget bounded = d.target(base);
     CHECK(bounded.shared_memory_per_block == 16384);
     CHECK(bounded.multiprocessors == 132);
+    CHECK(bounded.max_grid_z == 65535);
 }
 
 TEST_CASE("cuda fake driver: test programs through the backend") {

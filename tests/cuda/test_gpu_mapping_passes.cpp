@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -139,6 +140,64 @@ TEST_CASE("gpu mapping passes: reductions, tuple reductions and the generic form
     generic.generic_only = true;
     CHECK(only(sched::map_gpu_kernels(partitioned({sum(x, {1})}, {x}), t, generic)).form ==
           sched::GpuForm::Generic);
+}
+
+TEST_CASE("gpu mapping passes: every launch's grid, within the target's") {
+    sched::GpuTarget t;
+    // A map over 2^29 points, 256 threads per block: 2^21 blocks would do, the grid-stride loop
+    // walks them over 2^20; a narrower grid along x caps it further.
+    Array big = placeholder(Shape::of({std::int64_t{1} << 29}));
+    poly::ProgramIR map = partitioned({big * 2.0f}, {big});
+    sched::GpuKernelMapping mk = only(sched::map_gpu_kernels(map, t));
+    REQUIRE(mk.form == sched::GpuForm::Map);
+    CHECK(mk.map_threads == std::vector<std::int64_t>{256});
+    CHECK(mk.map_blocks == std::vector<std::int64_t>{std::int64_t{1} << 20});
+    sched::GpuTarget narrow = t;
+    narrow.max_grid_x = 1000;
+    CHECK(only(sched::map_gpu_kernels(map, narrow)).map_blocks == std::vector<std::int64_t>{1000});
+    Array v = placeholder(Shape::of({40}));
+    CHECK(only(sched::map_gpu_kernels(partitioned({v * 2.0f}, {v}), t)).map_blocks ==
+          std::vector<std::int64_t>{1});
+    // A 1024x1024 matmul in 64x64 tiles: 16x16 blocks. 70,000 batches of 16x16 matmuls: more
+    // than the grid's z (65,535), which the kernel walks.
+    Array a = placeholder(Shape::of({1024, 1024})), b = placeholder(Shape::of({1024, 1024}));
+    sched::GpuKernelMapping mm =
+        only(sched::map_gpu_kernels(partitioned({matmul(a, b)}, {a, b}), t));
+    REQUIRE(mm.form == sched::GpuForm::Contraction);
+    CHECK(mm.contraction.grid == std::array<std::int64_t, 3>{16, 16, 1});
+    Array ba = placeholder(Shape::of({70000, 16, 16})),
+          bb = placeholder(Shape::of({70000, 16, 16}));
+    sched::GpuKernelMapping batched =
+        only(sched::map_gpu_kernels(partitioned({matmul(ba, bb)}, {ba, bb}), t));
+    REQUIRE(batched.form == sched::GpuForm::Contraction);
+    CHECK(batched.contraction.splits == 1);
+    CHECK(batched.contraction.grid == std::array<std::int64_t, 3>{1, 1, 65535});
+    sched::GpuTarget shallow = t;
+    shallow.max_grid_z = 100;
+    CHECK(only(sched::map_gpu_kernels(partitioned({matmul(ba, bb)}, {ba, bb}), shallow))
+              .contraction.grid[2] == 100);
+    // Reductions: a block per row; a thread per column, 256 columns per block; a split total's
+    // 256 partial blocks, then one; a tuple reduction's block per row.
+    Array x = placeholder(Shape::of({64, 4096}));
+    sched::GpuReductionMapping rows =
+        only(sched::map_gpu_kernels(partitioned({sum(x, {1})}, {x}), t)).reduction_mapping;
+    CHECK(rows.blocks == 64);
+    Array z = placeholder(Shape::of({4096, 4096}));
+    sched::GpuReductionMapping cols =
+        only(sched::map_gpu_kernels(partitioned({sum(z, {0})}, {z}), t)).reduction_mapping;
+    CHECK(cols.blocks == 16);
+    Array y = placeholder(Shape::of({1 << 20}));
+    sched::GpuReductionMapping total =
+        only(sched::map_gpu_kernels(partitioned({sum(y, {0})}, {y}), t)).reduction_mapping;
+    CHECK(total.blocks == 256);
+    CHECK(total.final_blocks == 1);
+    Array w = placeholder(Shape::of({8, 1000}));
+    sched::GpuMapping am = sched::map_gpu_kernels(partitioned({argmax(w, 1)}, {w}), t);
+    auto tuple = std::find_if(am.kernels.begin(), am.kernels.end(), [](const auto& k) {
+        return k.form == sched::GpuForm::TupleReduction;
+    });
+    REQUIRE(tuple != am.kernels.end());
+    CHECK(tuple->reduction_mapping.blocks == 8);
 }
 
 TEST_CASE("gpu mapping passes: the generic kernels' loops over threads, from the target") {

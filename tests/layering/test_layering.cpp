@@ -144,7 +144,7 @@ const std::regex& global_target() {
 
 const std::regex& gpu_fact() {
     static const std::regex r(
-        R"(\b(gpu|target|base)\s*\.\s*(warp_size|shared_memory_per_block|registers_per_thread|multiprocessors|max_threads_per_block)\b(?!\s*=[^=]))");
+        R"(\b(gpu|target|base)\s*\.\s*(warp_size|shared_memory_per_block|registers_per_thread|multiprocessors|max_threads_per_block|max_grid_[xyz])\b(?!\s*=[^=]))");
     return r;
 }
 
@@ -242,6 +242,8 @@ TEST_CASE("the mapping rule: no file under backends/ reads a machine fact of a t
     // The rule catches what it names, and lets a write through.
     CHECK(std::regex_search(std::string("int sms = b.options.gpu.multiprocessors;"), gpu_fact));
     CHECK(std::regex_search(std::string("if (t > target.max_threads_per_block)"), gpu_fact));
+    CHECK(std::regex_search(std::string("std::min(blocks, target.max_grid_z)"), gpu_fact));
+    CHECK_FALSE(std::regex_search(std::string("base.max_grid_z = max_grid_z;"), gpu_fact));
     CHECK_FALSE(std::regex_search(std::string("lo.gpu.multiprocessors = 80;"), gpu_fact));
     CHECK(std::regex_search(std::string("x = lo.gpu.warp_size == 32;"), gpu_fact));
     CHECK(std::regex_search(std::string("int r = cpu.vector_registers - 1;"), cpu_fact()));

@@ -63,10 +63,9 @@ public:
         } else {
             add_epilogue_params(b_, kernel_, f_, params);
         }
-        std::array<unsigned, 3> grid{
-            static_cast<unsigned>(ceil_div(f_.extents[n_], t_.bn)),
-            static_cast<unsigned>(ceil_div(f_.extents[m_], t_.bm)),
-            static_cast<unsigned>(std::min<std::int64_t>(zt * c_.splits, 65535))};
+        std::array<unsigned, 3> grid{static_cast<unsigned>(c_.grid[0]),
+                                     static_cast<unsigned>(c_.grid[1]),
+                                     static_cast<unsigned>(c_.grid[2])};
         Index32Scope scope(c_.index32);
         b_.launch(kernel_, c_.splits > 1 ? "contraction_split" : "contraction", grid,
                   {static_cast<unsigned>(t_.tx()), static_cast<unsigned>(t_.ty()), 1}, params,
@@ -117,7 +116,7 @@ private:
             print_epilogue_value(b_, kernel_, f_, f_.epilogues[k], "e" + std::to_string(k),
                                  "hd_acc", in, body);
         body += "    }\n";
-        b_.launch(kernel_, "contraction_final", grid_of(ceil_div(total, c_.final_threads)),
+        b_.launch(kernel_, "contraction_final", grid_of(c_.final_blocks),
                   {static_cast<unsigned>(c_.final_threads), 1, 1}, params, 256, body);
     }
 

@@ -18,9 +18,10 @@ namespace hedra::backend::cuda {
 using sched::ReductionForm;
 using sched::TupleReductionForm;
 
-// One launch of `threads` per block for these Assign statements (one of the mapping's groups).
+// One launch of `blocks` of `threads` for these Assign statements (one of the mapping's
+// groups).
 void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
-               std::int64_t threads);
+               std::int64_t threads, std::int64_t blocks);
 // The TM×TN register-tiled, shared-memory-staged contraction of the mapping (and a split's
 // final launch), with the epilogues applied to the accumulators (the result is stored only if
 // something else reads it).
@@ -29,9 +30,9 @@ void emit_contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping);
 // each result element is stored.
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f,
                     const sched::GpuReductionMapping& mapping);
-// One launch, one block of `threads` per result element.
+// One launch, one block per result element (grid-stride over the mapping's blocks).
 void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm& f,
-                          std::int64_t threads);
+                          const sched::GpuReductionMapping& mapping);
 // The kernel's loop AST (the kernel passes without tiling), outer parallel loops mapped to
 // threads.
 void emit_generic(SourceBuilder& b, const sched::GpuKernelMapping& m, const sched::AstNode& ast);

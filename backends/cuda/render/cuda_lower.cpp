@@ -17,7 +17,7 @@ void render_kernel(cuda::SourceBuilder& b, const sched::GpuKernelMapping& m,
     switch (m.form) {
     case sched::GpuForm::Map:
         for (std::size_t g = 0; g < m.map_groups.size(); ++g)
-            cuda::emit_maps(b, m.kernel, m.map_groups[g], m.map_threads[g]);
+            cuda::emit_maps(b, m.kernel, m.map_groups[g], m.map_threads[g], m.map_blocks[g]);
         break;
     case sched::GpuForm::Contraction:
         cuda::emit_contraction(b, m);
@@ -26,7 +26,7 @@ void render_kernel(cuda::SourceBuilder& b, const sched::GpuKernelMapping& m,
         cuda::emit_reduction(b, m.kernel, *m.reduction, m.reduction_mapping);
         break;
     case sched::GpuForm::TupleReduction:
-        cuda::emit_tuple_reduction(b, m.kernel, *m.tuple, m.reduction_mapping.threads);
+        cuda::emit_tuple_reduction(b, m.kernel, *m.tuple, m.reduction_mapping);
         break;
     case sched::GpuForm::Generic:
         if (!b.program.kernels.at(static_cast<std::size_t>(m.kernel)).statements.empty())

@@ -10,7 +10,7 @@
 namespace hedra::backend::cuda {
 
 void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
-               std::int64_t threads) {
+               std::int64_t threads, std::int64_t blocks) {
     const poly::Kernel& k = b.program.kernels.at(kernel);
     std::int64_t total = 0;
     for (int s : statements)
@@ -58,8 +58,8 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
     }
     if (statements.size() > 1) body += "        }\n";
     body += "    }\n";
-    b.launch(kernel, "map", grid_of(ceil_div(total, threads)),
-             {static_cast<unsigned>(threads), 1, 1}, params, 256, body);
+    b.launch(kernel, "map", grid_of(blocks), {static_cast<unsigned>(threads), 1, 1}, params, 256,
+             body);
 }
 
 } // namespace hedra::backend::cuda

@@ -44,19 +44,20 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
     body += in + "}\n" + in + b.dialect.barrier + "\n";
 }
 
-// A launch of one block of `threads` per item (grid-stride over `items` as `var`), with the
-// tree's __shared__ hd_red[threads]; `inner` is the loop's body.
+// A launch of `blocks` blocks of `threads`, a block per item (grid-stride over `items` as
+// `var`), with the tree's __shared__ hd_red[threads]; `inner` is the loop's body.
 void emit_block_kernel(SourceBuilder& b, int kernel, const char* strategy, DType t,
-                       std::int64_t threads, const char* var, std::int64_t items,
-                       const std::string& inner, const KernelParams& params) {
+                       std::int64_t threads, std::int64_t blocks, const char* var,
+                       std::int64_t items, const std::string& inner, const KernelParams& params) {
     std::string body = "    " + b.dialect.shared_prefix + std::string(c_value_type(t)) +
                        " hd_red[" + std::to_string(threads) + "];\n";
     body += grid_stride_loop(b.dialect, var, int_text(items), false) + inner + "    }\n";
-    b.launch(kernel, strategy, grid_of(items), {static_cast<unsigned>(threads), 1, 1}, params,
+    b.launch(kernel, strategy, grid_of(blocks), {static_cast<unsigned>(threads), 1, 1}, params,
              static_cast<int>(threads), body, static_cast<std::size_t>(threads) * dtype_size(t));
 }
 
-void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
+void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f,
+                 const sched::GpuReductionMapping& m) {
     const poly::Statement& u = *f.update;
     DType t = b.buffer_dtype(u.write_buffer);
     std::string body = grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), true);
@@ -80,8 +81,8 @@ void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f, std::int6
     body += "    }\n";
     KernelParams params = statement_params(u);
     add_epilogue_params(b, kernel, f, params);
-    b.launch(kernel, "serial_reduction", grid_of(ceil_div(f.num_outputs, threads)),
-             {static_cast<unsigned>(threads), 1, 1}, params, 256, body);
+    b.launch(kernel, "serial_reduction", grid_of(m.blocks),
+             {static_cast<unsigned>(m.threads), 1, 1}, params, 256, body);
 }
 
 // The per-thread part of a block reduction over reduction indices [begin, end) (C strings).
@@ -98,17 +99,18 @@ void print_block_fold(const SourceBuilder& b, const ReductionForm& f, const std:
     body += in + "}\n";
 }
 
-void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f, std::int64_t threads) {
+void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f,
+                const sched::GpuReductionMapping& m) {
     DType t = b.buffer_dtype(f.update->write_buffer);
     std::string body, in = "        ";
     print_unflatten("hd_o", f.extents, f.outputs, in, body);
-    print_block_fold(b, f, "0L", int_text(f.reduction_size), threads, in, body);
-    print_tree(b, f.update->reduce_op, t, threads, in, body);
+    print_block_fold(b, f, "0L", int_text(f.reduction_size), m.threads, in, body);
+    print_tree(b, f.update->reduce_op, t, m.threads, in, body);
     print_final_store(b, kernel, f, in, body);
     KernelParams params = statement_params(*f.update);
     add_epilogue_params(b, kernel, f, params);
-    emit_block_kernel(b, kernel, "block_reduction", t, threads, "hd_o", f.num_outputs, body,
-                      params);
+    emit_block_kernel(b, kernel, "block_reduction", t, m.threads, m.blocks, "hd_o", f.num_outputs,
+                      body, params);
 }
 
 // Partials: block hd_b reduces slice hd_b % S of output hd_b / S into the scratch buffer; then
@@ -131,8 +133,8 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
             ";\n" + in + b.dialect.barrier + "\n";
     KernelParams params = statement_params(u);
     params.add(scratch, true);
-    emit_block_kernel(b, kernel, "split_partial", t, m.threads, "hd_b", f.num_outputs * slices,
-                      body, params);
+    emit_block_kernel(b, kernel, "split_partial", t, m.threads, m.blocks, "hd_b",
+                      f.num_outputs * slices, body, params);
     body.clear();
     print_unflatten("hd_o", f.extents, f.outputs, in, body);
     body +=
@@ -148,8 +150,8 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
     final_params.add(u.write_buffer, true);
     final_params.add(scratch, false);
     add_epilogue_params(b, kernel, f, final_params);
-    emit_block_kernel(b, kernel, "split_final", t, m.final_threads, "hd_o", f.num_outputs, body,
-                      final_params);
+    emit_block_kernel(b, kernel, "split_final", t, m.final_threads, m.final_blocks, "hd_o",
+                      f.num_outputs, body, final_params);
 }
 
 } // namespace
@@ -162,10 +164,10 @@ void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f,
         emit_split(b, kernel, f, mapping);
         break;
     case sched::GpuReductionStrategy::Block:
-        emit_block(b, kernel, f, mapping.threads);
+        emit_block(b, kernel, f, mapping);
         break;
     case sched::GpuReductionStrategy::Serial:
-        emit_serial(b, kernel, f, mapping.threads);
+        emit_serial(b, kernel, f, mapping);
         break;
     }
 }

@@ -65,7 +65,7 @@ void SourceBuilder::launch(int kernel, const char* strategy, std::array<unsigned
 }
 
 std::array<unsigned, 3> grid_of(std::int64_t blocks) {
-    return {static_cast<unsigned>(std::min<std::int64_t>(blocks, 1 << 20)), 1, 1};
+    return {static_cast<unsigned>(blocks), 1, 1};
 }
 
 const std::string& cuda_prelude() {

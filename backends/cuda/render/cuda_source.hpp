@@ -36,7 +36,7 @@ struct SourceBuilder : KernelBuffers {
                 const std::string& body, std::size_t shared_bytes = 0, int min_blocks = 0);
 };
 
-// A 1-D grid of `blocks` blocks, at most the grid-stride loops' cap.
+// A 1-D grid of `blocks` blocks (as the GPU mapping passes chose them).
 std::array<unsigned, 3> grid_of(std::int64_t blocks);
 
 // Macros and helpers printed once at the top of every CUDA program.

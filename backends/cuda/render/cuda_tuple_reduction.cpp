@@ -9,7 +9,8 @@
 namespace hedra::backend::cuda {
 
 void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm& f,
-                          std::int64_t threads) {
+                          const sched::GpuReductionMapping& mapping) {
+    const std::int64_t threads = mapping.threads;
     const poly::Statement& u = *f.step;
     const std::size_t k = f.buffers.size();
     const std::int64_t chunk = ceil_div(f.reduction_size, threads);
@@ -71,7 +72,7 @@ void emit_tuple_reduction(SourceBuilder& b, int kernel, const TupleReductionForm
         body += store_line(b, f.buffers[j], u.write_access, red(j) + "[0]", in2);
     body += in + "}\n" + in + b.dialect.barrier + "\n    }\n";
     KernelParams params = statement_params(u);
-    b.launch(kernel, "tuple_block_reduction", grid_of(f.num_outputs),
+    b.launch(kernel, "tuple_block_reduction", grid_of(mapping.blocks),
              {static_cast<unsigned>(threads), 1, 1}, params, static_cast<int>(threads), body,
              shared);
 }

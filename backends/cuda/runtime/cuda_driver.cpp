@@ -83,6 +83,9 @@ std::string initialise(Device& d) {
         static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
     d.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     d.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    d.max_grid_x = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+    d.max_grid_y = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+    d.max_grid_z = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
     g_api.cuDriverGetVersion(&d.driver_version);
     CUcontext ctx = nullptr;
     if (CUresult r = g_api.cuDevicePrimaryCtxRetain(&ctx, dev); r != CUDA_SUCCESS)
@@ -130,6 +133,9 @@ sched::GpuTarget Device::target(sched::GpuTarget base) const {
     if (multiprocessors > 0) base.multiprocessors = multiprocessors;
     if (warp_size > 0) base.warp_size = warp_size;
     if (max_threads_per_block > 0) base.max_threads_per_block = max_threads_per_block;
+    if (max_grid_x > 0) base.max_grid_x = max_grid_x;
+    if (max_grid_y > 0) base.max_grid_y = max_grid_y;
+    if (max_grid_z > 0) base.max_grid_z = max_grid_z;
     if (shared_memory_per_block > 0)
         base.shared_memory_per_block =
             std::min(base.shared_memory_per_block, shared_memory_per_block);

@@ -35,15 +35,16 @@ public:
     int multiprocessors = 0;
     std::size_t shared_memory_per_block = 0;
     int warp_size = 0, max_threads_per_block = 0; // 0: the driver did not say
-    int driver_version = 0;                       // e.g. 13000
+    int max_grid_x = 0, max_grid_y = 0, max_grid_z = 0;
+    int driver_version = 0; // e.g. 13000
 
     void* context = nullptr; // CUcontext: the primary context, retained for the process
 
     // "sm_90" for compute capability 9.0.
     std::string architecture() const;
     // The machine facts the GPU mapping passes read: `base`'s, with what the device reports
-    // instead (multiprocessors, warp size, threads per block; shared memory per block at most
-    // the device's).
+    // instead (multiprocessors, warp size, threads per block, grid dimensions; shared memory per
+    // block at most the device's).
     sched::GpuTarget target(sched::GpuTarget base = {}) const;
 
 private:

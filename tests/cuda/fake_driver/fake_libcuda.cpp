@@ -106,6 +106,13 @@ CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
         *v = 1024;
         break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+        *v = 2147483647;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+        *v = 65535;
+        break;
     default:
         *v = 0;
     }
