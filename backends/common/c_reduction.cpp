@@ -79,4 +79,32 @@ void print_epilogues(const KernelBuffers& b, int kernel, const sched::ReductionF
     }
 }
 
+void print_result_element(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
+                          const std::string& acc, const std::string& in, std::string& out,
+                          bool store) {
+    if (store) out += store_result(b, f, acc, in);
+    print_epilogues(b, kernel, f, acc, in, out);
+}
+
+KernelParams reduction_params(const KernelBuffers& b, int kernel, const sched::ReductionForm& f) {
+    KernelParams params = statement_params(*f.update);
+    add_epilogue_params(b, kernel, f, params);
+    return params;
+}
+
+void print_serial_fold(const KernelBuffers& b, const sched::ReductionForm& f,
+                       const std::string& acc, const std::string& in, std::string& out) {
+    std::string inner = in;
+    for (int c : f.reductions) {
+        std::string i = "i" + std::to_string(c);
+        out += inner + "for (long " + i + " = 0; " + i + " < " + int_text(f.extents[c]) + "; ++" +
+               i + ") {\n";
+        inner += "    ";
+    }
+    out += inner + "{\n";
+    print_fold(b, *f.update, acc, inner + "    ", "t", out);
+    for (std::size_t k = 0; k <= f.reductions.size(); ++k, inner.resize(inner.size() - 4))
+        out += inner + "}\n";
+}
+
 } // namespace hedra::backend

@@ -32,4 +32,18 @@ void print_epilogue_value(const KernelBuffers& b, int kernel, const sched::Reduc
 void print_epilogues(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
                      const std::string& acc, const std::string& in, std::string& out);
 
+// A complete result element at the update's counters, its value in `acc`: stored (unless
+// only the epilogues read it), then the epilogues applied.
+void print_result_element(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
+                          const std::string& acc, const std::string& in, std::string& out,
+                          bool store = true);
+// The parameters of a launch that folds the update and completes result elements: the
+// update's buffers, then the epilogues'.
+KernelParams reduction_params(const KernelBuffers& b, int kernel, const sched::ReductionForm& f);
+// The whole reduction of one result element in one thread: loops over the reduction counters
+// i<c> (from 0, in counter order: any combiner, also a custom one), each point folded into
+// `acc`.
+void print_serial_fold(const KernelBuffers& b, const sched::ReductionForm& f,
+                       const std::string& acc, const std::string& in, std::string& out);
+
 } // namespace hedra::backend

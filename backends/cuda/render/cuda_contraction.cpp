@@ -414,8 +414,8 @@ private:
                      int_text(result_elements()) + " + " + result_index(f_) +
                      "] = " + store_value(t, "hd_acc[hd_tm][hd_tn]") + ";\n";
         } else {
-            if (c_.store_result) store += store_result(b_, f_, "hd_acc[hd_tm][hd_tn]", sin);
-            print_epilogues(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store);
+            print_result_element(b_, kernel_, f_, "hd_acc[hd_tm][hd_tn]", sin, store,
+                                 c_.store_result);
         }
         out += tile_loops(in, in + "            if (" + guard() + ") {\n" + store + in +
                                   "            }\n");

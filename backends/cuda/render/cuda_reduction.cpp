@@ -39,8 +39,7 @@ void print_final_store(const SourceBuilder& b, int kernel, const ReductionForm& 
     std::string init = init_value(b, f, in + "    ", body);
     std::string result = c_combine(f.update->reduce_op, t, init, "hd_red[0]");
     body += in + "    const " + c_value_type(t) + " hd_res = " + result + ";\n";
-    body += store_result(b, f, "hd_res", in + "    ");
-    print_epilogues(b, kernel, f, "hd_res", in + "    ", body);
+    print_result_element(b, kernel, f, "hd_res", in + "    ", body);
     body += in + "}\n" + in + b.dialect.barrier + "\n";
 }
 
@@ -58,31 +57,17 @@ void emit_block_kernel(SourceBuilder& b, int kernel, const char* strategy, DType
 
 void emit_serial(SourceBuilder& b, int kernel, const ReductionForm& f,
                  const sched::GpuReductionMapping& m) {
-    const poly::Statement& u = *f.update;
-    DType t = b.buffer_dtype(u.write_buffer);
+    DType t = b.buffer_dtype(f.update->write_buffer);
     std::string body = grid_stride_loop(b.dialect, "hd_o", int_text(f.num_outputs), true);
     std::string in = "        ";
     print_unflatten("hd_o", f.extents, f.outputs, in, body);
     std::string init = init_value(b, f, in, body);
     body += in + c_value_type(t) + " hd_acc = " + init + ";\n";
-    std::string inner = in;
-    for (int c : f.reductions) {
-        std::string i = "i" + std::to_string(c);
-        body += inner + "for (long " + i + " = 0; " + i + " < " + int_text(f.extents[c]) + "; ++" +
-                i + ") {\n";
-        inner += "    ";
-    }
-    body += inner + "{\n";
-    print_fold(b, u, "hd_acc", inner + "    ", "t", body);
-    for (std::size_t k = 0; k <= f.reductions.size(); ++k, inner.resize(inner.size() - 4))
-        body += inner + "}\n";
-    body += store_result(b, f, "hd_acc", in);
-    print_epilogues(b, kernel, f, "hd_acc", in, body);
+    print_serial_fold(b, f, "hd_acc", in, body);
+    print_result_element(b, kernel, f, "hd_acc", in, body);
     body += "    }\n";
-    KernelParams params = statement_params(u);
-    add_epilogue_params(b, kernel, f, params);
     b.launch(kernel, "serial_reduction", grid_of(m.blocks),
-             {static_cast<unsigned>(m.threads), 1, 1}, params, 256, body);
+             {static_cast<unsigned>(m.threads), 1, 1}, reduction_params(b, kernel, f), 256, body);
 }
 
 // The per-thread part of a block reduction over reduction indices [begin, end) (C strings).
@@ -107,10 +92,8 @@ void emit_block(SourceBuilder& b, int kernel, const ReductionForm& f,
     print_block_fold(b, f, "0L", int_text(f.reduction_size), m.threads, in, body);
     print_tree(b, f.update->reduce_op, t, m.threads, in, body);
     print_final_store(b, kernel, f, in, body);
-    KernelParams params = statement_params(*f.update);
-    add_epilogue_params(b, kernel, f, params);
     emit_block_kernel(b, kernel, "block_reduction", t, m.threads, m.blocks, "hd_o", f.num_outputs,
-                      body, params);
+                      body, reduction_params(b, kernel, f));
 }
 
 // Partials: block hd_b reduces slice hd_b % S of output hd_b / S into the scratch buffer; then
