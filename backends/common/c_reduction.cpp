@@ -92,6 +92,15 @@ KernelParams reduction_params(const KernelBuffers& b, int kernel, const sched::R
     return params;
 }
 
+KernelParams partials_params(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
+                             int partials) {
+    KernelParams params;
+    params.add(f.update->write_buffer, true);
+    params.add(partials, false);
+    add_epilogue_params(b, kernel, f, params);
+    return params;
+}
+
 void print_serial_fold(const KernelBuffers& b, const sched::ReductionForm& f,
                        const std::string& acc, const std::string& in, std::string& out) {
     std::string inner = in;

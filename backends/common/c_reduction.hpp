@@ -40,6 +40,10 @@ void print_result_element(const KernelBuffers& b, int kernel, const sched::Reduc
 // The parameters of a launch that folds the update and completes result elements: the
 // update's buffers, then the epilogues'.
 KernelParams reduction_params(const KernelBuffers& b, int kernel, const sched::ReductionForm& f);
+// The parameters of a launch that combines the partial results in buffer `partials` into the
+// result elements: the result, the partials, then the epilogues' buffers.
+KernelParams partials_params(const KernelBuffers& b, int kernel, const sched::ReductionForm& f,
+                             int partials);
 // The whole reduction of one result element in one thread: loops over the reduction counters
 // i<c> (from 0, in counter order: any combiner, also a custom one), each point folded into
 // `acc`.

@@ -93,10 +93,7 @@ private:
         DType t = b_.buffer_dtype(u_.write_buffer);
         const std::vector<std::int64_t>& sizes = b_.buffer_sizes(u_.write_buffer);
         std::int64_t total = result_elements();
-        KernelParams params;
-        params.add(u_.write_buffer, true);
-        params.add(partials_, false);
-        add_epilogue_params(b_, kernel_, f_, params);
+        KernelParams params = partials_params(b_, kernel_, f_, partials_);
         Index32Scope scope(c_.final_index32);
         std::string in = "        ";
         std::string body =

@@ -129,12 +129,8 @@ void emit_split(SourceBuilder& b, int kernel, const ReductionForm& f,
             "L) hd_acc = " + c_combine(u.reduce_op, t, "hd_acc", part) + ";\n";
     print_tree(b, u.reduce_op, t, m.final_threads, in, body);
     print_final_store(b, kernel, f, in, body);
-    KernelParams final_params;
-    final_params.add(u.write_buffer, true);
-    final_params.add(scratch, false);
-    add_epilogue_params(b, kernel, f, final_params);
     emit_block_kernel(b, kernel, "split_final", t, m.final_threads, m.final_blocks, "hd_o",
-                      f.num_outputs, body, final_params);
+                      f.num_outputs, body, partials_params(b, kernel, f, scratch));
 }
 
 } // namespace
