@@ -12,20 +12,11 @@
 #include <string>
 
 #include "aot/runtime/cuda_driver_loader.hpp"
+#include "cuda/fake_driver/fake_driver_path.hpp"
 
 using namespace hedra_aot_cuda;
 
 namespace {
-
-// The fake driver: where the build put it, else next to this executable (a moved build folder).
-std::string fake_library() {
-    if (std::filesystem::exists(HEDRA_FAKE_CUDA_LIBRARY)) return HEDRA_FAKE_CUDA_LIBRARY;
-    char self[4096] = {0};
-    if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return HEDRA_FAKE_CUDA_LIBRARY;
-    return (std::filesystem::path(self).parent_path() /
-            std::filesystem::path(HEDRA_FAKE_CUDA_LIBRARY).filename())
-        .string();
-}
 
 // Sets $HEDRA_CUDA_DRIVER for the scope, restoring what it was.
 class DriverPath {
@@ -56,7 +47,7 @@ const size_t kEmbeddedBytes[] = {sizeof kData, 0};
 } // namespace
 
 TEST_CASE("aot cuda loader: every required entry point of the table, from the fake driver") {
-    DriverPath path(fake_library());
+    DriverPath path(hedra::test::fake_driver_path());
     CudaDriverApi api;
     REQUIRE(open_cuda_driver(api));
 #define HEDRA_CUDA_DRIVER_ENTRY(name, symbol, older, required, result, parameters)                 \
@@ -71,13 +62,13 @@ TEST_CASE("aot cuda loader: every required entry point of the table, from the fa
 }
 
 TEST_CASE("aot cuda loader: the module, its function and its embedded data") {
-    void* fake = dlopen(fake_library().c_str(), RTLD_NOW | RTLD_GLOBAL);
+    void* fake = dlopen(hedra::test::fake_driver_path().c_str(), RTLD_NOW | RTLD_GLOBAL);
     REQUIRE(fake != nullptr);
     auto reg =
         reinterpret_cast<void (*)(const char*, void*)>(dlsym(fake, "hedra_fake_cuda_register"));
     REQUIRE(reinterpret_cast<void*>(reg) != nullptr);
     reg(kPtx, nullptr);
-    DriverPath path(fake_library());
+    DriverPath path(hedra::test::fake_driver_path());
     // Static, as a library's are: the loaded driver keeps pointers to them.
     static CUfunction functions[2] = {};
     static CUdeviceptr copies[2] = {};

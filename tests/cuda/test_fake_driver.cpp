@@ -18,6 +18,7 @@
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"
+#include "cuda/fake_driver/fake_driver_path.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
 #include "nn/train_step.hpp"
@@ -25,17 +26,6 @@
 using namespace hedra;
 
 namespace {
-
-// The fake driver: where the build put it, else next to this executable (a build folder that
-// was moved to another machine).
-std::string fake_library() {
-    if (std::filesystem::exists(HEDRA_FAKE_CUDA_LIBRARY)) return HEDRA_FAKE_CUDA_LIBRARY;
-    char self[4096] = {0};
-    if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) return HEDRA_FAKE_CUDA_LIBRARY;
-    return (std::filesystem::path(self).parent_path() /
-            std::filesystem::path(HEDRA_FAKE_CUDA_LIBRARY).filename())
-        .string();
-}
 
 bool in_child() {
     return std::getenv("HEDRA_FAKE_CUDA_CHILD") != nullptr;
@@ -53,9 +43,9 @@ void run_child(const std::string& name, const std::string& environment = "") {
         filter += c == ',' ? std::string("\\,") : std::string(1, c);
     std::string log = std::filesystem::temp_directory_path() /
                       ("hedra_fake_cuda_" + std::to_string(getpid()) + ".log");
-    std::string cmd = environment + " HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=" + fake_library() +
-                      " HEDRA_CUDA_ARCH=compute_90 " + self + " --test-case='" + filter + "' > " +
-                      log + " 2>&1";
+    std::string cmd = environment + " HEDRA_FAKE_CUDA_CHILD=1 HEDRA_CUDA_DRIVER=" +
+                      hedra::test::fake_driver_path() + " HEDRA_CUDA_ARCH=compute_90 " + self +
+                      " --test-case='" + filter + "' > " + log + " 2>&1";
     int rc = std::system(cmd.c_str());
     std::stringstream out;
     out << std::ifstream(log).rdbuf();
@@ -74,7 +64,7 @@ using Register = void (*)(const char*, void*);
 using Counters = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*, std::uint64_t*);
 
 void* fake() {
-    static void* handle = dlopen(fake_library().c_str(), RTLD_NOW | RTLD_GLOBAL);
+    static void* handle = dlopen(hedra::test::fake_driver_path().c_str(), RTLD_NOW | RTLD_GLOBAL);
     REQUIRE(handle != nullptr);
     return handle;
 }
