@@ -277,36 +277,14 @@ std::string c_operation(const ScalarNode& n, const std::vector<std::string>& a) 
     return c_round_half(n.dtype, binary(n.op, compute_dtype(n.args[0]->dtype), a[0], a[1]));
 }
 
+// The spellings are core/dtypes.def's: bf16 and f16 compute in float and store as hd_bf16 /
+// hd_f16 (the prelude's structs), bool stores as one byte.
 const char* c_value_type(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return "bool";
-    case DType::I32:
-        return "int";
-    case DType::I64:
-        return "long long";
-    case DType::F32:
-        return "float";
-    case DType::F64:
-        return "double";
-    case DType::BF16:
-    case DType::F16:
-        return "float"; // computed in f32; stored as hd_bf16 / hd_f16
-    }
-    return "void";
+    return dtype_info(t).kernel_value;
 }
 
 const char* c_storage_type(DType t) {
-    switch (t) {
-    case DType::Bool:
-        return "unsigned char";
-    case DType::BF16:
-        return "hd_bf16";
-    case DType::F16:
-        return "hd_f16";
-    default:
-        return c_value_type(t);
-    }
+    return dtype_info(t).kernel_storage;
 }
 
 std::string c_literal(const ScalarNode& e) {
