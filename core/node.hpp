@@ -28,6 +28,7 @@ enum class NodeKind : std::uint8_t {
     View,        // result counters -> input counters through `access`
     Reduce,      // `reduce_op` over `axes` of inputs[0] (and `expr`/`identity` for Custom)
     Fuse,        // union of inputs' shapes; with `overwrite`, the rightmost input wins
+    Gather,      // take: inputs[0] read along `axis` at the values of inputs[1] (integers)
 };
 const char* node_kind_name(NodeKind k);
 
@@ -51,7 +52,7 @@ struct Node {
     std::vector<ScalarExpr> tuple_exprs, tuple_identities;
     int component = 0;
     AffineMap access;      // View
-    int axis = 0;          // Iota
+    int axis = 0;          // Iota, Gather
     std::vector<int> axes; // Reduce: sorted reduced axes of inputs[0]
     bool keepdims = false; // Reduce: reduced axes stay as [0,1)
     ReduceOp reduce_op = ReduceOp::Sum;

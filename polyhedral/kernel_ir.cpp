@@ -67,7 +67,11 @@ std::string statement_lines(const ProgramIR& p, const Statement& s) {
     for (std::size_t k = 0; k < s.reads.size(); ++k) {
         const Read& r = s.reads[k];
         std::string src = r.buffer < 0 ? "index" : buffer_name(p, r.buffer);
-        line += "      in" + std::to_string(k) + " = " + src + "[" + r.access.to_string() + "]\n";
+        line += "      in" + std::to_string(k) + " = " + src + "[" + r.access.to_string() + "]";
+        for (std::size_t j = 0; j < r.indirect.size(); ++j)
+            line += std::string(j ? "," : " at") + " in" + std::to_string(r.indirect[j]) +
+                    " clamped to [0," + std::to_string(r.indirect_extent[j]) + ")";
+        line += "\n";
     }
     return line;
 }
@@ -80,6 +84,18 @@ std::string buffer_list(const ProgramIR& p, const std::vector<int>& v) {
 }
 
 } // namespace
+
+bool has_indirect_reads(const Statement& st) {
+    for (const Read& r : st.reads)
+        if (r.is_indirect()) return true;
+    return false;
+}
+
+bool has_indirect_reads(const Kernel& kernel) {
+    for (const Statement& st : kernel.statements)
+        if (has_indirect_reads(st)) return true;
+    return false;
+}
 
 bool is_stream(const Kernel& kernel) {
     return !kernel.statements.empty() && kernel.statements[0].stream_stage >= 0;

@@ -62,7 +62,8 @@ std::vector<const AstNode*> coalescible_chain(const poly::ProgramIR& program,
                             inner, trip))
                 return {};
             for (const poly::Read& r : st.reads) {
-                if (r.buffer < 0) return {}; // an index value: depends on the iterators
+                // An index value depends on the iterators; a data-dependent read is not a run.
+                if (r.buffer < 0 || r.is_indirect()) return {};
                 if (!contiguous(program.buffers.at(r.buffer), r.access, *call, outer, inner, trip))
                     return {};
             }

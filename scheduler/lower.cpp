@@ -135,8 +135,13 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
         for (std::int64_t n : st.extents)
             s += std::to_string(n) + ",";
         s += "|" + buf(st.write_buffer) + st.write_access.to_string() + "=" + expr(st.value) + "|";
-        for (const poly::Read& r : st.reads)
-            s += buf(r.buffer) + r.access.to_string() + ";";
+        for (const poly::Read& r : st.reads) {
+            s += buf(r.buffer) + r.access.to_string();
+            for (std::size_t j = 0; j < r.indirect.size(); ++j)
+                s += "@" + std::to_string(r.indirect[j]) + "<" +
+                     std::to_string(r.indirect_extent[j]);
+            s += ";";
+        }
         s += std::string("|") + reduce_op_name(st.reduce_op) + expr(st.combiner) + "|";
         for (int d : st.reduction_dims)
             s += std::to_string(d) + ",";

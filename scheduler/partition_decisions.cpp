@@ -45,7 +45,9 @@ void Partitioner::decide() {
     for (std::size_t i = 0; i < n; ++i) {
         const CanonicalNode& c = g_.nodes[i];
         NodeKind k = c.node->kind;
-        mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse));
+        mat_[i] =
+            c.output ||
+            (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse || k == NodeKind::Gather));
         if (!inlinable_map(static_cast<int>(i))) continue;
         // Rows fused into one kernel keep a shared map in a row-local buffer, which costs
         // no pass over memory: then vector math is worth keeping too.
@@ -55,6 +57,12 @@ void Partitioner::decide() {
             e = e || (inlinable_map(o) && expensive[o]);
         expensive[i] = e;
     }
+    // A gather reads its source at data-dependent rows and its indices as the values of that
+    // read: both are buffers, never inlined expressions.
+    for (std::size_t i = 0; i < n; ++i)
+        if (!g_.nodes[i].leaf && g_.nodes[i].node->kind == NodeKind::Gather)
+            for (int o : g_.nodes[i].operands)
+                mat_[o] = mat_[o] || !g_.nodes[o].leaf;
     constexpr int kNone = -1, kSeveral = -2;
     std::vector<int> root(n, kNone);
     for (std::size_t j = n; j-- > 0;) {

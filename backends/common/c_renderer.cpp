@@ -440,6 +440,10 @@ private:
     std::string operand(const poly::Statement& st, const std::vector<ScalarExpr>& roots,
                         int k) const {
         const poly::Read& r = st.reads.at(k);
+        if (r.buffer >= 0 && r.is_indirect()) {
+            std::string e = c_read_element(program_, st, r);
+            return program_.buffers[r.buffer].dtype == DType::Bool ? "(" + e + " != 0)" : e;
+        }
         if (r.buffer >= 0) return load(r.buffer, r.access);
         return index_value(r.access, input_dtype(roots, k));
     }

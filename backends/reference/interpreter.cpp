@@ -4,6 +4,7 @@
 // there is no fusion, no scheduling and no cleverness, so the results can serve as the oracle.
 #include "backends/reference/interpreter.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -151,6 +152,8 @@ private:
             return reduce(n);
         case NodeKind::Fuse:
             return fuse(n);
+        case NodeKind::Gather:
+            return gather(n);
         }
         internal_error("interpreter: unknown node kind");
     }
@@ -373,6 +376,25 @@ private:
                 c[d] = piece->shape[d].counter(index[d]);
             const HostArray& v = values_.at(piece);
             store(out, i, load(v, flat_index(v.sizes(), c)));
+        });
+        return out;
+    }
+
+    // result(p, q, r) = src(p, clamp(indices(q)), r): q spans the indices' axes.
+    HostArray gather(const Node& n) {
+        HostArray out = result(n);
+        const HostArray& src = value(n.inputs.at(0));
+        const HostArray& idx = value(n.inputs.at(1));
+        const int a = n.axis, q = idx.rank();
+        const std::int64_t last = src.sizes().at(static_cast<std::size_t>(a)) - 1;
+        Counters c(static_cast<std::size_t>(src.rank())), k_idx(static_cast<std::size_t>(q));
+        for_each_counter(out.sizes(), [&](const Counters& k, std::int64_t i) {
+            for (int d = 0; d < q; ++d)
+                k_idx[d] = k[a + d];
+            std::int64_t v = load(idx, flat_index(idx.sizes(), k_idx)).i;
+            for (int d = 0; d < src.rank(); ++d)
+                c[d] = d < a ? k[d] : d > a ? k[d + q - 1] : std::clamp<std::int64_t>(v, 0, last);
+            store(out, i, load(src, flat_index(src.sizes(), c)));
         });
         return out;
     }
