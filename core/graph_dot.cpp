@@ -33,6 +33,8 @@ std::string payload(const Node& n) {
         return "axis " + std::to_string(n.axis);
     case NodeKind::Gather:
         return "take axis " + std::to_string(n.axis);
+    case NodeKind::Scatter:
+        return "scatter_add axis " + std::to_string(n.axis);
     case NodeKind::View:
         return shorten(n.access.to_string());
     case NodeKind::Reduce: {
@@ -64,6 +66,7 @@ const char* style(NodeKind k) {
     case NodeKind::Fuse:
         return "shape=hexagon";
     case NodeKind::Gather:
+    case NodeKind::Scatter:
         return "shape=box, style=\"filled\", fillcolor=\"#ead1dc\"";
     case NodeKind::Map:
         return "shape=box";

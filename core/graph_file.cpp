@@ -135,6 +135,7 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
         break;
     case NodeKind::Iota:
     case NodeKind::Gather:
+    case NodeKind::Scatter:
         v["axis"] = n.axis;
         break;
     case NodeKind::View:

@@ -122,6 +122,8 @@ const char* node_kind_name(NodeKind k) {
         return "fuse";
     case NodeKind::Gather:
         return "gather";
+    case NodeKind::Scatter:
+        return "scatter";
     }
     return "?";
 }
@@ -245,6 +247,7 @@ std::string describe_payload(const Node& n) {
         return "#" + std::to_string(n.id) + (n.name.empty() ? "" : " '" + n.name + "'");
     case NodeKind::Iota:
     case NodeKind::Gather:
+    case NodeKind::Scatter:
         return "axis " + std::to_string(n.axis);
     case NodeKind::View:
         return n.access.to_string();

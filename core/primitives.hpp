@@ -151,5 +151,11 @@ Array stack(int axis, const std::vector<Array>& arrays,
 // in index order (deterministic, bit for bit).
 Array take(const Array& src, const Array& indices, int axis = 0,
            SourceLocation loc = SourceLocation::current());
+// take's adjoint: an array of `shape`, zero except that values(p, q, r) is added at
+// (p, clamp(indices(q)), r), the additions into one element in the order of q (row-major over
+// the indices' axes), so a run repeats bit for bit. `values` has the shape take(x, indices,
+// axis) has for an x of `shape`; bool values are refused (sum them as integers).
+Array scatter_add(const Array& values, const Array& indices, int axis, const Shape& shape,
+                  SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra

@@ -84,12 +84,10 @@ Array gelu(const Array& x, SourceLocation loc) {
                 Operand(x, loc));
 }
 
-// The one-hot contraction out[..., d] = Σ_v (v == indices[...]) ? table[v, d] : 0 over the
-// space (..., D, V). Right for character vocabularies (65–100 rows): it reads the whole table
-// per index, V times the work of a gather. GPT-2's 50k vocabulary wants an indirect read in the
-// kernel (out[..., d] = table[indices[...], d]) and an adjoint that sums the cotangent rows per
-// index without a scatter (e.g. sorting the indices, or this same one-hot contraction
-// transposed); this lowering is neither.
+// A gather (core take): out[..., d] = table[indices[...], d], so the work is the rows read, not
+// tokens × vocabulary × width; its gradient adds the cotangent rows back per index in index
+// order (scatter_add). take clamps a computed index into the table, so the rows of indices
+// outside [0, V) are masked to zero here (and pass no gradient), as documented.
 Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
     if (!is_integer(indices.dtype()))
         throw Error("embedding: indices must be an integer array, got " + indices.describe() +
@@ -98,18 +96,15 @@ Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
         throw Error("embedding: table must be a float array (vocabulary, dim), got " +
                     table.describe() + at(loc));
     Array idx = zero_based(indices), tab = zero_based(table);
-    const int r = idx.rank();
-    std::vector<std::int64_t> sizes = idx.shape().sizes();
-    sizes.push_back(tab.shape()[1].size);
-    sizes.push_back(tab.shape()[0].size);
-    const Shape space = Shape::of(sizes);
-    IndexMap im(r + 2, idx.shape()), tm(r + 2, tab.shape());
-    for (int d = 0; d < r; ++d)
-        im.read(d, d);
-    tm.read(0, r + 1).read(1, r);
-    Array onehot = index_components(space, r + 1, loc) == view(idx, space, im.map(), loc);
-    Array picked = where(Operand(onehot, loc), view(tab, space, tm.map(), loc), 0.0);
-    return sum(picked, {r + 1}, false, loc);
+    const std::int64_t vocab = tab.shape()[0].size;
+    Array rows = take(tab, idx, 0, loc); // (..., D)
+    std::vector<TransformAxis> axes;
+    for (int d = 0; d < idx.rank(); ++d)
+        axes.push_back(TransformAxis{d, 1, 0});
+    axes.push_back(TransformAxis{-1, 1, 0});
+    Array column = reshape(idx, Transform(idx.rank(), axes), loc); // (..., 1)
+    Array inside = Operand(column >= 0, loc) & Operand(column < vocab, loc);
+    return where(Operand(inside, loc), Operand(rows, loc), 0.0);
 }
 
 Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_qkv,

@@ -96,6 +96,12 @@ struct Statement {
     ReduceOp reduce_op = ReduceOp::Sum; // Update: how to combine
     ScalarExpr combiner;                // Update with Custom: over Input(0)=acc, Input(1)=value
     std::vector<int> reduction_dims;    // Update: the counters that are reduced (not in write)
+    // A data-dependent write (scatter_add's Update): write_access's inputs after the counters
+    // are the values of reads `write_indirect[j]`, each clamped to [0, write_indirect_extent[j]).
+    // The write's access relation covers that whole range, so instances that may add into one
+    // element are ordered by the dependences.
+    std::vector<int> write_indirect;
+    std::vector<std::int64_t> write_indirect_extent;
     // A step of a reduction of several values (reduce_multiple_value), an Assign: further
     // buffers written at write_access with their own values over the same reads. Every value
     // is computed before any is stored, so each reads the accumulators as they were.
@@ -131,6 +137,9 @@ struct Kernel {
 // indirect inputs.
 bool has_indirect_reads(const Statement& st);
 bool has_indirect_reads(const Kernel& kernel);
+// Whether a statement (any statement of the kernel) reads or writes data-dependently.
+bool has_indirect(const Statement& st);
+bool has_indirect(const Kernel& kernel);
 
 // Whether the kernel is a stencil stream (Statement::stream_stage).
 bool is_stream(const Kernel& kernel);

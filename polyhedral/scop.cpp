@@ -186,12 +186,14 @@ Scop build_scop(IslContext& context, const ProgramIR& program, const Kernel& ker
         scop.domain =
             take(isl_union_set_union(scop.domain.release(), isl_union_set_from_set(domain.copy())));
         const Buffer& out = program.buffers.at(st.write_buffer);
-        scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access, out.name, domain));
+        scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access, out.name, domain,
+                                                    st.write_indirect_extent));
         for (const Statement::TupleWrite& w : st.tuple_writes)
             scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access,
                                                         program.buffers.at(w.buffer).name, domain));
         if (st.kind == StatementKind::Update)
-            scop.reads = unite(scop.reads, access_map(ctx, st, st.write_access, out.name, domain));
+            scop.reads = unite(scop.reads, access_map(ctx, st, st.write_access, out.name, domain,
+                                                      st.write_indirect_extent));
         for (const Read& r : st.reads) {
             if (r.buffer < 0) continue;
             const Buffer& in = program.buffers.at(r.buffer);

@@ -33,11 +33,13 @@ std::vector<StatementDescription> describe_scop(const Scop& scop) {
         d.kind = st.kind == StatementKind::Update ? "update" : "assign";
         d.domain = domain.to_string();
         const std::string& out_name = scop.program->buffers.at(st.write_buffer).name;
-        d.accesses.push_back(
-            {"write", out_name, restricted_access(ctx, st, st.write_access, out_name, domain)});
+        d.accesses.push_back({"write", out_name,
+                              restricted_access(ctx, st, st.write_access, out_name, domain,
+                                                st.write_indirect_extent)});
         if (st.kind == StatementKind::Update)
             d.accesses.push_back({"read-accumulator", out_name,
-                                  restricted_access(ctx, st, st.write_access, out_name, domain)});
+                                  restricted_access(ctx, st, st.write_access, out_name, domain,
+                                                    st.write_indirect_extent)});
         for (const Read& r : st.reads) {
             if (r.buffer < 0) continue;
             const std::string& name = scop.program->buffers.at(r.buffer).name;

@@ -46,6 +46,7 @@ void include_read(Box& box, const Statement& st, const poly::Read& read) {
 // nothing when a write row is not a constant or one counter with coefficient 1.
 std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> restriction(const Statement& st,
                                                                               const Box& box) {
+    if (!st.write_indirect.empty()) return std::nullopt; // writes anywhere along its axis
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     for (std::int64_t e : st.extents)
         out.emplace_back(0, e);

@@ -452,6 +452,8 @@ void Partitioner::make_kernel(int i) {
         }
     } else if (n.kind == NodeKind::Gather) {
         k.statements.push_back(gather_statement(i));
+    } else if (n.kind == NodeKind::Scatter) {
+        scatter_statements(i, k);
     } else if (distributed_[static_cast<std::size_t>(i)] >= 0) {
         int f = distributed_[static_cast<std::size_t>(i)];
         const Node& fn = *cn(f).node;
@@ -519,6 +521,46 @@ Statement Partitioner::gather_statement(int i) {
     ScalarExpr v = scalar_input(k_src, src->dtype);
     return statement(StatementKind::Assign, n, buffer_of_[static_cast<std::size_t>(i)],
                      AffineMap::identity(rank), v, std::move(reads));
+}
+
+// Zeros, then an update over the values' counters (p, q, r) that adds values(p, q, r) at
+// (p, clamp(indices(q)), r): its write access takes the index value as an input after the
+// counters, and its q counters are the reduced ones.
+void Partitioner::scatter_statements(int i, Kernel& k) {
+    const Node& n = *cn(i).node;
+    const NodePtr& values = n.inputs.at(0);
+    const NodePtr& idx = n.inputs.at(1);
+    const int rank = values->shape.rank(), a = n.axis, q = idx->shape.rank();
+    const int out_rank = n.shape.rank();
+    const int w = buffer_of_[static_cast<std::size_t>(i)];
+    AffineMap id = AffineMap::identity(out_rank);
+    k.statements.push_back(statement(StatementKind::Assign, n, w, id,
+                                     cast_to(scalar_const(0.0, DType::F64), n.dtype), {}));
+    std::vector<std::int64_t> to_idx(static_cast<std::size_t>(q * rank), 0);
+    for (int d = 0; d < q; ++d)
+        to_idx[static_cast<std::size_t>(d * rank + a + d)] = 1;
+    std::vector<std::int64_t> to_out(static_cast<std::size_t>(out_rank * (rank + 1)), 0);
+    for (int d = 0; d < out_rank; ++d) {
+        int column = d < a ? d : d == a ? rank : d + q - 1;
+        to_out[static_cast<std::size_t>(d * (rank + 1) + column)] = 1;
+    }
+    ReadList reads;
+    ScalarExpr v = inline_use(values, AffineMap::identity(rank), reads);
+    int k_idx = buffer_read(idx,
+                            AffineMap(rank, q, std::move(to_idx),
+                                      std::vector<std::int64_t>(static_cast<std::size_t>(q))),
+                            reads);
+    Statement u =
+        statement(StatementKind::Update, *values, w,
+                  AffineMap(rank + 1, out_rank, std::move(to_out),
+                            std::vector<std::int64_t>(static_cast<std::size_t>(out_rank))),
+                  v, std::move(reads));
+    u.reduce_op = ReduceOp::Sum;
+    for (int d = 0; d < q; ++d)
+        u.reduction_dims.push_back(a + d);
+    u.write_indirect = {k_idx};
+    u.write_indirect_extent = {n.shape[a].size};
+    k.statements.push_back(std::move(u));
 }
 
 // A component of a reduction of several arrays (reduce_multiple_value): its kernel keeps

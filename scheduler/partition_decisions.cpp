@@ -45,9 +45,8 @@ void Partitioner::decide() {
     for (std::size_t i = 0; i < n; ++i) {
         const CanonicalNode& c = g_.nodes[i];
         NodeKind k = c.node->kind;
-        mat_[i] =
-            c.output ||
-            (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse || k == NodeKind::Gather));
+        mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse ||
+                                           k == NodeKind::Gather || k == NodeKind::Scatter));
         if (!inlinable_map(static_cast<int>(i))) continue;
         // Rows fused into one kernel keep a shared map in a row-local buffer, which costs
         // no pass over memory: then vector math is worth keeping too.
@@ -58,11 +57,15 @@ void Partitioner::decide() {
         expensive[i] = e;
     }
     // A gather reads its source at data-dependent rows and its indices as the values of that
-    // read: both are buffers, never inlined expressions.
-    for (std::size_t i = 0; i < n; ++i)
-        if (!g_.nodes[i].leaf && g_.nodes[i].node->kind == NodeKind::Gather)
-            for (int o : g_.nodes[i].operands)
-                mat_[o] = mat_[o] || !g_.nodes[o].leaf;
+    // read: both are buffers, never inlined expressions. A scatter's indices likewise (its
+    // values may be inlined).
+    for (std::size_t i = 0; i < n; ++i) {
+        const CanonicalNode& c = g_.nodes[i];
+        NodeKind k = c.node->kind;
+        if (c.leaf || (k != NodeKind::Gather && k != NodeKind::Scatter)) continue;
+        for (std::size_t j = k == NodeKind::Gather ? 0 : 1; j < c.operands.size(); ++j)
+            mat_[c.operands[j]] = mat_[c.operands[j]] || !g_.nodes[c.operands[j]].leaf;
+    }
     constexpr int kNone = -1, kSeveral = -2;
     std::vector<int> root(n, kNone);
     for (std::size_t j = n; j-- > 0;) {

@@ -120,20 +120,45 @@ std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
     return buffer.name + "[" + c_element_index(buffer, access) + "]";
 }
 
+namespace {
+
+// The names of an access's inputs: i<k> for the counters (left empty), then each indirect
+// input as its index read's value clamped into [0, extent).
+std::vector<std::string> indirect_columns(const poly::ProgramIR& program, const poly::Statement& st,
+                                          const AffineMap& access, const std::vector<int>& indirect,
+                                          const std::vector<std::int64_t>& extent) {
+    std::vector<std::string> columns(static_cast<std::size_t>(access.in_rank()));
+    const std::size_t rank = st.extents.size();
+    for (std::size_t j = 0; j < indirect.size(); ++j) {
+        const poly::Read& index = st.reads.at(static_cast<std::size_t>(indirect[j]));
+        columns.at(rank + j) =
+            "hd_lmin(hd_lmax((long)" +
+            c_element(program.buffers.at(static_cast<std::size_t>(index.buffer)), index.access) +
+            ", 0L), " + c_int(extent[j] - 1) + ")";
+    }
+    return columns;
+}
+
+} // namespace
+
 std::string c_read_element(const poly::ProgramIR& program, const poly::Statement& st,
                            const poly::Read& r) {
     const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(r.buffer));
     if (!r.is_indirect()) return c_element(buffer, r.access);
-    std::vector<std::string> columns(static_cast<std::size_t>(r.access.in_rank()));
-    const std::size_t rank = st.extents.size();
-    for (std::size_t j = 0; j < r.indirect.size(); ++j) {
-        const poly::Read& index = st.reads.at(static_cast<std::size_t>(r.indirect[j]));
-        columns.at(rank + j) =
-            "hd_lmin(hd_lmax((long)" +
-            c_element(program.buffers.at(static_cast<std::size_t>(index.buffer)), index.access) +
-            ", 0L), " + c_int(r.indirect_extent[j] - 1) + ")";
-    }
-    return buffer.name + "[" + c_element_index(buffer, r.access, columns) + "]";
+    return buffer.name + "[" +
+           c_element_index(buffer, r.access,
+                           indirect_columns(program, st, r.access, r.indirect, r.indirect_extent)) +
+           "]";
+}
+
+std::string c_write_element(const poly::ProgramIR& program, const poly::Statement& st) {
+    const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(st.write_buffer));
+    if (st.write_indirect.empty()) return c_element(buffer, st.write_access);
+    return buffer.name + "[" +
+           c_element_index(buffer, st.write_access,
+                           indirect_columns(program, st, st.write_access, st.write_indirect,
+                                            st.write_indirect_extent)) +
+           "]";
 }
 
 std::string c_loop_header(const sched::AstNode& n) {

@@ -50,6 +50,9 @@ std::string c_element(const poly::Buffer& buffer, const AffineMap& access);
 // (Read::indirect) the element at its index reads' values, clamped into their range.
 std::string c_read_element(const poly::ProgramIR& program, const poly::Statement& st,
                            const poly::Read& r);
+// The element statement `st` writes (and an update reads): c_element, or at its indirect
+// write's clamped index values (Statement::write_indirect).
+std::string c_write_element(const poly::ProgramIR& program, const poly::Statement& st);
 // "1024L * i0 + i1"; `columns[k]`, where given and not empty, is printed for the access's
 // input k instead of i<k> (an indirect read's index value).
 std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access,

@@ -182,6 +182,11 @@ void print_statement_call(const KernelBuffers& b, const poly::Statement& st,
     }
     DType t = b.buffer_dtype(st.write_buffer);
     std::string value = print_value(b, st, i2, "t", out);
+    if (!st.write_indirect.empty()) { // scatter_add's update: a plain sum
+        std::string target = c_write_element(b.program, st);
+        out += i2 + target + " = " + c_combine(st.reduce_op, t, target, value) + ";\n" + in + "}\n";
+        return;
+    }
     if (st.kind == poly::StatementKind::Update) {
         std::string acc = load(b, st.write_buffer, st.write_access);
         out += i2 + "const " + c_value_type(t) + " hd_acc = " + acc + ";\n";
