@@ -97,7 +97,9 @@ Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
                     table.describe() + at(loc));
     Array idx = zero_based(indices), tab = zero_based(table);
     const std::int64_t vocab = tab.shape()[0].size;
-    Array rows = take(tab, idx, 0, loc); // (..., D)
+    // Clamped here, so take sees a computed index (its host-data check would refuse -1).
+    Array inside_vocab = minimum(maximum(idx, 0), vocab - 1);
+    Array rows = take(tab, inside_vocab, 0, loc); // (..., D)
     std::vector<TransformAxis> axes;
     for (int d = 0; d < idx.rank(); ++d)
         axes.push_back(TransformAxis{d, 1, 0});

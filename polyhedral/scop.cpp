@@ -91,18 +91,21 @@ std::string access_relation_string(const Statement& st, const AffineMap& access,
             s += (o ? ", " : "") + affine_component(access, o);
         return s + "] }";
     }
-    std::string where;
+    std::vector<std::string> where;
     for (int o = 0; o < access.out_rank(); ++o) {
         s += (o ? ", o" : "o") + std::to_string(o);
-        where += (o ? " and o" : "o") + std::to_string(o) + " = " + affine_component(access, o);
+        where.push_back("o" + std::to_string(o) + " = " + affine_component(access, o));
     }
     s += "] : exists (";
     for (int j = 0; j < extra; ++j) {
         std::string e = "i" + std::to_string(rank + j);
         s += (j ? ", " : "") + e;
-        where += " and 0 <= " + e + " < " + std::to_string(indirect_extent[j]);
+        where.push_back("0 <= " + e + " < " + std::to_string(indirect_extent[j]));
     }
-    return s + " : " + where + ") }";
+    s += " : ";
+    for (std::size_t k = 0; k < where.size(); ++k)
+        s += (k ? " and " : "") + where[k];
+    return s + ") }";
 }
 
 std::string access_relation_string(const Statement& st, const Read& read,

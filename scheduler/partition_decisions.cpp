@@ -210,6 +210,11 @@ void Partitioner::unroll_small_reductions() {
             symbolic = symbolic || in.shape[a].is_dynamic();
         }
         if (symbolic || terms < 1 || terms > kMaxUnrolledTerms) continue;
+        // A gather or scatter reads its operands as buffers (decide()).
+        bool indexed = false;
+        for (int u : rc.consumers)
+            indexed = indexed || kind(u) == NodeKind::Gather || kind(u) == NodeKind::Scatter;
+        if (indexed) continue;
         int r0 = root[rc.consumers[0]];
         bool one_kernel = r0 >= 0 && r0 != static_cast<int>(r);
         for (int u : rc.consumers)

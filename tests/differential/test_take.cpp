@@ -133,3 +133,19 @@ TEST_CASE("differential: an embedding's forward and backward in one program") {
     Array g = grad(sum(h * h), table);
     check_differential({h, g}, test::Compare::Tolerance);
 }
+
+TEST_CASE("differential: take and scatter_add of small reductions, fuses and broadcasts") {
+    // Operands the partitioner would otherwise inline (a reduction of 3 terms unrolled into its
+    // reader, a broadcast view of a scalar) stay buffers for the indexed reads.
+    Array a = test::random_array(Shape::of({4, 3}), 15);
+    Array small = sum(a, {1}); // (4), 3 terms each
+    Array ids = array(std::vector<std::int32_t>{3, 0, 3}, Shape::of({3}));
+    Array scalar_src = broadcast_to(sum(a), Shape::of({5, 2}));
+    Array one = array(std::vector<std::int64_t>{1}, Shape{});
+    Array rows = take(small, ids) * 2.0f;
+    check_differential(
+        {rows, take(scalar_src, one, -1),
+         take(take(a, ids), array(std::vector<std::int32_t>{2, 0}, Shape::of({2})), 0),
+         scatter_add(rows, ids, 0, Shape::of({4}))},
+        test::Compare::Tolerance);
+}
