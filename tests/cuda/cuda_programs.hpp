@@ -413,6 +413,19 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                          x);
                      return std::vector<Array>{y, grad(sum(y), x)};
                  }});
+    p.push_back({"take and scatter_add (an embedding and its gradient)", [] {
+                     Array table = cuda_random(Shape::of({50, 12}), 37);
+                     std::vector<std::int32_t> ids;
+                     for (int i = 0; i < 40; ++i)
+                         ids.push_back((i * 17 + 3) % 50);
+                     Array tokens = array(ids, Shape::of({5, 8}));
+                     Array x = take(table, tokens);
+                     Array wild = index_components(Shape::of({9}), 0) * 7 - 5; // clamped
+                     Array values = cuda_random(Shape::of({5, 8, 12}), 38);
+                     return std::vector<Array>{x, take(table, wild, 0) * 2.0f,
+                                               grad(sum(x * x), table),
+                                               scatter_add(values, tokens, 0, table.shape())};
+                 }});
     return p;
 }
 
