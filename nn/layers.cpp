@@ -64,13 +64,19 @@ std::string leading_sizes(const Array& a) {
     return out + ")";
 }
 
-// A contraction's operands under autocast (nn/autocast.hpp): both rounded to the half type.
-// Their views are then read in f32, so that the products (exact in f32) and their sum are f32,
-// and the result is rounded once, after the bias, as core matmul forms a half product.
+// A contraction's operands under autocast (nn/autocast.hpp): both rounded to the half type and
+// read in f32 inside the products' map, so that the products (exact in f32) and their sum are
+// f32 and the result is rounded once, after the bias, as core matmul forms a half product. The
+// casts to f32 stay inside the one map over the contraction's space: a cast of its own there
+// would be a node of the broadcast (n..., o, f...) shape, which the partitioner materializes
+// whole when the operand's expression is worth keeping.
 struct ContractionOperands {
     Array x, weight;
     bool half = false;
-    Array read(const Array& v) const { return half ? cast(v, DType::F32) : v; }
+    Array products(const Array& xv, const Array& wv) const {
+        if (!half) return xv * wv;
+        return lazy([](Sym a, Sym b) { return cast(a, DType::F32) * cast(b, DType::F32); }, xv, wv);
+    }
     Array bias(const Array& b) const {
         return half && b.valid() ? cast(autocast_half(b), DType::F32) : b;
     }
@@ -121,7 +127,7 @@ Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocat
         reduced.push_back(lead + d);
     }
     Array products =
-        o.read(view(o.x, space, xm.map(), loc)) * o.read(view(o.weight, space, wm.map(), loc));
+        o.products(view(o.x, space, xm.map(), loc), view(o.weight, space, wm.map(), loc));
     return o.result(add_channel_bias(sum(products, reduced), o.bias(bias), lead, "linear", loc));
 }
 
@@ -156,7 +162,7 @@ Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_
     xm.read(0, 0).read(1, 4).read(2, 2, stride).read(2, 5).read(3, 3, stride).read(3, 6);
     wm.read(0, 1).read(1, 4).read(2, 5).read(3, 6);
     Array products =
-        o.read(view(xp, space, xm.map(), loc)) * o.read(view(o.weight, space, wm.map(), loc));
+        o.products(view(xp, space, xm.map(), loc), view(o.weight, space, wm.map(), loc));
     return o.result(add_channel_bias(sum(products, {4, 5, 6}), o.bias(bias), 1, "conv2d", loc));
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/half.hpp"
+#include "core/node.hpp"
 #include "nn/autocast.hpp"
 #include "nn/gpt.hpp"
 #include "nn/layers.hpp"
@@ -146,6 +147,17 @@ TEST_CASE("nn autocast: the operation lists; scopes nest and restore; a bad type
         CHECK(layer_norm(h, Array(), Array()).dtype() == DType::F32);
         CHECK((x + h).dtype() == DType::F32); // the residual stream stays f32
         CHECK(relu(h).dtype() == DType::BF16);
+        // The products' map reads the rounded operands through views and converts them itself:
+        // a cast node of the broadcast (b, t, o, f) shape would be materialized whole.
+        NodePtr n = linear(x * 2.0, w, array(f32(random_values(8, 7), {8}))).node();
+        while (n->kind != NodeKind::Reduce)
+            n = n->inputs.at(0);
+        const NodePtr& products = n->inputs.at(0);
+        CHECK(products->kind == NodeKind::Map);
+        for (const NodePtr& operand : products->inputs) {
+            CHECK(operand->kind == NodeKind::View);
+            CHECK(operand->dtype == DType::BF16);
+        }
         {
             Autocast inner(DType::F32);
             CHECK(autocast_dtype() == DType::F32);
