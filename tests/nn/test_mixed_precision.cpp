@@ -1,6 +1,6 @@
 // Mixed precision (nn/autocast.hpp, nn/loss_scaling.hpp, TrainerOptions::precision): under
-// autocast a dense layer rounds its operands to bf16 and its result once, exactly as a naive loop
-// that rounds with core/half.hpp does, on the reference, openmp and c backends; a bf16 MLP and a
+// autocast a dense layer and a convolution round their operands to bf16 and their result once,
+// exactly as naive loops that round with core/half.hpp do, on the reference, openmp and c backends;
 // bf16 GPT train within stated tolerances of their f32 runs, with f32 parameters and optimizer
 // state; f16 loss scaling skips a step whose gradients overflow and halves its scale, and grows
 // it after clean steps; bad combinations of options throw naming what to do.
@@ -129,6 +129,44 @@ TEST_CASE("nn autocast: a bf16 linear layer is the naive loop over bf16-rounded 
             off += got[k] != rounded[k];
         }
         CHECK(off <= 1);
+    }
+}
+
+TEST_CASE("nn autocast: a bf16 convolution is the naive one over bf16-rounded operands") {
+    const ConvSizes s{
+        .n = 2, .c = 3, .h = 6, .w = 6, .co = 4, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
+    std::vector<double> x = random_values(2 * 3 * 6 * 6, 21), w = random_values(4 * 3 * 3 * 3, 22),
+                        b = random_values(4, 23);
+    std::vector<double> xr = x, wr = w, br = b;
+    for (std::vector<double>* v : {&xr, &wr, &br})
+        for (double& e : *v)
+            e = bf16(e);
+    std::vector<double> want = naive_conv2d(xr, wr, br, s), unrounded = naive_conv2d(x, w, br, s);
+    int operand_rounding_shows = 0;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+        want[k] = bf16(want[k]);
+        operand_rounding_shows += want[k] != bf16(unrounded[k]);
+    }
+    CHECK(operand_rounding_shows >= int(want.size()) / 4);
+    for (const std::string& backend : kBackends) {
+        INFO(backend);
+        Array y;
+        {
+            Autocast autocast(DType::BF16);
+            y = conv2d(array(f32(x, {2, 3, 6, 6})), array(f32(w, {4, 3, 3, 3})), array(f32(b, {4})),
+                       1, 1);
+        }
+        CHECK(y.dtype() == DType::BF16);
+        ComputeOptions options;
+        options.backend = backend;
+        const std::vector<double> got = compute(y, options).to_doubles();
+        REQUIRE(got.size() == want.size());
+        int off = 0;
+        for (std::size_t k = 0; k < want.size(); ++k) {
+            CHECK(std::abs(got[k] - want[k]) <= std::ldexp(1.0, std::ilogb(want[k]) - 7));
+            off += got[k] != want[k];
+        }
+        CHECK(off <= 2);
     }
 }
 
