@@ -1,9 +1,10 @@
 // Mixed precision (nn/autocast.hpp, nn/loss_scaling.hpp, TrainerOptions::precision): under
 // autocast a dense layer and a convolution round their operands to bf16 and their result once,
-// exactly as naive loops that round with core/half.hpp do, on the reference, openmp and c backends;
-// bf16 GPT train within stated tolerances of their f32 runs, with f32 parameters and optimizer
-// state; f16 loss scaling skips a step whose gradients overflow and halves its scale, and grows
-// it after clean steps; bad combinations of options throw naming what to do.
+// exactly as naive loops that round with core/half.hpp do, on the reference, openmp and c
+// backends; a bf16 MLP and a bf16 GPT train within stated tolerances of their f32 runs, with f32
+// parameters and optimizer state; f16 loss scaling skips a step whose gradients overflow and
+// halves its scale, and grows it after clean steps; bad combinations of options throw naming
+// what to do.
 #include <cmath>
 #include <memory>
 
