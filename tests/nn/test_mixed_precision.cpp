@@ -232,7 +232,8 @@ TEST_CASE("nn mixed precision: a bf16 MLP step follows the f32 step on every bac
             CHECK(std::abs(loss - f32_losses[s]) <= 0.01 * f32_losses[s]);
             largest = std::max(largest, std::abs(loss - f32_losses[s]));
         }
-        CHECK(largest > 1e-6); // bf16 did change the computation
+        CHECK(largest > 1e-6);             // bf16 did change the computation
+        CHECK(t.programs_compiled() == 1); // the whole step is one program
         check_all_f32(t);
         const std::vector<double> p = flat(t.params());
         for (std::size_t k = 0; k < p.size(); ++k)
@@ -328,6 +329,7 @@ TEST_CASE("nn mixed precision: clean f16 steps grow the scale and follow the f32
         CHECK(t.loss_scale_growth_tracker() == (s + 1) % 3);
     }
     CHECK(t.loss_scale() == 4096.0); // grown after steps 3 and 6
+    CHECK(t.programs_compiled() == 1);
     check_all_f32(t);
     // The scale and its tracker travel with a checkpoint.
     TrainerCheckpoint c = t.checkpoint();
