@@ -297,41 +297,42 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
     }
     if (kind == Kind::Train) {
         LossOutputs lo = loss_of(params, xs);
-        if (!scaler_.enabled) {
-            UpdateGraph u = update_of(params, grad(lo.loss, params));
-            outs.push_back(lo.loss);
-            if (u.grad_norm.valid()) outs.push_back(u.grad_norm);
-            append(outs, u.outputs);
-            append(outs, lo.outputs);
-            append(ins, u.inputs);
-            append(ins, xs);
-            return compile(outs, ins, options_.compute);
-        }
-        // Loss scaling: the gradients of loss · scale, divided by the scale in f32; a step with
+        // Loss scaling: the gradients of loss · scale, multiplied by 1/scale in f32; a step with
         // an inf or NaN among them keeps the parameters and the state.
-        Array scale = placeholder(Shape(), DType::F32, "loss_scale");
-        Array tracker = placeholder(Shape(), DType::F32, "loss_scale_growth_tracker");
-        Array loss32 = lo.loss.dtype() == DType::F32 ? lo.loss : cast(lo.loss, DType::F32);
-        std::vector<Array> grads = grad(loss32 * scale, params);
-        Array inverse = 1.0 / scale;
-        for (Array& g : grads)
-            g = g * inverse;
-        Array found = found_non_finite(grads);
+        Array scale, tracker, found;
+        std::vector<Array> grads;
+        if (scaler_.enabled) {
+            scale = placeholder(Shape(), DType::F32, "loss_scale");
+            tracker = placeholder(Shape(), DType::F32, "loss_scale_growth_tracker");
+            Array loss32 = lo.loss.dtype() == DType::F32 ? lo.loss : cast(lo.loss, DType::F32);
+            Array inverse = 1.0 / scale;
+            for (const Array& g : grad(loss32 * scale, params))
+                grads.push_back(g * inverse);
+            found = found_non_finite(grads);
+        } else {
+            grads = grad(lo.loss, params);
+        }
         UpdateGraph u = update_of(params, grads);
-        std::vector<Array> old = params;
-        old.insert(old.end(), u.inputs.begin(), u.inputs.end() - 1); // the state, not the lr
         outs.push_back(lo.loss);
         if (u.grad_norm.valid()) outs.push_back(u.grad_norm);
-        for (std::size_t i = 0; i < u.outputs.size(); ++i)
-            outs.push_back(where(found, old.at(i), u.outputs[i]));
-        ScaleUpdate next = update_scale(found, scale, tracker, scaler_);
-        outs.push_back(found);
-        outs.push_back(next.scale);
-        outs.push_back(next.growth_tracker);
+        if (found.valid()) {
+            std::vector<Array> old = params; // and the state (the update's inputs but the lr)
+            old.insert(old.end(), u.inputs.begin(), u.inputs.end() - 1);
+            for (std::size_t i = 0; i < u.outputs.size(); ++i)
+                outs.push_back(where(found, old.at(i), u.outputs[i]));
+            ScaleUpdate next = update_scale(found, scale, tracker, scaler_);
+            outs.push_back(found);
+            outs.push_back(next.scale);
+            outs.push_back(next.growth_tracker);
+        } else {
+            append(outs, u.outputs);
+        }
         append(outs, lo.outputs);
         append(ins, u.inputs);
-        ins.push_back(scale);
-        ins.push_back(tracker);
+        if (found.valid()) {
+            ins.push_back(scale);
+            ins.push_back(tracker);
+        }
         append(ins, xs);
         return compile(outs, ins, options_.compute);
     }
