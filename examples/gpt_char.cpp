@@ -14,8 +14,9 @@
 //
 // --precision bf16 (or f16) trains in mixed precision (TrainerOptions::precision: f32 master
 // weights and AdamW state, half matmul operands, f32 softmax, layer norm and loss; f16 with
-// dynamic loss scaling); the greedy sample runs in f32. A replay in half precision prints its
-// losses beside PyTorch's f32 ones without the 1e-4 check.
+// dynamic loss scaling); the greedy sample runs in f32. A replay checks its losses when
+// PyTorch's precision (config.json's "autocast", gpt_torch.py --autocast bf16) is the same: to
+// 1e-3 in bf16; otherwise it prints them beside PyTorch's without a check.
 //
 //   bash scripts/get_shakespeare.sh
 //   gpt_char --steps 2000 --threads 1 --sample 300
@@ -58,6 +59,9 @@ using clock_type = std::chrono::steady_clock;
 constexpr std::int64_t kBatch = 12;
 constexpr std::int64_t kReplayChecked = 10; // losses that must match PyTorch's
 constexpr double kReplayTolerance = 1e-4;   // relative
+// Against PyTorch's bf16 autocast (measured: 1.9e-5 over 10 steps). PyTorch's CPU attention keeps
+// the scores and probabilities in f32, hedra rounds them to bf16 for the products.
+constexpr double kReplayToleranceBf16 = 1e-3;
 constexpr std::int64_t kProgressEvery = 10;
 
 struct Flags {
@@ -188,7 +192,8 @@ struct Plan {
     Offsets train, eval_val, eval_train;
     std::vector<double> lrs;
     std::vector<double> ref_losses;
-    nlohmann::json ref_evals; // [{"step", "train", "val"}, ...]
+    nlohmann::json ref_evals;          // [{"step", "train", "val"}, ...]
+    std::string ref_precision = "f32"; // PyTorch's: "bf16" under its autocast
 };
 
 std::string dir_file(const std::string& dir, const std::string& name) {
@@ -230,6 +235,10 @@ Plan replay_plan(const std::string& dir, const nn::GptConfig& cfg, const Corpus&
     if (std::filesystem::exists(dir_file(dir, "losses.npy")))
         p.ref_losses = nn::read_npy(dir_file(dir, "losses.npy")).to_doubles();
     if (std::ifstream e(dir_file(dir, "evals.json")); e) p.ref_evals = nlohmann::json::parse(e);
+    if (std::ifstream c(dir_file(dir, "config.json")); c) {
+        const nlohmann::json config = nlohmann::json::parse(c);
+        if (config.value("autocast", std::string("none")) == "bf16") p.ref_precision = "bf16";
+    }
     return p;
 }
 
@@ -509,15 +518,16 @@ int train(const Flags& f) {
     if (!plan.ref_losses.empty()) {
         const std::int64_t n =
             std::min<std::int64_t>({kReplayChecked, steps, std::int64_t(plan.ref_losses.size())});
-        if (options.precision != DType::F32) {
+        if (plan.ref_precision != f.precision) {
             std::printf("replay: max relative difference of the first %lld losses %.3e (%s "
-                        "against PyTorch's f32: not checked)\n",
-                        (long long)n, max_rel, f.precision.c_str());
+                        "against PyTorch's %s: not checked)\n",
+                        (long long)n, max_rel, f.precision.c_str(), plan.ref_precision.c_str());
         } else {
-            const bool ok = max_rel <= kReplayTolerance;
+            const double limit = f.precision == "f32" ? kReplayTolerance : kReplayToleranceBf16;
+            const bool ok = max_rel <= limit;
             std::printf("replay: max relative difference of the first %lld losses %.3e (limit "
                         "%.0e): %s\n",
-                        (long long)n, max_rel, kReplayTolerance, ok ? "ok" : "FAILED");
+                        (long long)n, max_rel, limit, ok ? "ok" : "FAILED");
             if (!ok) status = 1;
         }
     }
