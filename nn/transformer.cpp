@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
+#include "nn/autocast.hpp"
 #include "nn/index_space.hpp"
 #include "nn/layers.hpp"
 
@@ -57,8 +58,9 @@ Array head_view(const Array& qkv, int part, std::int64_t heads, bool transposed,
 
 } // namespace
 
-Array layer_norm(const Array& x, const Array& weight, const Array& bias, double eps,
+Array layer_norm(const Array& x_in, const Array& weight, const Array& bias, double eps,
                  SourceLocation loc) {
+    const Array x = autocast_f32(x_in, loc);
     if (x.rank() < 1 || !is_float(x.dtype()))
         throw Error("layer_norm: x must be a float array (..., features), got " + x.describe() +
                     at(loc));
@@ -76,7 +78,8 @@ Array layer_norm(const Array& x, const Array& weight, const Array& bias, double 
     return y;
 }
 
-Array gelu(const Array& x, SourceLocation loc) {
+Array gelu(const Array& x_in, SourceLocation loc) {
+    const Array x = autocast_f32(x_in, loc); // one rounding where the next contraction reads it
     if (!is_float(x.dtype()))
         throw Error("gelu: x must be a float array, got " + x.describe() + at(loc));
     const double k = std::sqrt(2.0 / std::numbers::pi);
@@ -127,14 +130,18 @@ Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_q
     check_parameter(op, "b_proj", b_proj, {c}, true, loc);
     const std::int64_t d = c / heads;
     Array qkv = linear(x, w_qkv, b_qkv, loc); // (B, T, 3C), 0-based
-    Array scores = Operand(matmul(head_view(qkv, 0, heads, false, loc),
-                                  head_view(qkv, 1, heads, true, loc), loc),
+    // Under autocast qkv is half already, the scores are scaled in f32 and the probabilities
+    // rounded to half for the second product (nn/autocast.hpp).
+    Array scores = Operand(autocast_f32(matmul(head_view(qkv, 0, heads, false, loc),
+                                               head_view(qkv, 1, heads, true, loc), loc),
+                                        loc),
                            loc) *
                    (1.0 / std::sqrt(static_cast<double>(d)));
     const Shape& s = scores.shape(); // (B, heads, T, T): query t attends to keys 0..t
     Array causal = index_components(s, 3, loc) <= index_components(s, 2, loc);
     Array masked = where(Operand(causal, loc), scores, -std::numeric_limits<double>::infinity());
-    Array y = matmul(softmax(masked, -1, loc), head_view(qkv, 2, heads, false, loc), loc);
+    Array y = matmul(autocast_half(softmax(masked, -1, loc), loc),
+                     autocast_half(head_view(qkv, 2, heads, false, loc), loc), loc);
     // (B, heads, T, D) read as (B, T, heads, D), against w_proj read as (C, heads, D).
     IndexMap pm(3, w_proj.shape());
     pm.read(0, 0).read(1, 1, d).read(1, 2);
