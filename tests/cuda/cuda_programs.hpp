@@ -122,9 +122,22 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      Array a = cast(cuda_random(Shape::of({20, 33}), 41), DType::BF16),
                            b = cast(cuda_random(Shape::of({33, 12}), 42), DType::BF16);
                      Array h = cast(cuda_random(Shape::of({20, 33}), 43), DType::F16);
-                     return std::vector<Array>{
-                         a * 3.0f + exp(a), sum(a, {1}), matmul(a, b),
-                         tanh(h) * h,       max(h, {0}), cast(h, DType::F32) + cast(a, DType::F32)};
+                     // A tied head's product: a bf16 table read transposed, its rows (84)
+                     // not a multiple of the tile, so the staging tests bounds and zero-fills.
+                     // (bf16 host data, so the operands are bf16 buffers, not inlined casts)
+                     ComputeOptions ref;
+                     ref.backend = "reference";
+                     Array x = array(compute(
+                               cast(cuda_random(Shape::of({96, 128}), 44), DType::BF16), ref)),
+                           table = array(compute(
+                               cast(cuda_random(Shape::of({84, 128}), 45), DType::BF16), ref));
+                     return std::vector<Array>{a * 3.0f + exp(a),
+                                               sum(a, {1}),
+                                               matmul(a, b),
+                                               tanh(h) * h,
+                                               max(h, {0}),
+                                               cast(h, DType::F32) + cast(a, DType::F32),
+                                               matmul(x, transpose(table))};
                  }});
     p.push_back({"matmul", [] {
                      Array a = cuda_random(Shape::of({70, 33}), 21),
