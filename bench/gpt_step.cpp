@@ -152,9 +152,14 @@ int main(int argc, char** argv) {
         bench::select_clock(args, threads);
         bench::PairTimes t =
             bench::time_alternately([&] { trainer.step(xy, 1e-4); }, [] {}, false, 1, reps);
-        char extra[400];
-        std::snprintf(extra, sizeof extra, "%s loss=%.5f compile_s=%.2f peak_rss_mb=%.0f", shape,
-                      first, compile_s, peak_rss_mb());
+        std::optional<ProgramMemory> memory = trainer.step_memory(xy);
+        char extra[600];
+        std::snprintf(extra, sizeof extra,
+                      "%s loss=%.5f compile_s=%.2f arena_mb=%.1f unshared_mb=%.1f "
+                      "results_mb=%.1f peak_rss_mb=%.0f",
+                      shape, first, compile_s, memory ? memory->arena / 1e6 : -1.0,
+                      memory ? memory->temporaries / 1e6 : -1.0,
+                      memory ? memory->results / 1e6 : -1.0, peak_rss_mb());
         bench::print_line("gpt_train_step", threads, t, "none", extra);
     }
     return 0;

@@ -4,6 +4,7 @@
 // backend's caches live as long as the program.
 #include "core/backend.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -24,6 +25,19 @@ Registry& registry() {
 }
 
 } // namespace
+
+std::string ProgramMemory::to_string() const {
+    auto mb = [](std::size_t b) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%.1f MB", static_cast<double>(b) / 1e6);
+        return std::string(s);
+    };
+    std::string s = "arena " + mb(arena) + " (" + std::to_string(temporary_count) +
+                    " temporaries in " + std::to_string(slots) + " slots; " + mb(temporaries) +
+                    " unshared), results " + mb(results) + ", inputs " + mb(inputs);
+    if (row_local > 0) s += ", " + std::to_string(row_local) + " row-local";
+    return s;
+}
 
 std::vector<HostArray> Program::run_notifying(const std::vector<HostArray>& inputs,
                                               const OutputHook& hook) {

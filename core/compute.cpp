@@ -118,6 +118,10 @@ CompiledProgram::CompiledProgram(std::shared_ptr<Program> program,
     symbolic_ = has_symbolic_extents(all);
 }
 
+std::optional<ProgramMemory> CompiledProgram::memory() const {
+    return program_->memory();
+}
+
 std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>& inputs) const {
     return (*this)(inputs, OutputHook{});
 }

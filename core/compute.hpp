@@ -34,6 +34,8 @@ public:
     std::vector<HostArray> operator()(const std::vector<HostArray>& inputs,
                                       const OutputHook& hook) const;
     std::size_t num_inputs() const { return placeholders_.size(); }
+    // Its memory plan (Program::memory), where the backend has one.
+    std::optional<ProgramMemory> memory() const;
     std::size_t num_outputs() const { return outputs_.size(); }
 
 private:

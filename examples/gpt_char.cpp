@@ -1,5 +1,8 @@
 // gpt_char: a character-level GPT (nanoGPT's Shakespeare recipe, the W7 workload of
-// bench/peers/gpt_torch.py: 4 layers, 4 heads, width 128, context 64, batch 12) trained with
+// bench/peers/gpt_torch.py: 4 layers, 4 heads, width 128, context 64, batch 12; --config w8 is
+// nanoGPT's shakespeare-char model, 6 layers, 6 heads, width 384, context 256, batch 8, 10.7M
+// parameters, its schedule decaying over 5000 steps; --layers --heads --width --context --batch
+// change either) trained with
 // nn::Trainer: AdamW (lr 1e-3, betas 0.9/0.99, weight decay 0.1 on the matrices and
 // embeddings), global-norm clipping at 1.0 and nanoGPT's warm-up + cosine schedule, the learning
 // rate a run-time input of the compiled step. It prints a progress line every 10 steps, the
@@ -56,7 +59,6 @@ namespace {
 using namespace hedra;
 using clock_type = std::chrono::steady_clock;
 
-constexpr std::int64_t kBatch = 12;
 constexpr std::int64_t kReplayChecked = 10; // losses that must match PyTorch's
 constexpr double kReplayTolerance = 1e-4;   // relative
 // Against PyTorch's bf16 autocast (measured: 1.9e-5 over 10 steps). PyTorch's CPU attention keeps
@@ -79,7 +81,38 @@ struct Flags {
     std::uint64_t seed = 0;
     bool shard_optimizer_state = false;
     std::string precision = "f32";
+    std::string config = "w7";
+    std::int64_t layers = 0, heads = 0, width = 0, context = 0, batch = 0; // 0: the config's
 };
+
+// The model's sizes, the batch and the schedule's length: a named config (gpt_torch.py's
+// CONFIGS), then the flags that change it.
+struct Workload {
+    nn::GptConfig model;
+    std::int64_t batch = 12;
+    std::int64_t decay_steps = 2000;
+};
+
+Workload workload_of(const Flags& f) {
+    Workload w;
+    if (f.config == "w8") {
+        w.model.layers = 6;
+        w.model.heads = 6;
+        w.model.embd = 384;
+        w.model.block = 256;
+        w.batch = 8;
+        w.decay_steps = 5000;
+    }
+    if (f.layers > 0) w.model.layers = f.layers;
+    if (f.heads > 0) w.model.heads = f.heads;
+    if (f.width > 0) w.model.embd = f.width;
+    if (f.context > 0) w.model.block = f.context;
+    if (f.batch > 0) w.batch = f.batch;
+    if (w.model.embd % w.model.heads != 0)
+        throw Error("--width " + std::to_string(w.model.embd) + " is not a multiple of --heads " +
+                    std::to_string(w.model.heads) + "; each head takes width / heads channels");
+    return w;
+}
 
 Flags parse_flags(int argc, char** argv) {
     Flags f;
@@ -119,6 +152,21 @@ Flags parse_flags(int argc, char** argv) {
                  "under mpirun: each rank keeps 1/N of the AdamW state (ZeRO stage 1)");
     app.add_option("--seed", f.seed, "seed of the initial weights and the batch offsets")
         ->capture_default_str();
+    app.add_option("--config", f.config,
+                   "w7: 4 layers, 4 heads, width 128, context 64, batch 12; w8: 6 layers, 6 heads, "
+                   "width 384, context 256, batch 8 (with --replay: the export's)")
+        ->check(CLI::IsMember({"w7", "w8"}))
+        ->capture_default_str();
+    app.add_option("--layers", f.layers, "transformer blocks (0: the config's)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--heads", f.heads, "attention heads (0: the config's)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--width", f.width, "embedding width (0: the config's)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--context", f.context, "context length (0: the config's)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--batch", f.batch, "sequences per step (0: the config's)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--precision", f.precision,
                    "f32, or mixed precision: bf16, f16 (with dynamic loss scaling)")
         ->check(CLI::IsMember({"f32", "bf16", "f16"}))
@@ -163,25 +211,26 @@ Corpus load_corpus(const std::string& path) {
     return c;
 }
 
-// Rows of batch offsets (each row: kBatch starting positions).
+// Rows of batch offsets (each row: a batch's starting positions).
 using Offsets = std::vector<std::vector<std::int64_t>>;
 
-Offsets random_offsets(std::mt19937_64& engine, std::int64_t rows, std::int64_t high) {
+Offsets random_offsets(std::mt19937_64& engine, std::int64_t rows, std::int64_t batch,
+                       std::int64_t high) {
     std::uniform_int_distribution<std::int64_t> pick(0, high - 1); // [0, high), as numpy's
-    Offsets out(static_cast<std::size_t>(rows), std::vector<std::int64_t>(kBatch));
+    Offsets out(static_cast<std::size_t>(rows), std::vector<std::int64_t>(batch));
     for (auto& row : out)
         for (auto& o : row)
             o = pick(engine);
     return out;
 }
 
-Offsets offsets_from(const HostArray& a, const std::string& name) {
-    if (a.dtype() != DType::I64 || a.rank() != 2 || a.sizes()[1] != kBatch)
-        throw Error(name + " must be int64 (rows, " + std::to_string(kBatch) + ")");
+Offsets offsets_from(const HostArray& a, const std::string& name, std::int64_t batch) {
+    if (a.dtype() != DType::I64 || a.rank() != 2 || a.sizes()[1] != batch)
+        throw Error(name + " must be int64 (rows, " + std::to_string(batch) + ")");
     auto v = a.values<std::int64_t>();
     Offsets out(static_cast<std::size_t>(a.sizes()[0]));
     for (std::size_t r = 0; r < out.size(); ++r)
-        out[r].assign(v.begin() + long(r * kBatch), v.begin() + long((r + 1) * kBatch));
+        out[r].assign(v.begin() + long(r * batch), v.begin() + long((r + 1) * batch));
     return out;
 }
 
@@ -216,7 +265,38 @@ void check_replay_vocabulary(const std::string& dir, const Corpus& c) {
                     "); pass the --data it was exported from");
 }
 
-Plan replay_plan(const std::string& dir, const nn::GptConfig& cfg, const Corpus& c) {
+// The export's sizes (config.json's "model", nanoGPT's names); a size flag given as well must
+// agree with them.
+Workload replay_workload(const std::string& dir, const Flags& f) {
+    std::ifstream in(dir_file(dir, "config.json"));
+    if (!in) throw Error("--replay " + dir + ": no config.json");
+    const nlohmann::json config = nlohmann::json::parse(in);
+    if (!config.contains("model"))
+        throw Error("--replay " + dir + ": config.json has no \"model\" (its sizes)");
+    const nlohmann::json& m = config["model"];
+    Workload w;
+    w.model.layers = m.value("n_layer", w.model.layers);
+    w.model.heads = m.value("n_head", w.model.heads);
+    w.model.embd = m.value("n_embd", w.model.embd);
+    w.model.block = m.value("block_size", w.model.block);
+    w.batch = m.value("batch_size", w.batch);
+    w.decay_steps = m.value("lr_decay_iters", w.decay_steps);
+    auto agree = [&](const char* flag, std::int64_t given, std::int64_t exported) {
+        if (given > 0 && given != exported)
+            throw Error("--replay " + dir + " was exported with " + std::string(flag + 2) + " " +
+                        std::to_string(exported) + ", not " + flag + " " + std::to_string(given) +
+                        "; leave " + flag + " out");
+    };
+    agree("--layers", f.layers, w.model.layers);
+    agree("--heads", f.heads, w.model.heads);
+    agree("--width", f.width, w.model.embd);
+    agree("--context", f.context, w.model.block);
+    agree("--batch", f.batch, w.batch);
+    return w;
+}
+
+Plan replay_plan(const std::string& dir, const nn::GptConfig& cfg, std::int64_t batch,
+                 const Corpus& c) {
     check_replay_vocabulary(dir, c);
     Plan p;
     for (const nn::GptParameter& spec : nn::gpt_parameters(cfg)) {
@@ -226,11 +306,11 @@ Plan replay_plan(const std::string& dir, const nn::GptConfig& cfg, const Corpus&
                         Shape::of(spec.shape).to_string());
         p.init.push_back(w);
     }
-    p.train = offsets_from(nn::read_npy(dir_file(dir, "offsets.npy")), "offsets.npy");
-    p.eval_val =
-        offsets_from(nn::read_npy(dir_file(dir, "eval_val_offsets.npy")), "eval_val_offsets.npy");
+    p.train = offsets_from(nn::read_npy(dir_file(dir, "offsets.npy")), "offsets.npy", batch);
+    p.eval_val = offsets_from(nn::read_npy(dir_file(dir, "eval_val_offsets.npy")),
+                              "eval_val_offsets.npy", batch);
     p.eval_train = offsets_from(nn::read_npy(dir_file(dir, "eval_train_offsets.npy")),
-                                "eval_train_offsets.npy");
+                                "eval_train_offsets.npy", batch);
     p.lrs = nn::read_npy(dir_file(dir, "lr.npy")).to_doubles();
     if (std::filesystem::exists(dir_file(dir, "losses.npy")))
         p.ref_losses = nn::read_npy(dir_file(dir, "losses.npy")).to_doubles();
@@ -245,7 +325,8 @@ Plan replay_plan(const std::string& dir, const nn::GptConfig& cfg, const Corpus&
 HostArray batch_array(const std::vector<std::int64_t>& split, const std::vector<std::int64_t>& row,
                       std::int64_t T, std::int64_t shift) {
     std::vector<std::int64_t> v;
-    v.reserve(std::size_t(kBatch * T));
+    const auto rows = static_cast<std::int64_t>(row.size());
+    v.reserve(std::size_t(rows * T));
     for (std::int64_t o : row) {
         if (o < 0 || o + T + 1 > std::int64_t(split.size()))
             throw Error("batch offset " + std::to_string(o) + " is outside the split of " +
@@ -253,11 +334,11 @@ HostArray batch_array(const std::vector<std::int64_t>& split, const std::vector<
         for (std::int64_t t = 0; t < T; ++t)
             v.push_back(split[std::size_t(o + t + shift)]);
     }
-    return HostArray::from(std::move(v), {kBatch, T});
+    return HostArray::from(std::move(v), {rows, T});
 }
 
-std::vector<HostArray> batch(const std::vector<std::int64_t>& split,
-                             const std::vector<std::int64_t>& row, std::int64_t T) {
+std::vector<HostArray> batch_of(const std::vector<std::int64_t>& split,
+                                const std::vector<std::int64_t>& row, std::int64_t T) {
     return {batch_array(split, row, T, 0), batch_array(split, row, T, 1)};
 }
 
@@ -276,8 +357,8 @@ Evaluation evaluate(nn::Trainer& trainer, distributed::DataParallelTrainer* para
     auto mean = [&](const std::vector<std::int64_t>& split, const Offsets& rows) {
         double sum = 0;
         for (const auto& row : rows)
-            sum += parallel ? parallel->evaluate_loss(batch(split, row, T))
-                            : trainer.evaluate(batch(split, row, T)).loss.flat(0);
+            sum += parallel ? parallel->evaluate_loss(batch_of(split, row, T))
+                            : trainer.evaluate(batch_of(split, row, T)).loss.flat(0);
         return sum / double(rows.size());
     };
     return {mean(c.train, p.eval_train), mean(c.val, p.eval_val)};
@@ -354,16 +435,18 @@ int train(const Flags& f) {
         throw Error("cannot silence rank " + std::to_string(comm->rank()) + "'s output");
     const auto run_start = clock_type::now();
     const Corpus corpus = load_corpus(f.data);
-    nn::GptConfig cfg;
+    const Workload work = f.replay.empty() ? workload_of(f) : replay_workload(f.replay, f);
+    nn::GptConfig cfg = work.model;
     cfg.vocab = std::int64_t(corpus.vocab.size());
     const std::int64_t T = cfg.block;
+    const std::int64_t batch = work.batch;
     const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg);
-    const nn::WarmupCosine schedule{1e-3, 1e-4, 100, 2000};
+    const nn::WarmupCosine schedule{1e-3, 1e-4, 100, work.decay_steps};
 
     Plan plan;
     std::int64_t steps = f.steps > 0 ? f.steps : f.quick ? 20 : 2000;
     if (!f.replay.empty()) {
-        plan = replay_plan(f.replay, cfg, corpus);
+        plan = replay_plan(f.replay, cfg, batch, corpus);
         if (f.steps == 0 && !f.quick) steps = std::int64_t(plan.train.size());
         if (steps > std::int64_t(plan.train.size()) || steps > std::int64_t(plan.lrs.size()))
             throw Error("--replay " + f.replay + " has offsets for " +
@@ -379,12 +462,12 @@ int train(const Flags& f) {
     } else {
         plan.init = nn::gpt_init(cfg, f.seed);
         std::mt19937_64 engine(f.seed);
-        plan.train = random_offsets(engine, steps, std::int64_t(corpus.train.size()) - T);
+        plan.train = random_offsets(engine, steps, batch, std::int64_t(corpus.train.size()) - T);
         std::mt19937_64 eval_engine(f.seed + 1);
         plan.eval_val =
-            random_offsets(eval_engine, f.eval_iters, std::int64_t(corpus.val.size()) - T);
+            random_offsets(eval_engine, f.eval_iters, batch, std::int64_t(corpus.val.size()) - T);
         plan.eval_train =
-            random_offsets(eval_engine, f.eval_iters, std::int64_t(corpus.train.size()) - T);
+            random_offsets(eval_engine, f.eval_iters, batch, std::int64_t(corpus.train.size()) - T);
         for (std::int64_t i = 0; i < steps; ++i)
             plan.lrs.push_back(schedule.at(i));
     }
@@ -404,8 +487,8 @@ int train(const Flags& f) {
             return nn::gpt_loss(cfg, params, in[0], in[1]);
         },
         // Data parallel: the batch axis is shared out (kAnyExtent), each rank's share symbolic.
-        {{{comm->size() > 1 ? nn::kAnyExtent : kBatch, T}, DType::I64, "tokens"},
-         {{comm->size() > 1 ? nn::kAnyExtent : kBatch, T}, DType::I64, "targets"}},
+        {{{comm->size() > 1 ? nn::kAnyExtent : batch, T}, DType::I64, "tokens"},
+         {{comm->size() > 1 ? nn::kAnyExtent : batch, T}, DType::I64, "targets"}},
         plan.init, std::make_shared<nn::AdamW>(adamw), options);
     std::unique_ptr<distributed::DataParallelTrainer> parallel;
     if (comm->size() > 1) {
@@ -414,8 +497,8 @@ int train(const Flags& f) {
             distributed::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
         std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n",
                     comm->size(), comm->name().c_str(),
-                    (long long)(parallel->shard(kBatch).second - parallel->shard(kBatch).first),
-                    (long long)kBatch);
+                    (long long)(parallel->shard(batch).second - parallel->shard(batch).first),
+                    (long long)batch);
     }
     nn::Trainer& active = parallel ? parallel->local() : trainer;
 
@@ -428,7 +511,7 @@ int train(const Flags& f) {
                 "backend %s, threads %d, precision %s\n",
                 f.data.c_str(), corpus.train.size() + corpus.val.size(), corpus.train.size(),
                 corpus.val.size(), (long long)cfg.vocab, (long long)cfg.layers,
-                (long long)cfg.heads, (long long)cfg.embd, (long long)T, (long long)kBatch,
+                (long long)cfg.heads, (long long)cfg.embd, (long long)T, (long long)batch,
                 (long long)n_params, (long long)steps, backend.c_str(), f.threads,
                 f.precision.c_str());
     std::fflush(stdout);
@@ -454,7 +537,7 @@ int train(const Flags& f) {
         const double lr = plan.lrs[std::size_t(i)];
         const double compiled = active.compile_seconds();
         const auto start = clock_type::now();
-        const std::vector<HostArray> b = batch(corpus.train, plan.train[std::size_t(i)], T);
+        const std::vector<HostArray> b = batch_of(corpus.train, plan.train[std::size_t(i)], T);
         const double waited = parallel ? parallel->communication_seconds() : 0.0;
         const double loss = parallel ? parallel->step(b, lr) : active.step(b, lr);
         if (parallel) comm_ms.push_back(1e3 * (parallel->communication_seconds() - waited));
@@ -485,7 +568,7 @@ int train(const Flags& f) {
             const double mean_ms = window_ms / double(window_steps);
             std::printf("step %lld/%lld: loss %.4f, lr %.3e, %.0f tokens/s, %.1f ms/step\n",
                         (long long)done, (long long)steps, loss, lr,
-                        double(kBatch * T) / (mean_ms * 1e-3), mean_ms);
+                        double(batch * T) / (mean_ms * 1e-3), mean_ms);
             window_ms = 0;
             window_steps = 0;
         }
@@ -505,7 +588,7 @@ int train(const Flags& f) {
                 "median=%.2f tokens_per_s=%.0f compile_s=%.2f train_s=%.2f eval_s=%.2f "
                 "wall_s=%.2f\n",
                 (long long)steps, last_eval.val, last_eval.train, losses.back(), med,
-                double(kBatch * T) / (med * 1e-3), step_compile, train_seconds, eval_seconds,
+                double(batch * T) / (med * 1e-3), step_compile, train_seconds, eval_seconds,
                 seconds_since(run_start));
     if (active.loss_scaling())
         std::printf("loss scaling: scale %g after the last step\n", active.loss_scale());

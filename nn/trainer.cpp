@@ -417,6 +417,11 @@ double Trainer::step(const std::vector<HostArray>& inputs, double lr) {
     return step_outputs(inputs, lr).loss.flat(0);
 }
 
+std::optional<ProgramMemory> Trainer::step_memory(const std::vector<HostArray>& inputs) {
+    check_inputs("Trainer::step_memory", inputs);
+    return program(Kind::Train, inputs).memory();
+}
+
 StepResult Trainer::step_outputs(const std::vector<HostArray>& inputs, double lr) {
     check_inputs("Trainer::step", inputs);
     check_state_held("Trainer::step");

@@ -159,6 +159,9 @@ public:
 
     // Seconds spent building and compiling programs so far, and how many were compiled.
     double compile_seconds() const { return compile_seconds_; }
+    // The memory plan of the step program for inputs like these (compiling it if need be):
+    // its arena of shared temporaries, its results (the new parameters and state), its inputs.
+    std::optional<ProgramMemory> step_memory(const std::vector<HostArray>& inputs);
     int programs_compiled() const { return programs_compiled_; }
 
 private:

@@ -58,6 +58,23 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
     }
     code->outputs = ir.outputs;
     code->plan = plan_temporaries(ir);
+    ProgramMemory& m = code->memory;
+    for (std::size_t b = 0; b < ir.buffers.size(); ++b) {
+        const poly::Buffer& buffer = ir.buffers[b];
+        if (buffer.row_local > 0) {
+            ++m.row_local;
+        } else if (code->plan.slot[b] >= 0) {
+            ++m.temporary_count;
+            m.temporaries += buffer.storage_bytes();
+        } else if (buffer.role == poly::BufferRole::Input) {
+            m.inputs += buffer.bytes();
+        }
+    }
+    for (int b : ir.outputs)
+        m.results += ir.buffers.at(static_cast<std::size_t>(b)).bytes();
+    for (std::size_t bytes : code->plan.slot_bytes)
+        m.arena += bytes;
+    m.slots = static_cast<int>(code->plan.slot_bytes.size());
     // The last kernel touching each buffer: an output is final after it.
     std::vector<int> last(ir.buffers.size(), -1);
     for (std::size_t k = 0; k < ir.kernels.size(); ++k)

@@ -37,7 +37,8 @@ struct HostProgramCode {
     bool kernel_hooks = false;
     std::vector<std::vector<int>> ready_after;
     std::vector<int> ready_at_end;
-    BufferPlan plan; // temporaries' arena slots
+    BufferPlan plan;      // temporaries' arena slots
+    ProgramMemory memory; // the plan in bytes
     // The arena, kept between runs; a run that finds it busy uses a private one.
     mutable std::mutex arena_mutex;
     mutable std::vector<std::unique_ptr<AlignedStorage>> arena;
@@ -77,6 +78,7 @@ public:
         return run_host_program(*code_, inputs, leaves_,
                                 thread_count_ ? thread_count_(threads_) : 1, &hook);
     }
+    std::optional<ProgramMemory> memory() const override { return code_->memory; }
 
 private:
     std::shared_ptr<const HostProgramCode> code_;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "backends/common/buffer_plan.hpp"
+#include "hedra.hpp"
 #include "support/kernel_ir_samples.hpp"
 
 using namespace hedra;
@@ -39,4 +40,33 @@ TEST_CASE("buffer plan: a chain of temporaries needs two slots") {
     for (int t = 1; t < 5; ++t)
         CHECK(plan.slot[t] != plan.slot[t + 1]); // live together in kernel t
     CHECK(plan.slot[1] == plan.slot[3]);
+}
+
+TEST_CASE("program memory: the arena of a matmul chain, its results and inputs in bytes") {
+    // y = (((x a) b) c) d: t1 = x a, t2 = t1 b, t3 = t2 c are temporaries of 32 x 32 f32; t1 is
+    // dead when t3 is computed, so two slots hold the three.
+    auto m = [](unsigned seed) {
+        std::vector<float> v(32 * 32);
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>((i * 7 + seed) % 11) - 5.0f;
+        return array(v, Shape::of({32, 32}));
+    };
+    Array x = placeholder(Shape::of({32, 32}), DType::F32, "x");
+    Array y = matmul(matmul(matmul(matmul(x, m(1)), m(2)), m(3)), m(4));
+    ComputeOptions options;
+    options.backend = "openmp";
+    CompiledProgram p = compile({y}, {x}, options);
+    std::optional<ProgramMemory> mem = p.memory();
+    REQUIRE(mem.has_value());
+    const std::size_t one = 32 * 32 * 4;
+    CHECK(mem->temporary_count == 3);
+    CHECK(mem->temporaries == 3 * one);
+    CHECK(mem->slots == 2);
+    CHECK(mem->arena == 2 * one);
+    CHECK(mem->results == one);
+    CHECK(mem->inputs == 5 * one); // x and the four matrices, read in place
+    CHECK(mem->to_string().find("arena 0.0 MB (3 temporaries in 2 slots") == 0);
+    ComputeOptions ref;
+    ref.backend = "reference";
+    CHECK_FALSE(compile({y}, {x}, ref).memory().has_value());
 }
