@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -592,6 +594,14 @@ int train(const Flags& f) {
                 seconds_since(run_start));
     if (active.loss_scaling())
         std::printf("loss scaling: scale %g after the last step\n", active.loss_scale());
+    // The step program's memory plan and the whole process's peak (libraries, the corpus and
+    // the compiled programs included).
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const std::vector<HostArray> first = batch_of(corpus.train, plan.train.front(), T);
+    if (std::optional<ProgramMemory> m = parallel ? std::nullopt : active.step_memory(first))
+        std::printf("memory: step %s; peak resident %.0f MB\n", m->to_string().c_str(),
+                    double(usage.ru_maxrss) / 1024.0);
     if (parallel)
         std::printf("data parallel: a step waited %.2f ms (median) for the gradients' all-reduce "
                     "after its backward pass\n",
