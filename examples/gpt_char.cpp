@@ -7,7 +7,8 @@
 // embeddings), global-norm clipping at 1.0 and nanoGPT's warm-up + cosine schedule, the learning
 // rate a run-time input of the compiled step. It prints a progress line every 10 steps, the
 // validation and training loss every --eval-every steps, writes a loss-curve PNG and a
-// safetensors checkpoint, and can print a greedy sample of the trained model.
+// safetensors checkpoint, and can print a sample of the trained model (generated with a
+// key-value cache: greedy, or with --temperature and --top-k).
 //
 // With --replay DIR (a folder written by `gpt_torch.py --export DIR`) it starts from PyTorch's
 // initial weights, takes PyTorch's batch offsets, learning rates and evaluation offsets, and
@@ -49,6 +50,7 @@
 #include "distributed/init.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
+#include "nn/gpt_generator.hpp"
 #include "nn/io/npy_reader.hpp"
 #include "nn/io/safetensors.hpp"
 #include "nn/io/training_report.hpp"
@@ -78,6 +80,8 @@ struct Flags {
     std::string backend;
     int threads = 0;
     std::int64_t sample = 0;
+    double temperature = 0; // 0: greedy
+    std::int64_t top_k = 0; // 0: every token
     std::string checkpoint = "gpt_char.safetensors";
     std::string plot = "gpt_char_loss.png";
     std::uint64_t seed = 0;
@@ -141,7 +145,16 @@ Flags parse_flags(int argc, char** argv) {
     app.add_option("--threads", f.threads, "threads (0: $HEDRA_NUM_THREADS or all cores)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
-    app.add_option("--sample", f.sample, "characters to generate greedily after training")
+    app.add_option("--temperature", f.temperature,
+                   "sampling temperature of --sample (0: greedy, the most likely character)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--top-k", f.top_k, "--sample draws among the k most likely (0: all)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app.add_option("--sample", f.sample,
+                   "characters to generate after training (a key-value cache, --temperature, "
+                   "--top-k, --seed)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     app.add_option("--checkpoint", f.checkpoint,
@@ -384,41 +397,37 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// Greedy generation: a '\n' start token, then `count` times the argmax of the last position's
-// logits. The model always sees a full window of block tokens: the context left-aligned and
-// padded on the right, so that (attention being causal) the logits at the context's last
-// position are those of the context alone.
-std::string greedy_sample(const nn::GptConfig& cfg, const std::vector<HostArray>& params,
-                          const Corpus& c, std::int64_t count, const ComputeOptions& options) {
-    const std::int64_t T = cfg.block;
-    std::vector<Array> ps;
-    for (const nn::GptParameter& spec : nn::gpt_parameters(cfg))
-        ps.push_back(placeholder(Shape::of(spec.shape), DType::F32, spec.name));
-    Array tokens = placeholder(Shape::of({1, T}), DType::I64, "tokens");
-    std::vector<Array> inputs = ps;
-    inputs.push_back(tokens);
-    const auto start = clock_type::now();
-    CompiledProgram logits = compile({nn::gpt_logits(cfg, ps, tokens)}, inputs, options);
-    std::printf("sample: compiled the logits program (1 x %lld) in %.2f s\n", (long long)T,
-                seconds_since(start));
+// Generation with a key-value cache (nn::GptGenerator): a '\n' start token, then `count`
+// characters, each one cached decoding step. When the context is full, its last half is fed
+// again as the next prompt (the window slides by half a context at a time).
+struct Sample {
+    std::string text;
+    double seconds = 0, compile_seconds = 0;
+};
+
+Sample sample_text(const nn::GptConfig& cfg, const std::vector<HostArray>& params, const Corpus& c,
+                   std::int64_t count, const nn::SamplingOptions& sampling,
+                   const ComputeOptions& options) {
+    const std::int64_t T = cfg.block, keep = std::max<std::int64_t>(1, T / 2);
+    nn::GptGenerator generator(cfg, params, 1, options);
     auto newline = std::find(c.vocab.begin(), c.vocab.end(), '\n');
     std::vector<std::int64_t> ids{newline == c.vocab.end() ? 0 : newline - c.vocab.begin()};
-    std::vector<HostArray> feed = params;
-    feed.emplace_back();
-    for (std::int64_t k = 0; k < count; ++k) {
-        const std::int64_t n = std::min<std::int64_t>(std::int64_t(ids.size()), T);
-        std::vector<std::int64_t> window(std::size_t(T), 0);
-        std::copy(ids.end() - n, ids.end(), window.begin());
-        feed.back() = HostArray::from(window, {1, T});
-        const HostArray out = logits(feed)[0];
-        const auto v = out.values<float>();
-        const auto row = v.begin() + long((n - 1) * cfg.vocab);
-        ids.push_back(std::max_element(row, row + long(cfg.vocab)) - row);
+    const auto start = clock_type::now();
+    nn::SamplingOptions s = sampling;
+    while (std::int64_t(ids.size()) - 1 < count) {
+        const std::int64_t n = std::min<std::int64_t>(std::int64_t(ids.size()), keep);
+        const std::int64_t chunk = std::min(count + 1 - std::int64_t(ids.size()), T - n);
+        std::vector<std::int64_t> prompt(ids.end() - n, ids.end());
+        std::vector<std::int64_t> next = generator.generate({prompt}, chunk, s)[0];
+        ids.insert(ids.end(), next.begin(), next.end());
+        ++s.seed; // each chunk its own draws, the run still a function of the seed
     }
-    std::string text;
+    Sample out;
+    out.seconds = seconds_since(start);
+    out.compile_seconds = generator.compile_seconds();
     for (std::size_t i = 1; i < ids.size(); ++i)
-        text += static_cast<char>(c.vocab[std::size_t(ids[i])]);
-    return text;
+        out.text += static_cast<char>(c.vocab[std::size_t(ids[i])]);
+    return out;
 }
 
 std::string csv_path_for(const std::string& png) {
@@ -642,10 +651,14 @@ int train(const Flags& f) {
                         f.checkpoint.c_str(), (long long)active.step_count());
     }
     if (f.sample > 0) {
-        const std::string text =
-            greedy_sample(cfg, active.params(), corpus, f.sample, options.compute);
-        std::printf("sample (greedy, %lld characters after a '\\n' start token):\n%s\n",
-                    (long long)f.sample, text.c_str());
+        const nn::SamplingOptions sampling{f.temperature, f.top_k, f.seed};
+        const Sample sample =
+            sample_text(cfg, active.params(), corpus, f.sample, sampling, options.compute);
+        std::printf("sample (%s, %lld characters after a '\\n' start token; %.0f characters/s "
+                    "with a key-value cache, %.2f s of it compiling):\n%s\n",
+                    f.temperature > 0 ? "sampled" : "greedy", (long long)f.sample,
+                    double(f.sample) / std::max(1e-9, sample.seconds - sample.compile_seconds),
+                    sample.compile_seconds, sample.text.c_str());
     }
     std::fflush(stdout);
     return status;
