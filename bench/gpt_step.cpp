@@ -1,13 +1,14 @@
-// bench/gpt_step: the forward, the forward and backward, and the whole training step (nn::Trainer:
-// AdamW, clipping at 1.0, the learning rate an input) of a GPT as compiled programs: cold compile
-// and step time at 1 and 2 threads, and the process's peak resident memory after each. --config
+// bench/gpt_step: the forward, the forward and backward, the whole training step (nn::Trainer:
+// AdamW, clipping at 1.0, the learning rate an input) of a GPT as compiled programs, and greedy
+// generation with the key-value cache (nn::GptGenerator): cold compile and time at 1 and 2
+// threads, and the process's peak resident memory after each. --config
 // w7 (default): nanoGPT's char-level "macbook" recipe, 4 layers, 4 heads, width 128, context 64,
 // batch 12; w8: nanoGPT's shakespeare-char model, 6 layers, 6 heads, width 384, context 256,
 // batch 8 (10.7M parameters); --vocab N replaces the 84 characters (50257: GPT-2's tokens). The
 // PyTorch figures are bench/peers/gpt_torch.py's (--config w7|w8), run beside it
 // (bench/README.md).
 //   bench/gpt_step [--quick] [--threads 1,2] [--reps N] [--config w7|w8] [--vocab N]
-//                  [--only forward,forward_backward,train_step]
+//                  [--only forward,forward_backward,train_step,generate]
 #include <sys/resource.h>
 
 #include <random>
@@ -16,6 +17,7 @@
 #include "bench/bench_common.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
+#include "nn/gpt_generator.hpp"
 #include "nn/optim.hpp"
 #include "nn/trainer.hpp"
 
@@ -161,6 +163,23 @@ int main(int argc, char** argv) {
                       memory ? memory->temporaries / 1e6 : -1.0,
                       memory ? memory->results / 1e6 : -1.0, peak_rss_mb());
         bench::print_line("gpt_train_step", threads, t, "none", extra);
+    }
+    // Greedy generation with the key-value cache: one token of prompt, then context - 1 new
+    // ones (bench/peers/gpt_generate_torch.py is PyTorch's loop with a cache of its own).
+    for (int threads : args.threads) {
+        if (!args.wants("generate")) break;
+        ComputeOptions options;
+        options.num_threads = threads;
+        nn::GptGenerator generator(config, values, 1, options);
+        generator.generate({{0}}, T - 1); // compiles
+        bench::select_clock(args, threads);
+        bench::PairTimes t = bench::time_alternately([&] { generator.generate({{0}}, T - 1); },
+                                                     [] {}, false, 1, reps);
+        char extra[500];
+        std::snprintf(extra, sizeof extra, "%s tokens=%lld tokens_per_s=%.1f compile_s=%.2f", shape,
+                      (long long)(T - 1), double(T - 1) / (t.hedra_ms * 1e-3),
+                      generator.compile_seconds());
+        bench::print_line("gpt_generate", threads, t, "none", extra);
     }
     return 0;
 }
