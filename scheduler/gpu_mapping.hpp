@@ -90,6 +90,33 @@ struct GpuStagedRead {
     bool store_vector = false;
 };
 
+// A contraction on tensor cores (gpu_mma.hpp): warp-level mma.sync of bf16 or f16 operands
+// (m16n8k16), or of f32 operands rounded to TF32 (m16n8k8, only with allow_tf32), always
+// accumulating in f32. A block of warps_m × warps_n warps computes (warps_m·frags_m·16) ×
+// (warps_n·frags_n·8) results, each warp frags_m × frags_n fragments of 16×8; per chunk of kb
+// reduction points, A's tile (rows of M) and B's (rows of N) are staged in shared memory with
+// the reduction innermost, rows `pitch` elements apart, from which warps load their fragments
+// (ldmatrix for 16-bit operands). Off (None) for every other contraction.
+enum class GpuMma { None, Bf16, F16, Tf32 };
+const char* gpu_mma_name(GpuMma mma); // "none", "bf16", "f16", "tf32"
+
+struct GpuMmaTile {
+    GpuMma kind = GpuMma::None;
+    int a_read = -1, b_read = -1; // the update's reads of A (over M × K) and B (over K × N)
+    int k = -1;                   // the reduction member
+    std::int64_t warps_m = 1, warps_n = 1, frags_m = 1, frags_n = 1;
+    std::int64_t kb = 0;    // reduction points per chunk (a multiple of the mma's k)
+    std::int64_t pitch = 0; // shared row pitch of both tiles, in elements
+    bool ldmatrix = false;  // fragments loaded by ldmatrix (16-bit operands)
+    // Per operand (A, B): the staging walks this counter fastest, the one along the buffer's
+    // last axis, so a warp's global loads are contiguous.
+    std::array<int, 2> fastest{-1, -1};
+    std::int64_t mma_k() const { return kind == GpuMma::Tf32 ? 8 : 16; }
+    std::int64_t block_m() const { return warps_m * frags_m * 16; }
+    std::int64_t block_n() const { return warps_n * frags_n * 8; }
+    std::int64_t threads() const { return warps_m * warps_n * 32; }
+};
+
 struct GpuContractionMapping {
     int m = -1, n = -1;                   // the tiled output members (N contiguous in the result)
     std::vector<int> z;                   // the other output members, over blockIdx.z
@@ -116,6 +143,7 @@ struct GpuContractionMapping {
     std::int64_t final_threads = 0;
     std::int64_t final_blocks = 0;
     bool final_index32 = false;
+    GpuMmaTile mma; // tensor cores (gpu.tile); kind None: the SIMT tiles above
 };
 
 struct GpuReductionMapping {
@@ -152,6 +180,11 @@ struct GpuMappingOptions {
     std::map<int, ContractionTiling> contraction_tilings;
     int only_kernel = -1;      // >= 0: map this kernel only (the autotuner's candidates)
     bool generic_only = false; // every kernel on the generic mapping (tests)
+    // f32 contractions on tensor cores with their inputs rounded to TF32 (10 mantissa bits),
+    // as PyTorch's allow_tf32; off: f32 contractions stay exact f32 (SIMT).
+    bool allow_tf32 = false;
+    // Contractions on the SIMT tiles only, never tensor cores (tests, comparisons).
+    bool no_tensor_cores = false;
     // The autotuner's measurement (the backend's: it compiles and times each candidate on the
     // device): of kernel `kernel`'s candidate tilings, the fastest, or nothing to keep the
     // policy's. When set, gpu.autotune asks it for every contraction that has no tiling yet.

@@ -1,0 +1,215 @@
+// Tensor-core contractions (scheduler/gpu_mma.hpp, backends/cuda/render/cuda_mma.cpp) without a
+// GPU: which contractions the GPU tile pass puts on mma.sync (bf16 and f16 operands; f32 only
+// with allow_tf32) and which stay on the SIMT tiles, and the generated kernels run by the CPU
+// emulator, whose warp-collective mma and ldmatrix follow the PTX ISA's fragment layouts,
+// against the reference backend and an independent host computation.
+#include <cmath>
+#include <cstring>
+
+#include "cuda/cuda_programs.hpp"
+#include "cuda/cuda_testing.hpp"
+#include "cuda/emulator.hpp"
+
+using namespace hedra;
+
+namespace {
+
+bool skip_without_compiler() {
+    return test::skip_because(
+        test::emulation_compiler().empty() ? "no host C++ compiler to emulate CUDA kernels" : "");
+}
+
+HostArray evaluate(const Array& a) {
+    return get_backend("reference")->evaluate({a.node()}, {}).at(0);
+}
+
+// Data of `dtype` (bf16, f16: f32 values in [-1, 1) rounded), a leaf of the graph.
+Array input(const Shape& shape, unsigned seed, DType dtype) {
+    Array a = test::cuda_random(shape, seed);
+    return dtype == DType::F32 ? a : array(evaluate(cast(a, dtype)));
+}
+
+backend::CudaLowerOptions tf32_options() {
+    backend::CudaLowerOptions o;
+    o.allow_tf32 = true;
+    return o;
+}
+
+std::vector<HostArray> emulated(const std::vector<Array>& outputs,
+                                const backend::CudaLowerOptions& options,
+                                std::string* mapping = nullptr) {
+    test::LoweredArrays l = test::lower_arrays(outputs, options);
+    if (mapping) *mapping = l.cuda.mapping;
+    return test::emulate_cuda(l.ir, l.cuda);
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// x rounded to TF32 as cvt.rna does: 10 mantissa bits, ties away from zero.
+float tf32(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u = (u + 0x1000u) & 0xffffe000u;
+    std::memcpy(&x, &u, 4);
+    return x;
+}
+
+} // namespace
+
+TEST_CASE("tensor cores: bf16 and f16 matmuls are mapped to mma.sync with ldmatrix") {
+    for (DType dt : {DType::BF16, DType::F16}) {
+        CAPTURE(dtype_name(dt));
+        Array a = placeholder(Shape::of({1024, 256}), dt),
+              b = placeholder(Shape::of({256, 768}), dt);
+        test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
+        const std::string name = dt == DType::BF16 ? "bf16" : "f16";
+        CHECK(has(l.cuda.mapping, " mma=" + name + ".m16n8k16 warps=2x2 frags=2x4 pitch=40"));
+        REQUIRE(l.cuda.launches.size() == 1);
+        CHECK(l.cuda.launches[0].strategy == "contraction_mma");
+        CHECK(l.cuda.launches[0].block == std::array<unsigned, 3>{128, 1, 1});
+        CHECK(l.cuda.launches[0].grid == std::array<unsigned, 3>{12, 16, 1}); // 64x64 tiles
+        // Two 64-row tiles of 32 + 8 halves: A's rows and B's, the reduction innermost.
+        CHECK(l.cuda.launches[0].shared_bytes == 2 * 64 * 40 * 2);
+        const std::string& s = l.cuda.source;
+        CHECK(has(s, "mma.sync.aligned.m16n8k16.row.col.f32." + name + "." + name + ".f32"));
+        CHECK(has(s, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+        CHECK(has(s, "hd_mma_" + name + "(hd_acc[hd_i][hd_j], hd_a[hd_i], hd_b[hd_j]);"));
+        CHECK(has(s, "float hd_acc[2][4][4];"));
+    }
+    // Many blocks: 128x128 tiles of 8 warps, each 64x32 (4x4 fragments).
+    Array a = placeholder(Shape::of({2048, 1024}), DType::BF16),
+          b = placeholder(Shape::of({1024, 2048}), DType::BF16);
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
+    CHECK(has(l.cuda.mapping, "tile=128x128/64x32 kb=32"));
+    CHECK(has(l.cuda.mapping, "warps=2x4 frags=4x4"));
+    CHECK(l.cuda.launches.at(0).block == std::array<unsigned, 3>{256, 1, 1});
+}
+
+TEST_CASE("tensor cores: f32 contractions stay on the SIMT tiles unless allow_tf32") {
+    Array a = placeholder(Shape::of({256, 128})), b = placeholder(Shape::of({128, 192}));
+    test::LoweredArrays plain = test::lower_arrays({matmul(a, b)}, {}, {a, b});
+    backend::CudaLowerOptions simt;
+    simt.no_tensor_cores = true;
+    test::LoweredArrays without = test::lower_arrays({matmul(a, b)}, simt, {a, b});
+    CHECK(plain.cuda.source == without.cuda.source); // f32 unchanged, byte for byte
+    CHECK(plain.cuda.mapping == without.cuda.mapping);
+    CHECK(!has(plain.cuda.source, "mma"));
+    CHECK(plain.cuda.launches.at(0).strategy.rfind("contraction", 0) == 0);
+    test::LoweredArrays tf = test::lower_arrays({matmul(a, b)}, tf32_options(), {a, b});
+    CHECK(has(tf.cuda.mapping, " mma=tf32.m16n8k8"));
+    CHECK(!has(tf.cuda.mapping, "ldmatrix"));
+    CHECK(has(tf.cuda.source, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+    CHECK(has(tf.cuda.source, "= i0 < 256 && i2 < 128 ? hd_tf32(b0["));
+}
+
+TEST_CASE("tensor cores: shapes and forms the mma path cannot take fall back to SIMT") {
+    auto strategy = [](const std::vector<Array>& out, const std::vector<Array>& in,
+                       const backend::CudaLowerOptions& o = {}) {
+        test::LoweredArrays l = test::lower_arrays(out, o, in);
+        return l.cuda.launches.back().strategy;
+    };
+    Array a = placeholder(Shape::of({64, 64}), DType::BF16),
+          b = placeholder(Shape::of({64, 64}), DType::BF16);
+    CHECK(strategy({matmul(a, b)}, {a, b}) == "contraction_mma");
+    backend::CudaLowerOptions old;
+    old.gpu.compute_capability = 75; // mma.sync of bf16 needs sm_80
+    CHECK(strategy({matmul(a, b)}, {a, b}, old) == "contraction");
+    Array thin = placeholder(Shape::of({8, 64}), DType::BF16); // M below one fragment
+    CHECK(strategy({matmul(thin, b)}, {thin, b}) == "contraction");
+    Array h = placeholder(Shape::of({64, 64}), DType::F16); // mixed operand formats
+    CHECK(strategy({matmul(cast(h, DType::F32), cast(b, DType::F32))}, {h, b}) == "contraction");
+    // Not a plain product of the two reads.
+    Array p = sum(reshape(cast(a, DType::F32), Shape::of({64, 64, 1})) *
+                          reshape(cast(b, DType::F32), Shape::of({1, 64, 64})) +
+                      1.0f,
+                  {1});
+    CHECK(strategy({p}, {a, b}) == "contraction");
+    backend::CudaLowerOptions tiles;
+    tiles.tile_sizes = {32, 32, 8}; // explicit SIMT tiles
+    CHECK(strategy({matmul(a, b)}, {a, b}, tiles) == "contraction");
+}
+
+TEST_CASE("tensor cores emulated: bf16 and f16 matmuls, ragged and batched, with epilogues") {
+    if (skip_without_compiler()) return;
+    for (DType dt : {DType::BF16, DType::F16}) {
+        CAPTURE(dtype_name(dt));
+        struct Case {
+            std::int64_t batch, m, k, n;
+        };
+        for (Case c : {Case{0, 64, 64, 64}, Case{0, 70, 33, 45}, Case{0, 160, 100, 136},
+                       Case{3, 40, 50, 24}}) {
+            CAPTURE(c.m);
+            CAPTURE(c.k);
+            CAPTURE(c.n);
+            CAPTURE(c.batch);
+            Shape sa = c.batch ? Shape::of({c.batch, c.m, c.k}) : Shape::of({c.m, c.k});
+            Shape sb = c.batch ? Shape::of({c.batch, c.k, c.n}) : Shape::of({c.k, c.n});
+            Array a = input(sa, 7 + unsigned(c.m), dt), b = input(sb, 11 + unsigned(c.n), dt);
+            Array bias = test::cuda_random(Shape::of({c.n}), 5);
+            // f32 results of the exact products (only the order of the sum may differ), the
+            // rounded half result, and an epilogue on the accumulators.
+            Array exact = matmul(cast(a, DType::F32), cast(b, DType::F32));
+            std::vector<Array> outs{exact, matmul(a, b), relu(exact + bias) * 0.5f};
+            std::string mapping;
+            std::vector<HostArray> got = emulated(outs, {}, &mapping);
+            CHECK(has(mapping, std::string(" mma=") + (dt == DType::BF16 ? "bf16" : "f16")));
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+                CAPTURE(k);
+                HostArray want = evaluate(outs[k]);
+                // Half results: a sum that differs in its last f32 bits may round to the
+                // neighbouring half value (2^-8 relative for bf16, 2^-11 for f16).
+                double rtol = k == 1 ? (dt == DType::BF16 ? 8e-3 : 1e-3) : 1e-5;
+                test::check_same(got[k], want, false, rtol, 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("tensor cores emulated: TF32 rounds the f32 inputs (allow_tf32)") {
+    if (skip_without_compiler()) return;
+    const std::int64_t m = 72, k = 40, n = 56;
+    Array a = input(Shape::of({m, k}), 3, DType::F32), b = input(Shape::of({k, n}), 4, DType::F32);
+    Array bias = test::cuda_random(Shape::of({n}), 6);
+    std::vector<Array> outs{matmul(a, b), tanh(matmul(a, b) + bias)};
+    std::string mapping;
+    std::vector<HostArray> got = emulated(outs, tf32_options(), &mapping);
+    CHECK(has(mapping, " mma=tf32.m16n8k8"));
+    // Independent: the product of the TF32-rounded inputs, in double.
+    HostArray ha = evaluate(a), hb = evaluate(b), exact = evaluate(outs[0]);
+    HostArray want(exact.sizes(), DType::F32);
+    double off_exact = 0;
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            double s = 0;
+            for (std::int64_t q = 0; q < k; ++q)
+                s += double(tf32(float(ha.flat(i * k + q)))) *
+                     double(tf32(float(hb.flat(q * n + j))));
+            want.set_flat(i * n + j, s);
+            off_exact = std::max(off_exact, std::fabs(s - exact.flat(i * n + j)));
+        }
+    test::check_same(got[0], want, false, 1e-5, 1e-5);
+    // TF32 is coarser than f32: the inputs' rounding shows against the exact f32 product
+    // (about 2^-11 relative per input), within the bound PyTorch's allow_tf32 accepts.
+    CHECK(off_exact > 1e-4);
+    test::check_same(got[0], exact, false, 1e-2, 1e-2);
+    test::check_same(got[1], evaluate(outs[1]), false, 1e-2, 1e-2);
+    // Off by default: the same program on the SIMT tiles agrees with f32 closely.
+    std::vector<HostArray> f32 = emulated(outs, {});
+    test::check_same(f32[0], exact, false, 1e-5, 1e-5);
+}
+
+TEST_CASE("tensor cores emulated: the warps' shared-memory accesses are ordered by barriers") {
+    if (skip_without_compiler()) return;
+    Array a = input(Shape::of({48, 40}), 21, DType::BF16),
+          b = input(Shape::of({40, 40}), 22, DType::BF16);
+    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {});
+    REQUIRE(l.cuda.launches.at(0).strategy == "contraction_mma");
+    std::string report = test::race_check(l.ir, l.cuda);
+    if (report.rfind("skipped:", 0) == 0) {
+        test::skip_because(report.substr(9));
+        return;
+    }
+    CHECK_MESSAGE(report.empty(), report);
+}
