@@ -2,6 +2,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 
 #include <atomic>
+#include <cstdlib>
 
 #include "backends/common/buffer_plan.hpp"
 #include "backends/common/graph_key.hpp"
@@ -94,6 +95,9 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     CudaLowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
     lo.gpu = state.device.target();
+    // HEDRA_CUDA_ALLOW_TF32=1: f32 contractions on tensor cores, inputs rounded to TF32.
+    const char* tf32 = std::getenv("HEDRA_CUDA_ALLOW_TF32");
+    lo.allow_tf32 = tf32 && std::string(tf32) == "1";
     // HEDRA_CUDA_AUTOTUNE: gpu.autotune times each contraction's candidates on this device.
     cuda::AutotuneStats tuning;
     if (lo.tile_sizes.empty() && cuda::autotune_enabled()) {

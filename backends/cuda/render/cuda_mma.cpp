@@ -193,7 +193,9 @@ private:
         print_stage(0, "hd_sa", kin, out);
         print_stage(1, "hd_sb", kin, out);
         out += kin + b_.dialect.barrier + "\n";
-        out += b_.dialect.unroll.empty() ? "" : kin + b_.dialect.unroll + "\n";
+        // The chunk's k steps one at a time: unrolled, the compiler loads every step's
+        // fragments up front, which spills on the 8-warp tile at two blocks per multiprocessor.
+        out += b_.dialect.unroll.empty() ? "" : kin + b_.dialect.unroll + " 1\n";
         out += kin + "for (int hd_kk = 0; hd_kk < " + n(t_.kb) + "; hd_kk += " + n(t_.mma_k()) +
                ") {\n";
         print_step(kin + "    ", out);
