@@ -525,11 +525,10 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
         dump::PassTimer timer("gpu.stage");
         for (GpuKernelMapping& m : mapping.kernels)
             if (m.form == GpuForm::Contraction) {
-                if (m.contraction.mma.kind != GpuMma::None)
-                    stage_mma(program, m.contraction);
-                else
-                    stage_contraction(program, target, *m.reduction, m.contraction);
+                const bool mma = m.contraction.mma.kind != GpuMma::None;
+                if (!mma) stage_contraction(program, target, *m.reduction, m.contraction);
                 choose_index_width(target, program, m.kernel, *m.reduction, m.contraction);
+                if (mma) stage_mma(target, m.contraction); // also its blocks per multiprocessor
                 m.contraction.store_result = result_needed(program, m.kernel, *m.reduction);
             }
     }
@@ -617,8 +616,16 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                      (c.mma.kind == GpuMma::Tf32 ? ".m16n8k8" : ".m16n8k16") +
                      " warps=" + std::to_string(c.mma.warps_m) + "x" +
                      std::to_string(c.mma.warps_n) + " frags=" + std::to_string(c.mma.frags_m) +
-                     "x" + std::to_string(c.mma.frags_n) + " pitch=" + std::to_string(c.mma.pitch) +
+                     "x" + std::to_string(c.mma.frags_n) +
+                     " stages=" + std::to_string(c.mma.stages) +
                      (c.mma.ldmatrix ? " ldmatrix" : "");
+            if (c.mma.kind != GpuMma::None)
+                for (int w = 0; w < 2; ++w)
+                    s += std::string("\n  ") + (w == 0 ? "A" : "B") + " read " +
+                         std::to_string(w == 0 ? c.mma.a_read : c.mma.b_read) +
+                         (c.mma.k_inner[w] ? " k-inner" : " k-outer") +
+                         " pitch=" + std::to_string(c.mma.pitch[w]) +
+                         " copy=" + std::to_string(c.mma.copy[w]);
             for (const GpuStagedRead& st : c.staged)
                 s += "\n  staged read " + std::to_string(st.read) + " hull=" + sizes(st.hull, 'x') +
                      " pitch=" + sizes(st.pitch, ',') + " stored=" + std::to_string(st.stored) +

@@ -93,10 +93,13 @@ struct GpuStagedRead {
 // A contraction on tensor cores (gpu_mma.hpp): warp-level mma.sync of bf16 or f16 operands
 // (m16n8k16), or of f32 operands rounded to TF32 (m16n8k8, only with allow_tf32), always
 // accumulating in f32. A block of warps_m × warps_n warps computes (warps_m·frags_m·16) ×
-// (warps_n·frags_n·8) results, each warp frags_m × frags_n fragments of 16×8; per chunk of kb
-// reduction points, A's tile (rows of M) and B's (rows of N) are staged in shared memory with
-// the reduction innermost, rows `pitch` elements apart, from which warps load their fragments
-// (ldmatrix for 16-bit operands). Off (None) for every other contraction.
+// (warps_n·frags_n·8) results, each warp frags_m × frags_n fragments of 16×8. Per chunk of kb
+// reduction points, A's tile (M × K) and B's (K × N) are staged in shared memory, each with the
+// axis that is contiguous in its buffer innermost, so a copy moves runs of memory: rows of the
+// member with the reduction innermost (k_inner), or rows of the reduction with the member
+// innermost (ldmatrix .trans, or the transposed fragment loads of TF32). `stages` chunks are
+// in flight (cp.async on sm_80+: the copies of the next chunks overlap this one's products).
+// Off (None) for every other contraction.
 enum class GpuMma { None, Bf16, F16, Tf32 };
 const char* gpu_mma_name(GpuMma mma); // "none", "bf16", "f16", "tf32"
 
@@ -105,16 +108,25 @@ struct GpuMmaTile {
     int a_read = -1, b_read = -1; // the update's reads of A (over M × K) and B (over K × N)
     int k = -1;                   // the reduction member
     std::int64_t warps_m = 1, warps_n = 1, frags_m = 1, frags_n = 1;
-    std::int64_t kb = 0;    // reduction points per chunk (a multiple of the mma's k)
-    std::int64_t pitch = 0; // shared row pitch of both tiles, in elements
-    bool ldmatrix = false;  // fragments loaded by ldmatrix (16-bit operands)
-    // Per operand (A, B): the staging walks this counter fastest, the one along the buffer's
-    // last axis, so a warp's global loads are contiguous.
-    std::array<int, 2> fastest{-1, -1};
+    std::int64_t kb = 0;   // reduction points per chunk (a multiple of the mma's k)
+    bool ldmatrix = false; // fragments loaded by ldmatrix (16-bit operands)
+    int stages = 1;        // chunks in shared memory at once (cp.async's pipeline depth)
+    // Per operand (A, B): the reduction innermost in shared memory; its row pitch in elements;
+    // the elements one cp.async copies (8, 4 or 2 halves, 4, 2 or 1 floats: 16, 8 or 4 bytes,
+    // aligned in global and shared memory), 0: plain loads and stores.
+    std::array<bool, 2> k_inner{true, true};
+    std::array<std::int64_t, 2> pitch{0, 0};
+    std::array<int, 2> copy{0, 0};
     std::int64_t mma_k() const { return kind == GpuMma::Tf32 ? 8 : 16; }
     std::int64_t block_m() const { return warps_m * frags_m * 16; }
     std::int64_t block_n() const { return warps_n * frags_n * 8; }
     std::int64_t threads() const { return warps_m * warps_n * 32; }
+    std::size_t element_bytes() const { return kind == GpuMma::Tf32 ? 4 : 2; }
+    // Elements of operand w's shared tile per stage.
+    std::int64_t tile_elements(int w) const {
+        const std::int64_t rows = w == 0 ? block_m() : block_n();
+        return (k_inner[w] ? rows : kb) * pitch[w];
+    }
 };
 
 struct GpuContractionMapping {

@@ -19,13 +19,51 @@ int read_of(const ScalarExpr& e) {
     return -1;
 }
 
-// The counter along read r's last buffer axis among `candidates` (the staging walks it
-// fastest); the first candidate when none is.
-int fastest_counter(const poly::Read& r, std::initializer_list<int> candidates) {
-    const int last = r.access.out_rank() - 1;
-    for (int c : candidates)
-        if (last >= 0 && r.access.coeff(last, c) != 0) return c;
-    return *candidates.begin();
+// The coefficients of read r's row-major element index in the statement's counters, and its
+// constant.
+struct Linear {
+    std::vector<std::int64_t> coef;
+    std::int64_t constant = 0;
+};
+Linear linear(const poly::Buffer& buffer, const poly::Read& r) {
+    Linear l;
+    l.coef.assign(static_cast<std::size_t>(r.access.in_rank()), 0);
+    std::int64_t stride = 1;
+    for (int row = r.access.out_rank() - 1; row >= 0; --row) {
+        for (int d = 0; d < r.access.in_rank(); ++d)
+            l.coef[static_cast<std::size_t>(d)] += stride * r.access.coeff(row, d);
+        l.constant += stride * r.access.offset(row);
+        stride *= buffer.sizes.at(static_cast<std::size_t>(row));
+    }
+    return l;
+}
+
+// Operand w's layout: the reduction innermost unless the member is the contiguous one (element
+// index coefficient 1 and the reduction's is not), and the widest cp.async copy (16, 8 or 4
+// bytes) whose runs of the innermost counter are contiguous and aligned in global memory for
+// every tile: the innermost counter's coefficient 1, every other counter's and the constant a
+// multiple of the run, the tile's extent along it too.
+void choose_layout(const poly::ProgramIR& program, const poly::Read& r, int w, int member,
+                   std::int64_t member_tile, GpuMmaTile& t) {
+    const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(r.buffer));
+    const Linear l = linear(buffer, r);
+    const std::int64_t ck = l.coef[static_cast<std::size_t>(t.k)],
+                       cm = l.coef[static_cast<std::size_t>(member)];
+    t.k_inner[w] = !(cm == 1 && ck != 1);
+    const int inner = t.k_inner[w] ? t.k : member;
+    const std::int64_t tile = t.k_inner[w] ? t.kb : member_tile;
+    t.copy[w] = 0;
+    if (buffer.row_window > 0 || l.coef[static_cast<std::size_t>(inner)] != 1) return;
+    for (std::int64_t bytes : {16, 8, 4}) {
+        const std::int64_t run = bytes / static_cast<std::int64_t>(t.element_bytes());
+        bool aligned = run >= 1 && tile % run == 0 && l.constant % run == 0;
+        for (std::size_t d = 0; d < l.coef.size(); ++d)
+            aligned = aligned && (int(d) == inner || l.coef[d] % run == 0);
+        if (aligned) {
+            t.copy[w] = static_cast<int>(run);
+            return;
+        }
+    }
 }
 
 } // namespace
@@ -101,7 +139,8 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     }
     t.kb = t.kind == GpuMma::Tf32 ? 16 : 32;
     t.ldmatrix = t.kind != GpuMma::Tf32;
-    t.fastest = {fastest_counter(u.reads[a], {k, m}), fastest_counter(u.reads[b], {k, n})};
+    choose_layout(program, u.reads[a], 0, m, t.block_m(), t);
+    choose_layout(program, u.reads[b], 1, n, t.block_n(), t);
     if (ceil_div(em, t.block_m()) > target.max_grid_y ||
         ceil_div(en, t.block_n()) > target.max_grid_x || t.threads() > target.max_threads_per_block)
         return false;
@@ -128,18 +167,36 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     return true;
 }
 
-void stage_mma(const poly::ProgramIR& program, GpuContractionMapping& c) {
+void stage_mma(const GpuTarget& target, GpuContractionMapping& c) {
     GpuMmaTile& t = c.mma;
-    // 16-bit rows of kb + 8 elements: 16-byte aligned (ldmatrix's rows) and 16 bytes more than
-    // a multiple of 64, so eight consecutive rows start in eight distinct 16-byte bank groups;
-    // f32 rows of kb + 4: a warp's fragment loads (8 rows × 4 columns) hit 32 distinct banks.
-    t.pitch = t.kb + (t.kind == GpuMma::Tf32 ? 4 : 8);
-    const std::size_t element = t.kind == GpuMma::Tf32 ? 4 : 2;
-    c.shared_bytes = static_cast<std::size_t>((t.block_m() + t.block_n()) * t.pitch) * element;
+    // Rows with the reduction innermost: kb + 8 halves (80 bytes: 16-byte aligned for
+    // ldmatrix and cp.async, and eight consecutive rows start in eight distinct 16-byte bank
+    // groups) or kb + 4 floats (a warp's fragment loads, 8 rows × 4 columns, hit 32 banks).
+    // Rows of the reduction: the member's tile + 8 elements (16 bytes more than a multiple of
+    // 128 for ldmatrix .trans; 8 banks further per row for TF32's 4 rows × 8 columns).
+    for (int w = 0; w < 2; ++w) {
+        const std::int64_t member = w == 0 ? t.block_m() : t.block_n();
+        t.pitch[w] = t.k_inner[w] ? t.kb + (t.kind == GpuMma::Tf32 ? 4 : 8) : member + 8;
+    }
+    const std::size_t stage =
+        static_cast<std::size_t>(t.tile_elements(0) + t.tile_elements(1)) * t.element_bytes();
+    // Three chunks in flight where they fit the static shared memory of a block, else two, else
+    // one (the copies then wait for the products of the chunk before).
+    t.stages = 1;
+    for (int s : {3, 2})
+        if (target.compute_capability >= 80 && s * stage <= target.shared_memory_per_block) {
+            t.stages = s;
+            break;
+        }
+    c.shared_bytes = stage * static_cast<std::size_t>(t.stages);
+    // A block of 8 warps is held to 128 registers per thread at two blocks per
+    // multiprocessor, and by ptxas's own default for 256 threads: the 128×128 tile's 64
+    // accumulators, its fragments and the copies' addresses spill there (16 bytes on sm_80),
+    // and fit in 139 at one block (4 warps are held to 255 either way).
+    if (t.threads() > 128) c.min_blocks_per_sm = 1;
     c.staged.clear();
     c.double_buffer = false;
     c.guard_fold = false;
-    (void)program;
 }
 
 } // namespace hedra::sched

@@ -16,9 +16,10 @@ namespace hedra::sched {
 bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
               const GpuMappingOptions& options, const ReductionForm& f, GpuContractionMapping& c);
 
-// The staged tiles of a tensor-core contraction: A's BM rows and B's BN rows of kb reduction
-// points each, the rows padded so that the eight 16-byte rows an ldmatrix (or the fragment
-// loads of a warp) reads fall in distinct banks; the launch's shared bytes.
-void stage_mma(const poly::ProgramIR& program, GpuContractionMapping& c);
+// The staged tiles of a tensor-core contraction: their row pitches (padded so that the eight
+// 16-byte rows an ldmatrix reads, or a warp's fragment loads, fall in distinct banks), the
+// pipeline's stages within the target's shared memory per block, the launch's shared bytes
+// and blocks per multiprocessor (after the index width, which proposes them).
+void stage_mma(const GpuTarget& target, GpuContractionMapping& c);
 
 } // namespace hedra::sched

@@ -116,6 +116,35 @@ static inline void hd_emu_ldmatrix(unsigned* r, const void* p, unsigned count) {
 }
 static inline void hd_ldmatrix_x4(unsigned* r, const void* p) { hd_emu_ldmatrix(r, p, 4); }
 static inline void hd_ldmatrix_x2(unsigned* r, const void* p) { hd_emu_ldmatrix(r, p, 2); }
+// .trans: register j is column lane/4 of tile j, rows 2(lane%4) and 2(lane%4) + 1 (the tile
+// transposed, then read as above).
+static inline void hd_emu_ldmatrix_trans(unsigned* r, const void* p, unsigned count) {
+    const unsigned tid = hd_emu_tid(), lane = tid % 32, base = tid - lane;
+    hd_emu_address[tid] = p;
+    hd_emu_warp_sync();
+    for (unsigned j = 0; j < count; ++j) {
+        const unsigned short* lo = (const unsigned short*)hd_emu_address[base + 8 * j + 2 * (lane % 4)];
+        const unsigned short* hi = (const unsigned short*)hd_emu_address[base + 8 * j + 2 * (lane % 4) + 1];
+        r[j] = (unsigned)lo[lane / 4] | (unsigned)hi[lane / 4] << 16;
+    }
+    hd_emu_warp_sync();
+}
+static inline void hd_ldmatrix_x4_trans(unsigned* r, const void* p) { hd_emu_ldmatrix_trans(r, p, 4); }
+static inline void hd_ldmatrix_x2_trans(unsigned* r, const void* p) { hd_emu_ldmatrix_trans(r, p, 2); }
+// cp.async as a copy at once: the first `bytes` from global memory, the rest of the size
+// zeroed; commit and wait have nothing left to do (the barriers after them still order the
+// copies against the other threads' reads, which race_check sees).
+static inline void hd_emu_cp_async(void* d, const void* s, unsigned size, unsigned bytes) {
+    // Byte by byte: race_check's ThreadSanitizer did not see the stores of a memcpy here.
+    for (unsigned i = 0; i < size; ++i)
+        ((unsigned char*)d)[i] = i < bytes ? ((const unsigned char*)s)[i] : 0;
+}
+static inline void hd_cp_async16(void* d, const void* s, unsigned bytes) { hd_emu_cp_async(d, s, 16, bytes); }
+static inline void hd_cp_async8(void* d, const void* s, unsigned bytes) { hd_emu_cp_async(d, s, 8, bytes); }
+static inline void hd_cp_async4(void* d, const void* s, unsigned bytes) { hd_emu_cp_async(d, s, 4, bytes); }
+static inline void hd_cp_async_commit() {}
+static inline void hd_cp_async_wait0() {}
+static inline void hd_cp_async_wait1() {}
 // cvt.rna.tf32.f32: the 10-bit mantissa rounded to nearest, ties away from zero (the low 13
 // bits zero); NaN stays NaN.
 static inline unsigned hd_tf32(float x) {

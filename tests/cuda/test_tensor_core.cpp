@@ -65,16 +65,25 @@ TEST_CASE("tensor cores: bf16 and f16 matmuls are mapped to mma.sync with ldmatr
               b = placeholder(Shape::of({256, 768}), dt);
         test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {}, {a, b});
         const std::string name = dt == DType::BF16 ? "bf16" : "f16";
-        CHECK(has(l.cuda.mapping, " mma=" + name + ".m16n8k16 warps=2x2 frags=2x4 pitch=40"));
+        CHECK(has(l.cuda.mapping,
+                  " mma=" + name + ".m16n8k16 warps=2x2 frags=2x4 stages=3 ldmatrix"));
+        // A (row-major, K contiguous) in rows of M, the reduction innermost; B (N contiguous)
+        // in rows of K, read by ldmatrix .trans; both copied 16 bytes at a time by cp.async.
+        CHECK(has(l.cuda.mapping, "\n  A read 0 k-inner pitch=40 copy=8"));
+        CHECK(has(l.cuda.mapping, "\n  B read 1 k-outer pitch=72 copy=8"));
         REQUIRE(l.cuda.launches.size() == 1);
         CHECK(l.cuda.launches[0].strategy == "contraction_mma");
         CHECK(l.cuda.launches[0].block == std::array<unsigned, 3>{128, 1, 1});
         CHECK(l.cuda.launches[0].grid == std::array<unsigned, 3>{12, 16, 1}); // 64x64 tiles
-        // Two 64-row tiles of 32 + 8 halves: A's rows and B's, the reduction innermost.
-        CHECK(l.cuda.launches[0].shared_bytes == 2 * 64 * 40 * 2);
+        // Three stages of A's 64 rows of 32 + 8 halves and B's 32 rows of 64 + 8.
+        CHECK(l.cuda.launches[0].shared_bytes == 3 * (64 * 40 + 32 * 72) * 2);
         const std::string& s = l.cuda.source;
         CHECK(has(s, "mma.sync.aligned.m16n8k16.row.col.f32." + name + "." + name + ".f32"));
         CHECK(has(s, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+        CHECK(has(s, "hd_ldmatrix_x4(hd_a[hd_i], &hd_sa[hd_s]["));
+        CHECK(has(s, "hd_ldmatrix_x2_trans(hd_b[hd_j], &hd_sb[hd_s]["));
+        CHECK(has(s, "hd_cp_async16(&hd_sa[hd_next % 3]["));
+        CHECK(has(s, "hd_cp_async_wait1();"));
         CHECK(has(s, "hd_mma_" + name + "(hd_acc[hd_i][hd_j], hd_a[hd_i], hd_b[hd_j]);"));
         CHECK(has(s, "float hd_acc[2][4][4];"));
     }
@@ -85,6 +94,8 @@ TEST_CASE("tensor cores: bf16 and f16 matmuls are mapped to mma.sync with ldmatr
     CHECK(has(l.cuda.mapping, "tile=128x128/64x32 kb=32"));
     CHECK(has(l.cuda.mapping, "warps=2x4 frags=4x4"));
     CHECK(l.cuda.launches.at(0).block == std::array<unsigned, 3>{256, 1, 1});
+    CHECK(has(l.cuda.mapping, "stages=2"));                  // three would pass 48 KiB
+    CHECK(has(l.cuda.source, "__launch_bounds__(256, 1) ")); // not held to 128 registers
 }
 
 TEST_CASE("tensor cores: f32 contractions stay on the SIMT tiles unless allow_tf32") {
@@ -101,7 +112,8 @@ TEST_CASE("tensor cores: f32 contractions stay on the SIMT tiles unless allow_tf
     CHECK(has(tf.cuda.mapping, " mma=tf32.m16n8k8"));
     CHECK(!has(tf.cuda.mapping, "ldmatrix"));
     CHECK(has(tf.cuda.source, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
-    CHECK(has(tf.cuda.source, "= i0 < 256 && i2 < 128 ? hd_tf32(b0["));
+    CHECK(has(tf.cuda.source, "hd_a[hd_i][0] = hd_tf32(hd_sa[hd_s]["));
+    CHECK(has(tf.cuda.mapping, "\n  A read 0 k-inner pitch=20 copy=4"));
 }
 
 TEST_CASE("tensor cores: shapes and forms the mma path cannot take fall back to SIMT") {
@@ -147,6 +159,10 @@ TEST_CASE("tensor cores emulated: bf16 and f16 matmuls, ragged and batched, with
             Shape sa = c.batch ? Shape::of({c.batch, c.m, c.k}) : Shape::of({c.m, c.k});
             Shape sb = c.batch ? Shape::of({c.batch, c.k, c.n}) : Shape::of({c.k, c.n});
             Array a = input(sa, 7 + unsigned(c.m), dt), b = input(sb, 11 + unsigned(c.n), dt);
+            // A as the transpose of a K x M array: M contiguous, staged in rows of K (ldmatrix
+            // .x4.trans).
+            const bool transposed = c.m == 160;
+            if (transposed) a = transpose(input(Shape::of({c.k, c.m}), 3 + unsigned(c.k), dt));
             Array bias = test::cuda_random(Shape::of({c.n}), 5);
             // f32 results of the exact products (only the order of the sum may differ), the
             // rounded half result, and an epilogue on the accumulators.
@@ -155,6 +171,10 @@ TEST_CASE("tensor cores emulated: bf16 and f16 matmuls, ragged and batched, with
             std::string mapping;
             std::vector<HostArray> got = emulated(outs, {}, &mapping);
             CHECK(has(mapping, std::string(" mma=") + (dt == DType::BF16 ? "bf16" : "f16")));
+            const std::size_t a_line = mapping.find("  A read");
+            REQUIRE(a_line != std::string::npos);
+            CHECK(has(mapping.substr(a_line, mapping.find('\n', a_line) - a_line),
+                      transposed ? "k-outer" : "k-inner"));
             for (std::size_t k = 0; k < outs.size(); ++k) {
                 CAPTURE(k);
                 HostArray want = evaluate(outs[k]);
@@ -202,10 +222,14 @@ TEST_CASE("tensor cores emulated: TF32 rounds the f32 inputs (allow_tf32)") {
 
 TEST_CASE("tensor cores emulated: the warps' shared-memory accesses are ordered by barriers") {
     if (skip_without_compiler()) return;
-    Array a = input(Shape::of({48, 40}), 21, DType::BF16),
-          b = input(Shape::of({40, 40}), 22, DType::BF16);
+    // Five chunks through three stages of cp.async: the copies refill stages that other warps
+    // read a chunk before (without the barrier ahead of each refill this fails).
+    Array a = input(Shape::of({48, 160}), 21, DType::BF16),
+          b = input(Shape::of({160, 40}), 22, DType::BF16);
     test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {});
     REQUIRE(l.cuda.launches.at(0).strategy == "contraction_mma");
+    CHECK(has(l.cuda.mapping, "stages=3"));
+    CHECK(has(l.cuda.source, "hd_cp_async16("));
     std::string report = test::race_check(l.ir, l.cuda);
     if (report.rfind("skipped:", 0) == 0) {
         test::skip_because(report.substr(9));

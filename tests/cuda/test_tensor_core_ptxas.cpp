@@ -1,7 +1,7 @@
 // The tensor-core kernels through the toolkit without a GPU: NVRTC compiles each to PTX for
 // compute_80 and compute_90, `ptxas -v` assembles it for sm_80 and sm_90 without spills, and
-// `cuobjdump -sass` shows the tensor-core instructions meant: HMMA of the operand format, and
-// LDSM (ldmatrix) for 16-bit operands.
+// `cuobjdump -sass` shows the tensor-core instructions meant: HMMA of the operand format,
+// LDSM (ldmatrix) for 16-bit operands, LDGSTS (cp.async) where the operands' runs are aligned.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -131,6 +131,10 @@ TEST_CASE("tensor cores: NVRTC compiles the mma kernels for sm_80 and sm_90, ptx
             CHECK(sass.out.find("HMMA.") != std::string::npos);
             CHECK(std::regex_search(sass.out, std::regex(p.hmma)));
             CHECK((sass.out.find("LDSM") != std::string::npos) == p.ldmatrix);
+            // cp.async is LDGSTS in SASS, where gpu.tile found aligned runs to copy.
+            const bool async = source.find("hd_cp_async_commit();") != std::string::npos;
+            CHECK((sass.out.find("LDGSTS") != std::string::npos) == async);
+            CHECK(async == (p.name != "f16 ragged, batched")); // K = 33: no aligned runs
         }
     }
 }
