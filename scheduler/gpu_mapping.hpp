@@ -132,7 +132,7 @@ struct GpuMmaTile {
 struct GpuContractionMapping {
     int m = -1, n = -1;                   // the tiled output members (N contiguous in the result)
     std::vector<int> z;                   // the other output members, over blockIdx.z
-    GpuTile tile;                         // block and thread tiles, reduction chunk
+    GpuTile tile; // block and thread tiles (tensor cores: a warp's), reduction chunk
     std::vector<std::int64_t> block_tile; // per counter: its extent in the block tile
     std::int64_t splits = 1;              // split K: slices of the chunks (1: unsplit)
     // Blocks along x (N's tiles), y (M's tiles), z (the z members times the slices, at most
