@@ -106,7 +106,7 @@ const char* gpu_mma_name(GpuMma mma); // "none", "bf16", "f16", "tf32"
 struct GpuMmaTile {
     GpuMma kind = GpuMma::None;
     int a_read = -1, b_read = -1; // the update's reads of A (over M × K) and B (over K × N)
-    int k = -1;                   // the reduction member
+    int k = -1; // the innermost reduction member (all of them one flattened K, it fastest)
     std::int64_t warps_m = 1, warps_n = 1, frags_m = 1, frags_n = 1;
     std::int64_t kb = 0;   // reduction points per chunk (a multiple of the mma's k)
     bool ldmatrix = false; // fragments loaded by ldmatrix (16-bit operands)
@@ -130,9 +130,9 @@ struct GpuMmaTile {
 };
 
 struct GpuContractionMapping {
-    int m = -1, n = -1;                   // the tiled output members (N contiguous in the result)
-    std::vector<int> z;                   // the other output members, over blockIdx.z
-    GpuTile tile; // block and thread tiles (tensor cores: a warp's), reduction chunk
+    int m = -1, n = -1; // the tiled output members (N contiguous in the result)
+    std::vector<int> z; // the other output members, over blockIdx.z
+    GpuTile tile;       // block and thread tiles (tensor cores: a warp's), reduction chunk
     std::vector<std::int64_t> block_tile; // per counter: its extent in the block tile
     std::int64_t splits = 1;              // split K: slices of the chunks (1: unsplit)
     // Blocks along x (N's tiles), y (M's tiles), z (the z members times the slices, at most

@@ -39,12 +39,12 @@ Linear linear(const poly::Buffer& buffer, const poly::Read& r) {
 }
 
 // Operand w's layout: the reduction innermost unless the member is the contiguous one (element
-// index coefficient 1 and the reduction's is not), and the widest cp.async copy (16, 8 or 4
-// bytes) whose runs of the innermost counter are contiguous and aligned in global memory for
-// every tile: the innermost counter's coefficient 1, every other counter's and the constant a
-// multiple of the run, the tile's extent along it too.
-void choose_layout(const poly::ProgramIR& program, const poly::Read& r, int w, int member,
-                   std::int64_t member_tile, GpuMmaTile& t) {
+// index coefficient 1 and the innermost reduction member's is not), and the widest cp.async copy
+// (16, 8 or 4 bytes) whose runs of the innermost counter are contiguous and aligned in global
+// memory for every tile: the innermost counter's coefficient 1, every other counter's and the
+// constant a multiple of the run, the tile's extent along it too.
+void choose_layout(const poly::ProgramIR& program, const ReductionForm& f, const poly::Read& r,
+                   int w, int member, std::int64_t member_tile, GpuMmaTile& t) {
     const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(r.buffer));
     const Linear l = linear(buffer, r);
     const std::int64_t ck = l.coef[static_cast<std::size_t>(t.k)],
@@ -57,6 +57,9 @@ void choose_layout(const poly::ProgramIR& program, const poly::Read& r, int w, i
     for (std::int64_t bytes : {16, 8, 4}) {
         const std::int64_t run = bytes / static_cast<std::int64_t>(t.element_bytes());
         bool aligned = run >= 1 && tile % run == 0 && l.constant % run == 0;
+        // Along a flattened K of several members a run must not reach into the next value
+        // of an outer member (elsewhere in memory): the innermost extent holds whole runs.
+        if (t.k_inner[w] && f.reductions.size() > 1) aligned = aligned && f.extents[t.k] % run == 0;
         for (std::size_t d = 0; d < l.coef.size(); ++d)
             aligned = aligned && (int(d) == inner || l.coef[d] % run == 0);
         if (aligned) {
@@ -87,7 +90,7 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     if (options.no_tensor_cores || !options.tile_sizes.empty() || target.compute_capability < 80)
         return false;
     const poly::Statement& u = *f.update;
-    if (u.reduce_op != ReduceOp::Sum || f.reductions.size() != 1 || !f.whole) return false;
+    if (u.reduce_op != ReduceOp::Sum || f.reductions.empty() || !f.whole) return false;
     if (program.buffers.at(static_cast<std::size_t>(u.write_buffer)).dtype != DType::F32)
         return false;
     const ScalarExpr& v = u.value;
@@ -95,12 +98,16 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     const int x = read_of(v->args[0]), y = read_of(v->args[1]);
     if (x < 0 || y < 0 || x == y || u.reads.size() != 2) return false;
     auto [m, n] = *contraction_members(f);
-    const int k = f.reductions[0];
+    // The reduction members are one flattened K, the innermost fastest (a convolution's
+    // channels × kernel rows × kernel columns: an implicit GEMM).
+    const int k = f.reductions.back();
     // A: the read over M × K, not N; B: over K × N, not M.
     auto over = [&](int r, int with, int without) {
         const poly::Read& read = u.reads.at(static_cast<std::size_t>(r));
-        return read.buffer >= 0 && depends(read, with) && depends(read, k) &&
-               !depends(read, without);
+        bool reduced = false;
+        for (int c : f.reductions)
+            reduced = reduced || depends(read, c);
+        return read.buffer >= 0 && depends(read, with) && reduced && !depends(read, without);
     };
     int a = -1, b = -1;
     if (over(x, m, n) && over(y, n, m)) a = x, b = y;
@@ -117,7 +124,7 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
         t.kind = GpuMma::Tf32;
     else
         return false;
-    const std::int64_t em = f.extents[m], en = f.extents[n], ek = f.extents[k];
+    const std::int64_t em = f.extents[m], en = f.extents[n], ek = f.reduction_size;
     // Too small to fill one fragment: the SIMT tiles waste less.
     if (em < 16 || en < 8 || ek < t.mma_k()) return false;
     t.a_read = a;
@@ -139,8 +146,8 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     }
     t.kb = t.kind == GpuMma::Tf32 ? 16 : 32;
     t.ldmatrix = t.kind != GpuMma::Tf32;
-    choose_layout(program, u.reads[a], 0, m, t.block_m(), t);
-    choose_layout(program, u.reads[b], 1, n, t.block_n(), t);
+    choose_layout(program, f, u.reads[a], 0, m, t.block_m(), t);
+    choose_layout(program, f, u.reads[b], 1, n, t.block_n(), t);
     if (ceil_div(em, t.block_m()) > target.max_grid_y ||
         ceil_div(en, t.block_n()) > target.max_grid_x || t.threads() > target.max_threads_per_block)
         return false;
@@ -155,7 +162,7 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     c.block_tile.assign(f.extents.size(), 1);
     c.block_tile[m] = t.block_m();
     c.block_tile[n] = t.block_n();
-    c.block_tile[k] = t.kb;
+    c.block_tile[k] = std::min(t.kb, f.extents[k]);
     c.chunks = ceil_div(ek, t.kb);
     c.splits = 1;
     std::int64_t zt = 1;

@@ -187,6 +187,35 @@ TEST_CASE("tensor cores emulated: bf16 and f16 matmuls, ragged and batched, with
     }
 }
 
+TEST_CASE("tensor cores emulated: bf16 convolutions as implicit GEMMs") {
+    if (skip_without_compiler()) return;
+    // The reduction members (input channels × kernel rows × kernel columns) are one flattened
+    // K: 3×3 kernels, copied element by element; 1×8 kernels, whose weights are copied 16 bytes
+    // at a time (each run one kernel row).
+    auto f32 = [](const Array& x) { return cast(x, DType::F32); };
+    struct Case {
+        Shape x, w;
+        std::int64_t stride;
+        const char* weights; // the weights' staging (the A operand)
+    };
+    for (const Case& c : {Case{Shape::of({2, 8, 19, 19}), Shape::of({16, 8, 3, 3}), 1, "copy=0"},
+                          Case{Shape::of({2, 8, 19, 19}), Shape::of({16, 8, 3, 3}), 2, "copy=0"},
+                          Case{Shape::of({2, 8, 6, 24}), Shape::of({16, 8, 1, 8}), 1, "copy=8"}}) {
+        CAPTURE(c.stride);
+        CAPTURE(c.weights);
+        Array x = input(c.x, 31, DType::BF16), w = input(c.w, 32, DType::BF16);
+        Array bias = test::cuda_random(Shape::of({16, 1, 1}), 33);
+        Array y = test::cuda_conv2d(f32(x), f32(w), c.stride);
+        std::vector<Array> outs{y, relu(y + bias)};
+        std::string mapping;
+        std::vector<HostArray> got = emulated(outs, {}, &mapping);
+        CHECK(has(mapping, " mma=bf16.m16n8k16"));
+        CHECK(has(mapping, std::string("  A read 1 k-inner pitch=40 ") + c.weights));
+        for (std::size_t k = 0; k < outs.size(); ++k)
+            test::check_same(got[k], evaluate(outs[k]), false, 1e-5, 1e-5);
+    }
+}
+
 TEST_CASE("tensor cores emulated: TF32 rounds the f32 inputs (allow_tf32)") {
     if (skip_without_compiler()) return;
     const std::int64_t m = 72, k = 40, n = 56;

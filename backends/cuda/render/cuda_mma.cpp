@@ -150,27 +150,33 @@ private:
                n(inner / run) + (run > 1 ? " * " + n(run) : "") + ";\n";
         const std::string x = t_.k_inner[w] ? "hd_o" : "hd_c", y = t_.k_inner[w] ? "hd_c" : "hd_o";
         out += in2 + "const " + it + " " + counter(member) + " = " + m0 + " + " + x + ";\n";
-        out += in2 + "const " + it + " " + counter(k) + " = (" + chunk + ") * " + int_text(t_.kb) +
-               " + " + y + ";\n";
-        const int fast = t_.k_inner[w] ? k : member, slow = t_.k_inner[w] ? member : k;
+        // The flattened reduction point, and with several reduction members their counters.
+        const bool flat = f_.reductions.size() > 1;
+        const std::string kf = flat ? "hd_kf" : counter(k), total = int_text(f_.reduction_size);
+        out += in2 + "const " + it + " " + kf + " = (" + chunk + ") * " + int_text(t_.kb) + " + " +
+               y + ";\n";
+        if (flat) print_unflatten(kf, f_.extents, f_.reductions, in2, out);
         const std::string global =
             b_.buffer_name(r.buffer) + "[" + linear_index(b_, r.buffer, r.access) + "]";
         const std::string dst = at(w, stage, x, y);
         if (t_.copy[w] > 0) {
             const std::int64_t bytes = run * static_cast<std::int64_t>(t_.element_bytes());
-            // The run's elements inside the operand: none past the slow counter's extent, a
-            // prefix at the fast counter's.
-            out += in2 + "const " + it + " hd_n = " + counter(slow) + " < " +
-                   int_text(f_.extents[slow]) + " ? " + int_text(f_.extents[fast]) + " - " +
-                   counter(fast) + " : " + int_text(0) + ";\n";
+            // The run's elements inside the operand: none past the outer axis' extent, a prefix
+            // at the inner one's (gpu.tile keeps a run of a flattened K within one innermost
+            // row, so there it is whole or empty).
+            const std::string member_in = counter(member) + " < " + int_text(f_.extents[member]);
+            out += in2 + "const " + it + " hd_n = " +
+                   (t_.k_inner[w] ? member_in + " ? " + total + " - " + kf
+                                  : kf + " < " + total + " ? " + int_text(f_.extents[member]) +
+                                        " - " + counter(member)) +
+                   " : " + int_text(0) + ";\n";
             out += in2 + "hd_cp_async" + n(bytes) + "(&" + dst + ", hd_n > 0 ? &" + global + " : " +
                    b_.buffer_name(r.buffer) + ", hd_n >= " + int_text(run) + " ? " + n(bytes) +
                    "u : hd_n > 0 ? (unsigned)hd_n * " + n(t_.element_bytes()) + "u : 0u);\n";
         } else {
             out += in2 + dst + " = " + counter(member) + " < " + int_text(f_.extents[member]) +
-                   " && " + counter(k) + " < " + int_text(f_.extents[k]) + " ? " + global +
-                   (tf32() ? "" : ".bits") + " : " + (tf32() ? "0.0f" : "(unsigned short)0") +
-                   ";\n";
+                   " && " + kf + " < " + total + " ? " + global + (tf32() ? "" : ".bits") + " : " +
+                   (tf32() ? "0.0f" : "(unsigned short)0") + ";\n";
         }
         out += in + "}\n";
     }
