@@ -1,13 +1,15 @@
 // The tensor-core contraction template: prints the mapping gpu.tile and gpu.stage chose
 // (scheduler/gpu_mma.hpp). A block's warps each own frags_m × frags_n fragments of 16×8
-// accumulators (f32, four per thread in mma.sync's C layout); per chunk of kb reduction points
-// all threads copy A's BM rows and B's BN rows into shared memory, reduction innermost (zero
-// outside the operands, so ragged edges add nothing), then each warp loads its A and B
-// fragments (ldmatrix for 16-bit operands; TF32 operands, rounded while staged, by plain shared
-// loads) and issues one mma.sync per fragment pair and k step. The result elements are the
-// accumulators' (the epilogues applied as the SIMT template does). The device helpers wrap the
-// PTX; the CPU emulator (tests/cuda/emulator.cpp) supplies warp-collective versions of the same
-// helpers, with the PTX ISA's fragment layouts.
+// accumulators (f32, four per thread in mma.sync's C layout). The reduction (its members
+// flattened) is walked in chunks of kb points through `stages` shared-memory stages: all
+// threads copy a chunk's A and B tiles, each with its buffer's contiguous axis innermost (by
+// cp.async where the runs are aligned, else element by element; zero outside the operands, so
+// ragged edges add nothing), stages - 1 chunks ahead of the one being multiplied; each warp
+// loads its fragments (ldmatrix, .trans for rows of K, for 16-bit operands; plain shared loads
+// rounded to TF32 for f32) and issues one mma.sync per fragment pair and k step. The result
+// elements are the accumulators' (the epilogues applied as the SIMT template does). The device
+// helpers wrap the PTX; the CPU emulator (tests/cuda/emulator.cpp) supplies warp-collective
+// versions of the same helpers, with the PTX ISA's fragment layouts.
 #include <algorithm>
 #include <string>
 #include <vector>
