@@ -611,7 +611,7 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                      (c.double_buffer ? " double" : "") + (c.index32 ? " index32" : "") +
                      " blocks/sm=" + std::to_string(c.min_blocks_per_sm);
             if (!c.store_result) s += " unstored";
-            if (c.mma.kind != GpuMma::None)
+            if (c.mma.kind != GpuMma::None) {
                 s += std::string(" mma=") + gpu_mma_name(c.mma.kind) +
                      (c.mma.kind == GpuMma::Tf32 ? ".m16n8k8" : ".m16n8k16") +
                      " warps=" + std::to_string(c.mma.warps_m) + "x" +
@@ -619,13 +619,13 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                      "x" + std::to_string(c.mma.frags_n) +
                      " stages=" + std::to_string(c.mma.stages) +
                      (c.mma.ldmatrix ? " ldmatrix" : "");
-            if (c.mma.kind != GpuMma::None)
                 for (int w = 0; w < 2; ++w)
                     s += std::string("\n  ") + (w == 0 ? "A" : "B") + " read " +
                          std::to_string(w == 0 ? c.mma.a_read : c.mma.b_read) +
                          (c.mma.k_inner[w] ? " k-inner" : " k-outer") +
                          " pitch=" + std::to_string(c.mma.pitch[w]) +
                          " copy=" + std::to_string(c.mma.copy[w]);
+            }
             for (const GpuStagedRead& st : c.staged)
                 s += "\n  staged read " + std::to_string(st.read) + " hull=" + sizes(st.hull, 'x') +
                      " pitch=" + sizes(st.pitch, ',') + " stored=" + std::to_string(st.stored) +

@@ -6,13 +6,15 @@
 //                  (the generic mapping: isl's loop AST, outer parallel loops over threads)
 //   gpu.autotune   with a measurement (the backend's autotuner), the fastest of a
 //                  contraction's candidate tilings (contraction_candidates below)
-//   gpu.tile       a contraction's block tile (BM×BN over M and N, a chunk of the reduction
-//                  members), its thread tile (TM×TN accumulators per thread, in groups of
-//                  consecutive rows and columns), the members over blockIdx.z, and split K
-//                  (slices of the chunks over blockIdx.z), and the launch's grid
+//   gpu.tile       a contraction on tensor cores (gpu_mma.hpp) where it can, else its block
+//                  tile (BM×BN over M and N, a chunk of the reduction members), its thread
+//                  tile (TM×TN accumulators per thread, in groups of consecutive rows and
+//                  columns), the members over blockIdx.z, and split K (slices of the chunks
+//                  over blockIdx.z); and the launch's grid
 //   gpu.stage      which reads of a contraction are staged in shared memory: their hulls,
 //                  layouts and padding, 16-byte loads and stores, register fragments, double
-//                  buffering, whether the fold needs a bounds test; 32-bit index arithmetic
+//                  buffering, whether the fold needs a bounds test (on tensor cores: the
+//                  operand tiles' layouts and the cp.async pipeline); 32-bit index arithmetic
 //                  and blocks per multiprocessor; whether the sum is stored or lives only in
 //                  the accumulators its epilogues read
 //   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
@@ -217,7 +219,9 @@ std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& pro
 
 // The mapping as the dump stages show it, one line per kernel and one per staged read
 // ("k3 contraction m=1 n=2 z=0 tile=128x128/8x8 kb=16 splits=1 smem=16896 double index32
-// blocks/sm=2"; " unstored" when the sum is not stored).
+// blocks/sm=2"; " unstored" when the sum is not stored; on tensor cores " mma=bf16.m16n8k16
+// warps=2x2 frags=2x4 stages=3 ldmatrix" and a line per operand, "A read 0 k-inner pitch=40
+// copy=8").
 std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program);
 
 } // namespace hedra::sched

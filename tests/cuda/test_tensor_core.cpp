@@ -138,6 +138,11 @@ TEST_CASE("tensor cores: shapes and forms the mma path cannot take fall back to 
                       1.0f,
                   {1});
     CHECK(strategy({p}, {a, b}) == "contraction");
+    // The architecture compiled for decides (the backend and hedra-aot read it so).
+    CHECK(backend::cuda::compute_capability_of("sm_75") == 75);
+    CHECK(backend::cuda::compute_capability_of("compute_90a") == 90);
+    CHECK(backend::cuda::compute_capability_of("sm_120") == 120);
+    CHECK(backend::cuda::compute_capability_of("native") == 0);
     backend::CudaLowerOptions tiles;
     tiles.tile_sizes = {32, 32, 8}; // explicit SIMT tiles
     CHECK(strategy({matmul(a, b)}, {a, b}, tiles) == "contraction");
