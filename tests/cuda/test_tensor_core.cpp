@@ -257,17 +257,21 @@ TEST_CASE("tensor cores emulated: TF32 rounds the f32 inputs (allow_tf32)") {
 TEST_CASE("tensor cores emulated: the warps' shared-memory accesses are ordered by barriers") {
     if (skip_without_compiler()) return;
     // Five chunks through three stages of cp.async: the copies refill stages that other warps
-    // read a chunk before (without the barrier ahead of each refill this fails).
-    Array a = input(Shape::of({48, 160}), 21, DType::BF16),
-          b = input(Shape::of({160, 40}), 22, DType::BF16);
-    test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, {});
-    REQUIRE(l.cuda.launches.at(0).strategy == "contraction_mma");
-    CHECK(has(l.cuda.mapping, "stages=3"));
-    CHECK(has(l.cuda.source, "hd_cp_async16("));
-    std::string report = test::race_check(l.ir, l.cuda);
-    if (report.rfind("skipped:", 0) == 0) {
-        test::skip_because(report.substr(9));
-        return;
+    // read a chunk before (without the barrier ahead of each refill this fails); bf16 through
+    // ldmatrix, f32 through TF32's fragment loads.
+    for (DType dt : {DType::BF16, DType::F32}) {
+        CAPTURE(dtype_name(dt));
+        const std::int64_t k = dt == DType::BF16 ? 160 : 80; // five chunks of 32, of 16
+        Array a = input(Shape::of({48, k}), 21, dt), b = input(Shape::of({k, 40}), 22, dt);
+        test::LoweredArrays l = test::lower_arrays({matmul(a, b)}, tf32_options());
+        REQUIRE(l.cuda.launches.at(0).strategy == "contraction_mma");
+        CHECK(has(l.cuda.mapping, "stages=3"));
+        CHECK(has(l.cuda.source, "hd_cp_async16("));
+        std::string report = test::race_check(l.ir, l.cuda);
+        if (report.rfind("skipped:", 0) == 0) {
+            test::skip_because(report.substr(9));
+            return;
+        }
+        CHECK_MESSAGE(report.empty(), report);
     }
-    CHECK_MESSAGE(report.empty(), report);
 }
