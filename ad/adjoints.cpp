@@ -205,6 +205,14 @@ std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
         return {reduce_adjoint(node, ybar)};
     case NodeKind::Fuse:
         return fuse_adjoint(node, ybar, wanted);
+    case NodeKind::Gather: // the rows' gradients added back in index order; none for indices
+        if (!wanted.at(0)) return std::vector<Array>(2);
+        return {scatter_add(ybar, Array(node->inputs[1]), node->axis, node->inputs[0]->shape,
+                            node->loc),
+                Array()};
+    case NodeKind::Scatter:
+        if (!wanted.at(0)) return std::vector<Array>(2);
+        return {take(ybar, Array(node->inputs[1]), node->axis, node->loc), Array()};
     }
     internal_error("adjoint: unknown node kind");
 }

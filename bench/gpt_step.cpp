@@ -1,21 +1,61 @@
-// bench/gpt_step: the forward, and the forward and backward, of the W7 GPT (nanoGPT's char-level
-// recipe: 4 layers, 4 heads, width 128, context 64, batch 12, vocabulary 84) as one compiled
-// program: its cold compile, its kernels and its step time at 1 and 2 threads. The PyTorch figures
-// are bench/peers/gpt_torch.py's, run beside it (bench/README.md).
-//   bench/gpt_step [--quick] [--threads 1,2] [--reps N]
+// bench/gpt_step: the forward, the forward and backward, and the whole training step (nn::Trainer:
+// AdamW, clipping at 1.0, the learning rate an input) of a GPT as compiled programs: cold compile
+// and step time at 1 and 2 threads, and the process's peak resident memory after each. --config
+// w7 (default): nanoGPT's char-level "macbook" recipe, 4 layers, 4 heads, width 128, context 64,
+// batch 12; w8: nanoGPT's shakespeare-char model, 6 layers, 6 heads, width 384, context 256,
+// batch 8 (10.7M parameters); --vocab N replaces the 84 characters (50257: GPT-2's tokens). The
+// PyTorch figures are bench/peers/gpt_torch.py's (--config w7|w8), run beside it
+// (bench/README.md).
+//   bench/gpt_step [--quick] [--threads 1,2] [--reps N] [--config w7|w8] [--vocab N]
+//                  [--only forward,forward_backward,train_step]
+#include <sys/resource.h>
+
 #include <random>
 
 #include "ad/grad.hpp"
 #include "bench/bench_common.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
+#include "nn/optim.hpp"
+#include "nn/trainer.hpp"
 
 using namespace hedra;
 
+namespace {
+
+double peak_rss_mb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0; // KiB on Linux
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
-    bench::Args args = bench::parse_args(argc, argv);
+    std::string config_name = "w7";
+    std::int64_t vocab = 84;
+    std::vector<char*> rest{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--config" && i + 1 < argc)
+            config_name = argv[++i];
+        else if (a == "--vocab" && i + 1 < argc)
+            vocab = std::atoll(argv[++i]);
+        else
+            rest.push_back(argv[i]);
+    }
+    bench::Args args = bench::parse_args(static_cast<int>(rest.size()), rest.data(),
+                                         " [--config w7|w8] [--vocab N]");
     nn::GptConfig config;
     std::int64_t batch = 12;
+    if (config_name == "w8") {
+        config = {.vocab = 84, .block = 256, .layers = 6, .heads = 6, .embd = 384, .bias = true};
+        batch = 8;
+    } else if (config_name != "w7") {
+        std::fprintf(stderr, "gpt_step: --config must be w7 or w8, not %s\n", config_name.c_str());
+        return 2;
+    }
+    config.vocab = vocab;
     if (args.quick) {
         config = {.vocab = 11, .block = 8, .layers = 1, .heads = 2, .embd = 16, .bias = true};
         batch = 2;
@@ -47,8 +87,17 @@ int main(int argc, char** argv) {
     std::vector<HostArray> feed = values;
     feed.push_back(HostArray::from(tv, std::vector<std::int64_t>{batch, T}));
     feed.push_back(HostArray::from(yv, std::vector<std::int64_t>{batch, T}));
-    // The forward alone (evaluation), then the forward and backward.
+    std::int64_t n_params = 0;
+    for (const HostArray& v : values)
+        n_params += v.size();
+    char shape[200];
+    std::snprintf(shape, sizeof shape,
+                  "config=%s vocab=%lld layers=%lld width=%lld params=%lld batch=%lld block=%lld",
+                  config_name.c_str(), (long long)config.vocab, (long long)config.layers,
+                  (long long)config.embd, (long long)n_params, (long long)batch, (long long)T);
+    // The forward alone (evaluation), then the forward and backward, then the training step.
     for (int threads : args.threads) {
+        if (!args.wants("forward")) break;
         ComputeOptions options;
         options.num_threads = threads;
         double c0 = bench::now_ms();
@@ -58,12 +107,13 @@ int main(int argc, char** argv) {
         bench::select_clock(args, threads);
         bench::PairTimes t = bench::time_alternately([&] { value = forward(feed)[0].flat(0); },
                                                      [] {}, false, 1, reps);
-        char extra[160];
-        std::snprintf(extra, sizeof extra, "batch=%lld block=%lld loss=%.5f compile_s=%.2f",
-                      (long long)batch, (long long)T, value, compile_s);
+        char extra[400];
+        std::snprintf(extra, sizeof extra, "%s loss=%.5f compile_s=%.2f peak_rss_mb=%.0f", shape,
+                      value, compile_s, peak_rss_mb());
         bench::print_line("gpt_forward", threads, t, "none", extra);
     }
     for (int threads : args.threads) {
+        if (!args.wants("forward_backward")) break;
         ComputeOptions options;
         options.num_threads = threads;
         double c0 = bench::now_ms();
@@ -73,11 +123,39 @@ int main(int argc, char** argv) {
         bench::select_clock(args, threads);
         bench::PairTimes t = bench::time_alternately([&] { first = program(feed)[0].flat(0); },
                                                      [] {}, false, 1, reps);
-        char extra[160];
-        std::snprintf(extra, sizeof extra,
-                      "batch=%lld block=%lld layers=%lld loss=%.5f compile_s=%.2f",
-                      (long long)batch, (long long)T, (long long)config.layers, first, compile_s);
+        char extra[400];
+        std::snprintf(extra, sizeof extra, "%s loss=%.5f compile_s=%.2f peak_rss_mb=%.0f", shape,
+                      first, compile_s, peak_rss_mb());
         bench::print_line("gpt_forward_backward", threads, t, "none", extra);
+    }
+    // The step gpt_torch.py times: forward, backward, clipping, AdamW, the loss read back.
+    for (int threads : args.threads) {
+        if (!args.wants("train_step")) break;
+        nn::TrainerOptions options;
+        for (const nn::GptParameter& p : spec)
+            options.param_names.push_back(p.name);
+        options.clip_norm = 1.0;
+        options.compute.num_threads = threads;
+        nn::AdamWOptions adamw{1e-3, 0.9, 0.99, 1e-8, 0.1};
+        for (const nn::GptParameter& p : spec)
+            adamw.decay_mask.push_back(p.decay);
+        nn::Trainer trainer(
+            [config](const std::vector<Array>& ps, const std::vector<Array>& in) {
+                return nn::gpt_loss(config, ps, in[0], in[1]);
+            },
+            {{{batch, T}, DType::I64, "tokens"}, {{batch, T}, DType::I64, "targets"}}, values,
+            std::make_shared<nn::AdamW>(adamw), options);
+        std::vector<HostArray> xy{feed[feed.size() - 2], feed.back()};
+        double c0 = bench::now_ms();
+        double first = trainer.step(xy, 1e-4);
+        double compile_s = (bench::now_ms() - c0) / 1e3;
+        bench::select_clock(args, threads);
+        bench::PairTimes t =
+            bench::time_alternately([&] { trainer.step(xy, 1e-4); }, [] {}, false, 1, reps);
+        char extra[400];
+        std::snprintf(extra, sizeof extra, "%s loss=%.5f compile_s=%.2f peak_rss_mb=%.0f", shape,
+                      first, compile_s, peak_rss_mb());
+        bench::print_line("gpt_train_step", threads, t, "none", extra);
     }
     return 0;
 }

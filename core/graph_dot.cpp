@@ -31,6 +31,10 @@ std::string payload(const Node& n) {
         return "#" + std::to_string(n.id) + (n.name.empty() ? "" : " '" + n.name + "'");
     case NodeKind::Iota:
         return "axis " + std::to_string(n.axis);
+    case NodeKind::Gather:
+        return "take axis " + std::to_string(n.axis);
+    case NodeKind::Scatter:
+        return "scatter_add axis " + std::to_string(n.axis);
     case NodeKind::View:
         return shorten(n.access.to_string());
     case NodeKind::Reduce: {
@@ -61,6 +65,9 @@ const char* style(NodeKind k) {
         return "shape=box, style=\"filled,bold\", fillcolor=\"#fce5cd\"";
     case NodeKind::Fuse:
         return "shape=hexagon";
+    case NodeKind::Gather:
+    case NodeKind::Scatter:
+        return "shape=box, style=\"filled\", fillcolor=\"#ead1dc\"";
     case NodeKind::Map:
         return "shape=box";
     }

@@ -134,6 +134,8 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
         if (options.embed_data) v["data"] = json::base64_encode(n.data.raw(), n.data.bytes());
         break;
     case NodeKind::Iota:
+    case NodeKind::Gather:
+    case NodeKind::Scatter:
         v["axis"] = n.axis;
         break;
     case NodeKind::View:

@@ -13,7 +13,7 @@ namespace hedra::detail {
 namespace {
 
 bool parse_node_kind(const std::string& name, NodeKind& out) {
-    for (int i = 0; i <= static_cast<int>(NodeKind::Fuse); ++i)
+    for (int i = 0; i <= static_cast<int>(NodeKind::Scatter); ++i)
         if (name == node_kind_name(static_cast<NodeKind>(i))) {
             out = static_cast<NodeKind>(i);
             return true;
@@ -207,6 +207,29 @@ void GraphReader::check_fuse(const Value& n, const Node& node) const {
         fail(n, "the pieces make shape " + result.to_string() + ", not " + node.shape.to_string());
 }
 
+void GraphReader::check_gather(const Value& n, const Node& node) const {
+    Array result;
+    try {
+        result = take(Array(node.inputs[0]), Array(node.inputs[1]), node.axis);
+    } catch (const Error& e) {
+        fail(n, e.what());
+    }
+    if (result.dtype() != node.dtype || !(result.shape() == node.shape))
+        fail(n, "take gives " + dname(result.dtype()) + " " + result.shape().to_string() +
+                    ", not " + dname(node.dtype) + " " + node.shape.to_string());
+}
+
+void GraphReader::check_scatter(const Value& n, const Node& node) const {
+    Array result;
+    try {
+        result = scatter_add(Array(node.inputs[0]), Array(node.inputs[1]), node.axis, node.shape);
+    } catch (const Error& e) {
+        fail(n, e.what());
+    }
+    if (result.dtype() != node.dtype)
+        fail(n, "scatter_add gives " + dname(result.dtype()) + ", not " + dname(node.dtype));
+}
+
 NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
     context_ = "node " + std::to_string(position);
     typed(n, Value::value_t::object, "nodes");
@@ -311,6 +334,16 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
     case NodeKind::Fuse:
         node->overwrite = bool_member(n, "overwrite");
         check_fuse(n, *node);
+        break;
+    case NodeKind::Gather:
+        check_inputs(n, *node, 2);
+        node->axis = static_cast<int>(integer_member(n, "axis", 0, kMaxRank));
+        check_gather(n, *node);
+        break;
+    case NodeKind::Scatter:
+        check_inputs(n, *node, 2);
+        node->axis = static_cast<int>(integer_member(n, "axis", 0, kMaxRank));
+        check_scatter(n, *node);
         break;
     }
     omitted_data_.push_back(omitted);

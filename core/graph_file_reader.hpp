@@ -83,6 +83,8 @@ public:
     void check_reduce(const Value& n, const Node& node) const;
     void read_tuple_reduce(const Value& n, Node& node) const; // reduce_multiple_value
     void check_fuse(const Value& n, const Node& node) const;
+    void check_gather(const Value& n, const Node& node) const;
+    void check_scatter(const Value& n, const Node& node) const;
     void check_inputs(const Value& n, const Node& node, std::size_t count) const;
 
 private:

@@ -120,6 +120,10 @@ const char* node_kind_name(NodeKind k) {
         return "reduce";
     case NodeKind::Fuse:
         return "fuse";
+    case NodeKind::Gather:
+        return "gather";
+    case NodeKind::Scatter:
+        return "scatter";
     }
     return "?";
 }
@@ -242,6 +246,8 @@ std::string describe_payload(const Node& n) {
     case NodeKind::Placeholder:
         return "#" + std::to_string(n.id) + (n.name.empty() ? "" : " '" + n.name + "'");
     case NodeKind::Iota:
+    case NodeKind::Gather:
+    case NodeKind::Scatter:
         return "axis " + std::to_string(n.axis);
     case NodeKind::View:
         return n.access.to_string();

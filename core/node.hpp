@@ -28,6 +28,8 @@ enum class NodeKind : std::uint8_t {
     View,        // result counters -> input counters through `access`
     Reduce,      // `reduce_op` over `axes` of inputs[0] (and `expr`/`identity` for Custom)
     Fuse,        // union of inputs' shapes; with `overwrite`, the rightmost input wins
+    Gather,      // take: inputs[0] read along `axis` at the values of inputs[1] (integers)
+    Scatter,     // scatter_add: inputs[0] summed along `axis` into the rows inputs[1] names
 };
 const char* node_kind_name(NodeKind k);
 
@@ -51,7 +53,7 @@ struct Node {
     std::vector<ScalarExpr> tuple_exprs, tuple_identities;
     int component = 0;
     AffineMap access;      // View
-    int axis = 0;          // Iota
+    int axis = 0;          // Iota, Gather, Scatter
     std::vector<int> axes; // Reduce: sorted reduced axes of inputs[0]
     bool keepdims = false; // Reduce: reduced axes stay as [0,1)
     ReduceOp reduce_op = ReduceOp::Sum;

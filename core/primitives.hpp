@@ -40,8 +40,8 @@ std::vector<Array> lazy_n(F& f, const std::vector<Operand>& ops, SourceLocation 
 // number of them, arrays or literals). The site recorded is where the first operand was
 // converted, i.e. the caller's expression.
 template <class F, class... Ops>
-    requires(std::convertible_to<const Ops&, Operand> && ...)
-Array lazy(F f, const Operand& a, const Ops&... rest) {
+requires(std::convertible_to<const Ops&, Operand>&&...) Array
+    lazy(F f, const Operand& a, const Ops&... rest) {
     return detail::lazy_n<1 + sizeof...(Ops)>(f, {a, Operand(rest)...}, a.loc()).at(0);
 }
 // Any number of operands: f takes a const std::vector<Sym>&.
@@ -53,8 +53,8 @@ Array lazy_n_ary(F f, const std::vector<Operand>& operands,
 }
 // A callable returning a tuple: one array per element.
 template <class F, class... Ops>
-    requires(std::convertible_to<const Ops&, Operand> && ...)
-std::vector<Array> lazy_multiple_value(F f, const Operand& a, const Ops&... rest) {
+requires(std::convertible_to<const Ops&, Operand>&&...) std::vector<Array> lazy_multiple_value(
+    F f, const Operand& a, const Ops&... rest) {
     return detail::lazy_n<1 + sizeof...(Ops)>(f, {a, Operand(rest)...}, a.loc());
 }
 
@@ -140,5 +140,22 @@ Array overwrite(const std::vector<Array>& pieces, SourceLocation loc = SourceLoc
 // Arrays of one shape stacked along a new axis `axis` (indices 0..n-1).
 Array stack(int axis, const std::vector<Array>& arrays,
             SourceLocation loc = SourceLocation::current());
+
+// ---- take ---------------------------------------------------------------------------------
+// Elements of `src` chosen along `axis` by an integer array (numpy's take; PyTorch's
+// index_select and embedding for any shape of indices). The result's axes are src's before
+// `axis`, then the indices', then src's after it: result(p, q, r) = src(p, indices(q), r),
+// where an index is a position 0..n-1 along the axis. Indices that are host data are checked
+// here; an index computed at run time outside [0, n) is clamped to the nearest end, so no
+// kernel reads outside src. The adjoint adds the result's gradient back into the chosen rows
+// in index order (deterministic, bit for bit).
+Array take(const Array& src, const Array& indices, int axis = 0,
+           SourceLocation loc = SourceLocation::current());
+// take's adjoint: an array of `shape`, zero except that values(p, q, r) is added at
+// (p, clamp(indices(q)), r), the additions into one element in the order of q (row-major over
+// the indices' axes), so a run repeats bit for bit. `values` has the shape take(x, indices,
+// axis) has for an x of `shape`; bool values are refused (sum them as integers).
+Array scatter_add(const Array& values, const Array& indices, int axis, const Shape& shape,
+                  SourceLocation loc = SourceLocation::current());
 
 } // namespace hedra

@@ -2,13 +2,18 @@
 # gpt_char replays PyTorch: bench/peers/gpt_torch.py --export writes its initial weights, batch
 # offsets, learning rates, evaluation offsets and losses of a short eager run into DIR, and
 # gpt_char --replay DIR must see the same losses (its exit status: 1 when one of the first 10
-# differs by more than 1e-4 relative). Prints "skipped:" and exits 0 where the peers' venv
-# (scripts/install_bench_peers.sh) or the text (scripts/get_shakespeare.sh) is missing.
-#   examples/gpt_char_replay.sh GPT_CHAR DIR [STEPS]
+# differs by more than 1e-4 relative). With PRECISION bf16 PyTorch runs under torch.autocast
+# (bf16 on the CPU) and gpt_char with --precision bf16, and the bound is 1e-3. Prints "skipped:"
+# and exits 0 where the peers' venv (scripts/install_bench_peers.sh) or the text
+# (scripts/get_shakespeare.sh) is missing.
+#   examples/gpt_char_replay.sh GPT_CHAR DIR [STEPS] [PRECISION]
 set -euo pipefail
 gpt_char=$1
 dir=$2
 steps=${3:-10}
+precision=${4:-f32}
+autocast=none
+[ "$precision" = bf16 ] && autocast=bf16
 here=$(cd "$(dirname "$0")/.." && pwd)
 python=${PEERS_VENV:-/opt/hedra-peers}/bin/python
 text=${HEDRA_DATA:-/var/cache/hedra-data}/shakespeare.txt
@@ -22,5 +27,6 @@ if [ ! -f "$text" ]; then
 fi
 rm -rf "$dir"
 "$python" "$here/bench/peers/gpt_torch.py" --threads 1 --steps "$steps" --eval-every 0 \
-    --eval-iters 2 --export "$dir"
-"$gpt_char" --replay "$dir" --steps "$steps" --backend openmp --plot '' --checkpoint ''
+    --eval-iters 2 --autocast "$autocast" --export "$dir"
+"$gpt_char" --replay "$dir" --steps "$steps" --backend openmp --precision "$precision" \
+    --plot '' --checkpoint ''

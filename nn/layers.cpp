@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
+#include "nn/autocast.hpp"
 #include "nn/index_space.hpp"
 #include "nn/random.hpp"
 
@@ -63,6 +64,33 @@ std::string leading_sizes(const Array& a) {
     return out + ")";
 }
 
+// A contraction's operands under autocast (nn/autocast.hpp): both rounded to the half type and
+// read in f32 inside the products' map, so that the products (exact in f32) and their sum are
+// f32 and the result is rounded once, after the bias, as core matmul forms a half product. The
+// casts to f32 stay inside the one map over the contraction's space: a cast of its own there
+// would be a node of the broadcast (n..., o, f...) shape, which the partitioner materializes
+// whole when the operand's expression is worth keeping.
+struct ContractionOperands {
+    Array x, weight;
+    bool half = false;
+    Array products(const Array& xv, const Array& wv) const {
+        if (!half) return xv * wv;
+        return lazy([](Sym a, Sym b) { return cast(a, DType::F32) * cast(b, DType::F32); }, xv, wv);
+    }
+    Array bias(const Array& b) const {
+        return half && b.valid() ? cast(autocast_half(b), DType::F32) : b;
+    }
+    Array result(const Array& y) const { return half ? cast(y, x.dtype()) : y; }
+};
+
+ContractionOperands contraction_operands(const Array& x, const Array& weight, SourceLocation loc) {
+    ContractionOperands o{autocast_half(x, loc), autocast_half(weight, loc)};
+    o.half =
+        autocast_dtype() != DType::F32 && is_half(o.x.dtype()) && o.x.dtype() == o.weight.dtype();
+    if (!o.half) o = {x, weight};
+    return o;
+}
+
 } // namespace
 
 Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocation loc) {
@@ -87,6 +115,7 @@ Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocat
         ranges.push_back(range(weight.shape()[d].size));
     const Shape space(std::move(ranges));
     const int rank = space.rank();
+    const ContractionOperands o = contraction_operands(x, weight, loc);
     IndexMap xm(rank, x.shape()), wm(rank, weight.shape());
     for (int d = 0; d < lead; ++d)
         xm.read(d, d);
@@ -97,8 +126,9 @@ Array linear(const Array& x, const Array& weight, const Array& bias, SourceLocat
         wm.read(d, lead + d);
         reduced.push_back(lead + d);
     }
-    Array products = view(x, space, xm.map(), loc) * view(weight, space, wm.map(), loc);
-    return add_channel_bias(sum(products, reduced), bias, lead, "linear", loc);
+    Array products =
+        o.products(view(o.x, space, xm.map(), loc), view(o.weight, space, wm.map(), loc));
+    return o.result(add_channel_bias(sum(products, reduced), o.bias(bias), lead, "linear", loc));
 }
 
 Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_t stride,
@@ -121,17 +151,19 @@ Array conv2d(const Array& x, const Array& weight, const Array& bias, std::int64_
                     std::to_string(w) + " input; x " + x.describe() + ", weight " +
                     weight.describe() + at(loc));
     const std::int64_t oh = (h - ws[2]) / stride + 1, ow = (w - ws[3]) / stride + 1;
+    const ContractionOperands o = contraction_operands(x, weight, loc);
     Array xp = padding > 0
-                   ? pad(x, {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}, 0.0, loc)
-                   : x;
+                   ? pad(o.x, {{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}, 0.0, loc)
+                   : o.x;
     // Space (n, co, oh, ow, c, kh, kw).
     const Shape space{leading_range(x), range(ws[0]), range(oh),   range(ow),
                       range(xs[1]),     range(ws[2]), range(ws[3])};
     IndexMap xm(7, xp.shape()), wm(7, weight.shape());
     xm.read(0, 0).read(1, 4).read(2, 2, stride).read(2, 5).read(3, 3, stride).read(3, 6);
     wm.read(0, 1).read(1, 4).read(2, 5).read(3, 6);
-    Array products = view(xp, space, xm.map(), loc) * view(weight, space, wm.map(), loc);
-    return add_channel_bias(sum(products, {4, 5, 6}), bias, 1, "conv2d", loc);
+    Array products =
+        o.products(view(xp, space, xm.map(), loc), view(o.weight, space, wm.map(), loc));
+    return o.result(add_channel_bias(sum(products, {4, 5, 6}), o.bias(bias), 1, "conv2d", loc));
 }
 
 Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, SourceLocation loc) {
@@ -153,13 +185,15 @@ Array maxpool2d(const Array& x, std::int64_t kernel, std::int64_t stride, Source
     return max(view(x, space, m.map(), loc), {4, 5});
 }
 
-Array log_softmax(const Array& x, int axis, SourceLocation loc) {
+Array log_softmax(const Array& x_in, int axis, SourceLocation loc) {
+    const Array x = autocast_f32(x_in, loc);
     Array shift = stop_gradient(max(x, {axis}, true, loc));
     Array shifted = Operand(x, loc) - shift;
     return Operand(shifted, loc) - log(sum(exp(shifted, loc), {axis}, true, loc), loc);
 }
 
-Array softmax(const Array& x, int axis, SourceLocation loc) {
+Array softmax(const Array& x_in, int axis, SourceLocation loc) {
+    const Array x = autocast_f32(x_in, loc);
     Array e = exp(Operand(x, loc) - stop_gradient(max(x, {axis}, true, loc)), loc);
     // One reciprocal per row and a product per element (a division per element costs more).
     return Operand(e, loc) * (1.0 / Operand(sum(e, {axis}, true, loc), loc));

@@ -5,6 +5,8 @@
 // forward pass, its gradient and the optimizer update compile into one program.
 // Weights use PyTorch's layouts (linear (out, in...), conv (out, in, kh, kw)), so PyTorch's
 // weights load unchanged.
+// Under nn::Autocast (nn/autocast.hpp) linear and conv2d read half-rounded operands and give a
+// half result, and softmax, log_softmax and the losses compute in f32 (their results are f32).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // Trainer (trainer.hpp): builds the step graphs over placeholders, compiles each once per kind
 // and input shapes, and threads parameters, optimizer state and the step count from one call to
 // the next. Program inputs are ordered params, [state], [accumulated gradients], [lr or
-// micro-batch count], inputs; outputs are loss, [norm], new params or gradients, [new state],
-// extra outputs.
+// micro-batch count], [loss scale, growth tracker], inputs; outputs are loss, [norm], new params
+// or gradients, [new state], [found inf, new scale, new growth tracker], extra outputs.
 #include "nn/trainer.hpp"
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "ad/grad.hpp"
 #include "core/error.hpp"
 #include "core/library.hpp"
+#include "nn/autocast.hpp"
 #include "nn/clip_grad.hpp"
 
 namespace hedra::nn {
@@ -97,8 +98,53 @@ Trainer::Trainer(LossOutputsFunction loss, std::vector<InputSpec> inputs,
                 throw Error("Trainer: input '" + inputs_[i].name + "' has extent " +
                             std::to_string(s) + "; use a size >= 0 or kAnyExtent");
     }
+    check_precision();
     lr_dtype_ = params_[0].dtype();
     state_ = optimizer_->initial_state(params_);
+}
+
+void Trainer::check_precision() {
+    const DType p = options_.precision;
+    const std::string name(dtype_name(p));
+    if (p != DType::F32 && !is_half(p))
+        throw Error("Trainer: precision " + name +
+                    " is not a training precision; use DType::F32, DType::BF16 or DType::F16");
+    if (is_half(p))
+        for (std::size_t i = 0; i < params_.size(); ++i)
+            if (params_[i].dtype() != DType::F32)
+                throw Error("Trainer: precision " + name + " keeps f32 master weights, but " +
+                            "parameter '" + names_[i] + "' is " +
+                            array_string(params_[i].dtype(), params_[i].sizes()) +
+                            "; pass f32 parameters, or train with precision f32");
+    if (options_.loss_scaling) {
+        if (options_.loss_scaling->enabled && p == DType::F32)
+            throw Error("Trainer: loss scaling keeps small f16 gradients from flushing to zero "
+                        "and needs precision f16 (or bf16); with f32 leave "
+                        "TrainerOptions::loss_scaling unset");
+        scaler_ = *options_.loss_scaling;
+    } else if (p == DType::F16) {
+        scaler_ = LossScaling{};
+    }
+    if (!scaler_.enabled) return;
+    check_loss_scaling(scaler_);
+    scaler_state_ = {scalar(DType::F32, scaler_.init_scale), scalar(DType::F32, 0.0)};
+}
+
+double Trainer::loss_scale() const {
+    return scaler_.enabled ? scaler_state_.at(0).flat(0) : 1.0;
+}
+
+std::int64_t Trainer::loss_scale_growth_tracker() const {
+    return scaler_.enabled ? static_cast<std::int64_t>(scaler_state_.at(1).flat(0)) : 0;
+}
+
+void Trainer::check_no_loss_scaling(const char* op) const {
+    if (scaler_.enabled)
+        throw Error(std::string(op) + ": dynamic loss scaling (precision " +
+                    std::string(dtype_name(options_.precision)) +
+                    ") is applied by step() only; call step(), train in bf16 (no scaling "
+                    "needed), or set TrainerOptions::loss_scaling to LossScaling{.enabled = "
+                    "false}");
 }
 
 void Trainer::set_params(std::vector<HostArray> params) {
@@ -166,6 +212,7 @@ HostArray Trainer::lr_array(double lr) const {
 
 LossOutputs Trainer::loss_of(const std::vector<Array>& params,
                              const std::vector<Array>& inputs) const {
+    Autocast autocast(options_.precision);
     LossOutputs out = loss_(params, inputs);
     if (!out.loss.valid() || out.loss.rank() != 0 || !is_float(out.loss.dtype()))
         throw Error("Trainer: the loss function must return a rank-0 float array, got " +
@@ -250,12 +297,42 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
     }
     if (kind == Kind::Train) {
         LossOutputs lo = loss_of(params, xs);
-        UpdateGraph u = update_of(params, grad(lo.loss, params));
+        // Loss scaling: the gradients of loss · scale, multiplied by 1/scale in f32; a step with
+        // an inf or NaN among them keeps the parameters and the state.
+        Array scale, tracker, found;
+        std::vector<Array> grads;
+        if (scaler_.enabled) {
+            scale = placeholder(Shape(), DType::F32, "loss_scale");
+            tracker = placeholder(Shape(), DType::F32, "loss_scale_growth_tracker");
+            Array loss32 = lo.loss.dtype() == DType::F32 ? lo.loss : cast(lo.loss, DType::F32);
+            Array inverse = 1.0 / scale;
+            for (const Array& g : grad(loss32 * scale, params))
+                grads.push_back(g * inverse);
+            found = found_non_finite(grads);
+        } else {
+            grads = grad(lo.loss, params);
+        }
+        UpdateGraph u = update_of(params, grads);
         outs.push_back(lo.loss);
         if (u.grad_norm.valid()) outs.push_back(u.grad_norm);
-        append(outs, u.outputs);
+        if (found.valid()) {
+            std::vector<Array> old = params; // and the state (the update's inputs but the lr)
+            old.insert(old.end(), u.inputs.begin(), u.inputs.end() - 1);
+            for (std::size_t i = 0; i < u.outputs.size(); ++i)
+                outs.push_back(where(found, old.at(i), u.outputs[i]));
+            ScaleUpdate next = update_scale(found, scale, tracker, scaler_);
+            outs.push_back(found);
+            outs.push_back(next.scale);
+            outs.push_back(next.growth_tracker);
+        } else {
+            append(outs, u.outputs);
+        }
         append(outs, lo.outputs);
         append(ins, u.inputs);
+        if (found.valid()) {
+            ins.push_back(scale);
+            ins.push_back(tracker);
+        }
         append(ins, xs);
         return compile(outs, ins, options_.compute);
     }
@@ -348,6 +425,7 @@ StepResult Trainer::step_outputs(const std::vector<HostArray>& inputs, double lr
     std::vector<HostArray> in = params_;
     in.insert(in.end(), state_.begin(), state_.end());
     in.push_back(lr_value);
+    in.insert(in.end(), scaler_state_.begin(), scaler_state_.end());
     in.insert(in.end(), inputs.begin(), inputs.end());
     std::vector<HostArray> out = p(in);
     StepResult r;
@@ -355,7 +433,13 @@ StepResult Trainer::step_outputs(const std::vector<HostArray>& inputs, double lr
     const std::size_t clipped = options_.clip_norm > 0.0 ? 1 : 0;
     if (clipped) r.grad_norm = out[1];
     take_update(out, 1 + clipped);
-    r.outputs.assign(out.begin() + long(1 + clipped + params_.size() + state_.size()), out.end());
+    std::size_t next = 1 + clipped + params_.size() + state_.size();
+    if (scaler_.enabled) {
+        r.skipped = out[next];
+        scaler_state_ = {out[next + 1], out[next + 2]};
+        next += 3;
+    }
+    r.outputs.assign(out.begin() + long(next), out.end());
     return r;
 }
 
@@ -363,6 +447,7 @@ double Trainer::step_accumulated(const std::vector<std::vector<HostArray>>& micr
                                  double lr) {
     if (micro_batches.empty())
         throw Error("Trainer::step_accumulated: no micro-batches given; pass at least one");
+    check_no_loss_scaling("Trainer::step_accumulated");
     check_state_held("Trainer::step_accumulated");
     for (const std::vector<HostArray>& batch : micro_batches)
         check_inputs("Trainer::step_accumulated", batch);
@@ -383,6 +468,7 @@ Trainer::Gradients Trainer::gradients(const std::vector<HostArray>& inputs, doub
                                       const std::vector<HostArray>& accumulated,
                                       const OutputHook* hook) {
     check_inputs("Trainer::gradients", inputs);
+    check_no_loss_scaling("Trainer::gradients");
     if (!(divisor > 0.0) || !std::isfinite(divisor))
         throw Error("Trainer::gradients: divisor " + std::to_string(divisor) +
                     " must be finite and > 0");
@@ -450,6 +536,11 @@ TrainerCheckpoint Trainer::checkpoint() const {
     c.names.insert(c.names.end(), s.begin(), s.end());
     c.arrays = params_;
     c.arrays.insert(c.arrays.end(), state_.begin(), state_.end());
+    if (scaler_.enabled) {
+        c.names.push_back("loss_scaler.scale");
+        c.names.push_back("loss_scaler.growth_tracker");
+        c.arrays.insert(c.arrays.end(), scaler_state_.begin(), scaler_state_.end());
+    }
     c.metadata["step"] = std::to_string(steps_);
     c.metadata["optimizer"] = optimizer_->name();
     return c;
@@ -491,8 +582,11 @@ void Trainer::restore(const std::vector<std::string>& names, const std::vector<H
                         array_string(mine.arrays[i].dtype(), mine.arrays[i].sizes()));
         values.push_back(a);
     }
-    params_.assign(values.begin(), values.begin() + long(params_.size()));
-    state_.assign(values.begin() + long(params_.size()), values.end());
+    const auto state_begin = values.begin() + long(params_.size());
+    const auto state_end = state_begin + long(state_.size());
+    params_.assign(values.begin(), state_begin);
+    state_.assign(state_begin, state_end);
+    scaler_state_.assign(state_end, values.end());
     steps_ = steps;
 }
 

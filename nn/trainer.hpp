@@ -8,17 +8,21 @@
 // of the inputs. Gradients may also be accumulated over micro-batches before one update.
 // checkpoint() and restore() give and take every array a run depends on (parameters, optimizer
 // state, step count), so a resumed run is bitwise equal to an uninterrupted one; nn/io's
-// safetensors files store them.
+// safetensors files store them. TrainerOptions::precision trains in mixed precision
+// (nn/autocast.hpp, nn/loss_scaling.hpp): f32 master weights and optimizer state, half
+// contractions, f32 softmax, normalization and loss, still one program per step.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/compute.hpp"
+#include "nn/loss_scaling.hpp"
 #include "nn/optim.hpp"
 
 namespace hedra::nn {
@@ -54,17 +58,27 @@ struct TrainerOptions {
     // serves every batch up to the largest it was compiled for (the first batch, or a larger
     // one that comes later), so a final partial batch compiles nothing. Off: a program per size.
     bool symbolic_batch = true;
+    // DType::F32: no mixed precision. DType::BF16 or DType::F16: the loss function (in every
+    // program: steps, gradients, evaluation) runs under nn::Autocast(precision); parameters,
+    // gradients and optimizer state stay f32. Parameters must then be f32.
+    DType precision = DType::F32;
+    // Dynamic loss scaling (nn/loss_scaling.hpp); unset: LossScaling{} (on, GradScaler's
+    // defaults) for f16, none for bf16, whose range is f32's. It needs precision bf16 or f16 and
+    // covers step() and step_outputs(); gradients() and step_accumulated() refuse it.
+    std::optional<LossScaling> loss_scaling = std::nullopt;
 };
 
 struct StepResult {
     HostArray loss;      // rank 0: the loss before the update
     HostArray grad_norm; // rank 0: the total gradient norm before clipping (clip_norm > 0)
     std::vector<HostArray> outputs; // LossOutputs::outputs
+    HostArray skipped; // rank-0 bool with loss scaling: inf/NaN gradients, nothing updated
 };
 
 // Everything a run depends on, for a checkpoint file: the parameters by their names, the
 // optimizer state by the optimizer's names prefixed "optimizer." (numbered when it names none),
-// and metadata: "step" (updates done) and "optimizer" (its name).
+// with loss scaling "loss_scaler.scale" and "loss_scaler.growth_tracker", and metadata: "step"
+// (steps taken, skipped ones included) and "optimizer" (its name).
 struct TrainerCheckpoint {
     std::vector<std::string> names;
     std::vector<HostArray> arrays;
@@ -126,6 +140,11 @@ public:
     void release_optimizer_state();
     bool optimizer_state_released() const { return state_released_; }
     const TrainerOptions& options() const { return options_; }
+    // Whether the steps scale the loss (TrainerOptions::loss_scaling), the current scale and
+    // the clean steps counted towards its growth (reading them waits for the last step).
+    bool loss_scaling() const { return scaler_.enabled; }
+    double loss_scale() const;
+    std::int64_t loss_scale_growth_tracker() const;
 
     TrainerCheckpoint checkpoint() const;
     // Takes the parameters, optimizer state and step count from arrays named as checkpoint()
@@ -167,6 +186,8 @@ private:
     UpdateGraph update_of(const std::vector<Array>& params, std::vector<Array> grads) const;
     void check_inputs(const char* op, const std::vector<HostArray>& inputs) const;
     void check_state_held(const char* op) const;
+    void check_no_loss_scaling(const char* op) const;
+    void check_precision(); // TrainerOptions::precision and loss_scaling; sets up the scaler
     HostArray lr_array(double lr) const;
     std::vector<std::string> state_names() const;
     void take_update(const std::vector<HostArray>& out, std::size_t first);
@@ -179,6 +200,8 @@ private:
     TrainerOptions options_;
     DType lr_dtype_ = DType::F32;
     std::vector<HostArray> state_;
+    LossScaling scaler_{.enabled = false};
+    std::vector<HostArray> scaler_state_; // with loss scaling: the scale and the growth tracker
     std::int64_t steps_ = 0;
     bool state_released_ = false;
     std::map<Key, CompiledProgram> programs_;

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
+#include "nn/autocast.hpp"
 #include "nn/index_space.hpp"
 #include "nn/layers.hpp"
 
@@ -57,8 +58,9 @@ Array head_view(const Array& qkv, int part, std::int64_t heads, bool transposed,
 
 } // namespace
 
-Array layer_norm(const Array& x, const Array& weight, const Array& bias, double eps,
+Array layer_norm(const Array& x_in, const Array& weight, const Array& bias, double eps,
                  SourceLocation loc) {
+    const Array x = autocast_f32(x_in, loc);
     if (x.rank() < 1 || !is_float(x.dtype()))
         throw Error("layer_norm: x must be a float array (..., features), got " + x.describe() +
                     at(loc));
@@ -76,7 +78,8 @@ Array layer_norm(const Array& x, const Array& weight, const Array& bias, double 
     return y;
 }
 
-Array gelu(const Array& x, SourceLocation loc) {
+Array gelu(const Array& x_in, SourceLocation loc) {
+    const Array x = autocast_f32(x_in, loc); // one rounding where the next contraction reads it
     if (!is_float(x.dtype()))
         throw Error("gelu: x must be a float array, got " + x.describe() + at(loc));
     const double k = std::sqrt(2.0 / std::numbers::pi);
@@ -84,12 +87,10 @@ Array gelu(const Array& x, SourceLocation loc) {
                 Operand(x, loc));
 }
 
-// The one-hot contraction out[..., d] = Σ_v (v == indices[...]) ? table[v, d] : 0 over the
-// space (..., D, V). Right for character vocabularies (65–100 rows): it reads the whole table
-// per index, V times the work of a gather. GPT-2's 50k vocabulary wants an indirect read in the
-// kernel (out[..., d] = table[indices[...], d]) and an adjoint that sums the cotangent rows per
-// index without a scatter (e.g. sorting the indices, or this same one-hot contraction
-// transposed); this lowering is neither.
+// A gather (core take): out[..., d] = table[indices[...], d], so the work is the rows read, not
+// tokens × vocabulary × width; its gradient adds the cotangent rows back per index in index
+// order (scatter_add). take clamps a computed index into the table, so the rows of indices
+// outside [0, V) are masked to zero here (and pass no gradient), as documented.
 Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
     if (!is_integer(indices.dtype()))
         throw Error("embedding: indices must be an integer array, got " + indices.describe() +
@@ -98,18 +99,17 @@ Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
         throw Error("embedding: table must be a float array (vocabulary, dim), got " +
                     table.describe() + at(loc));
     Array idx = zero_based(indices), tab = zero_based(table);
-    const int r = idx.rank();
-    std::vector<std::int64_t> sizes = idx.shape().sizes();
-    sizes.push_back(tab.shape()[1].size);
-    sizes.push_back(tab.shape()[0].size);
-    const Shape space = Shape::of(sizes);
-    IndexMap im(r + 2, idx.shape()), tm(r + 2, tab.shape());
-    for (int d = 0; d < r; ++d)
-        im.read(d, d);
-    tm.read(0, r + 1).read(1, r);
-    Array onehot = index_components(space, r + 1, loc) == view(idx, space, im.map(), loc);
-    Array picked = where(Operand(onehot, loc), view(tab, space, tm.map(), loc), 0.0);
-    return sum(picked, {r + 1}, false, loc);
+    const std::int64_t vocab = tab.shape()[0].size;
+    // Clamped here, so take sees a computed index (its host-data check would refuse -1).
+    Array inside_vocab = minimum(maximum(idx, 0), vocab - 1);
+    Array rows = take(tab, inside_vocab, 0, loc); // (..., D)
+    std::vector<TransformAxis> axes;
+    for (int d = 0; d < idx.rank(); ++d)
+        axes.push_back(TransformAxis{d, 1, 0});
+    axes.push_back(TransformAxis{-1, 1, 0});
+    Array column = reshape(idx, Transform(idx.rank(), axes), loc); // (..., 1)
+    Array inside = Operand(column >= 0, loc) & Operand(column < vocab, loc);
+    return where(Operand(inside, loc), Operand(rows, loc), 0.0);
 }
 
 Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_qkv,
@@ -130,14 +130,18 @@ Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_q
     check_parameter(op, "b_proj", b_proj, {c}, true, loc);
     const std::int64_t d = c / heads;
     Array qkv = linear(x, w_qkv, b_qkv, loc); // (B, T, 3C), 0-based
-    Array scores = Operand(matmul(head_view(qkv, 0, heads, false, loc),
-                                  head_view(qkv, 1, heads, true, loc), loc),
+    // Under autocast qkv is half already, the scores are scaled in f32 and the probabilities
+    // rounded to half for the second product (nn/autocast.hpp).
+    Array scores = Operand(autocast_f32(matmul(head_view(qkv, 0, heads, false, loc),
+                                               head_view(qkv, 1, heads, true, loc), loc),
+                                        loc),
                            loc) *
                    (1.0 / std::sqrt(static_cast<double>(d)));
     const Shape& s = scores.shape(); // (B, heads, T, T): query t attends to keys 0..t
     Array causal = index_components(s, 3, loc) <= index_components(s, 2, loc);
     Array masked = where(Operand(causal, loc), scores, -std::numeric_limits<double>::infinity());
-    Array y = matmul(softmax(masked, -1, loc), head_view(qkv, 2, heads, false, loc), loc);
+    Array y = matmul(autocast_half(softmax(masked, -1, loc), loc),
+                     autocast_half(head_view(qkv, 2, heads, false, loc), loc), loc);
     // (B, heads, T, D) read as (B, T, heads, D), against w_proj read as (C, heads, D).
     IndexMap pm(3, w_proj.shape());
     pm.read(0, 0).read(1, 1, d).read(1, 2);

@@ -5,6 +5,8 @@
 // nn.Embedding (vocab, dim), nn.LayerNorm (features)), so exported PyTorch weights load
 // unchanged. With nn::linear (a (B, T, C) activation against an (O, C) weight gives (B, T, O))
 // and nn::cross_entropy they make the whole model.
+// Under nn::Autocast (nn/autocast.hpp) layer_norm and gelu compute in f32 and attention's two
+// products read half operands (its scores are scaled and soft-maxed in f32).
 #pragma once
 
 #include <cstdint>

@@ -57,7 +57,11 @@ std::string statement_lines(const ProgramIR& p, const Statement& s) {
     }
     line += join(s.extents, "[", "]");
     if (s.kind == StatementKind::Update) line += " reduce " + join(s.reduction_dims, "(", ")");
-    line += " " + buffer_name(p, s.write_buffer) + "[" + s.write_access.to_string() + "] = ";
+    line += " " + buffer_name(p, s.write_buffer) + "[" + s.write_access.to_string();
+    for (std::size_t j = 0; j < s.write_indirect.size(); ++j)
+        line += std::string(j ? "," : " at") + " in" + std::to_string(s.write_indirect[j]) +
+                " clamped to [0," + std::to_string(s.write_indirect_extent[j]) + ")";
+    line += "] = ";
     line += s.value ? hedra::to_string(s.value) : "?";
     if (s.kind == StatementKind::Update && s.reduce_op == ReduceOp::Custom && s.combiner)
         line += " combine " + hedra::to_string(s.combiner);
@@ -67,7 +71,11 @@ std::string statement_lines(const ProgramIR& p, const Statement& s) {
     for (std::size_t k = 0; k < s.reads.size(); ++k) {
         const Read& r = s.reads[k];
         std::string src = r.buffer < 0 ? "index" : buffer_name(p, r.buffer);
-        line += "      in" + std::to_string(k) + " = " + src + "[" + r.access.to_string() + "]\n";
+        line += "      in" + std::to_string(k) + " = " + src + "[" + r.access.to_string() + "]";
+        for (std::size_t j = 0; j < r.indirect.size(); ++j)
+            line += std::string(j ? "," : " at") + " in" + std::to_string(r.indirect[j]) +
+                    " clamped to [0," + std::to_string(r.indirect_extent[j]) + ")";
+        line += "\n";
     }
     return line;
 }
@@ -80,6 +88,28 @@ std::string buffer_list(const ProgramIR& p, const std::vector<int>& v) {
 }
 
 } // namespace
+
+bool has_indirect_reads(const Statement& st) {
+    for (const Read& r : st.reads)
+        if (r.is_indirect()) return true;
+    return false;
+}
+
+bool has_indirect_reads(const Kernel& kernel) {
+    for (const Statement& st : kernel.statements)
+        if (has_indirect_reads(st)) return true;
+    return false;
+}
+
+bool has_indirect(const Statement& st) {
+    return !st.write_indirect.empty() || has_indirect_reads(st);
+}
+
+bool has_indirect(const Kernel& kernel) {
+    for (const Statement& st : kernel.statements)
+        if (has_indirect(st)) return true;
+    return false;
+}
 
 bool is_stream(const Kernel& kernel) {
     return !kernel.statements.empty() && kernel.statements[0].stream_stage >= 0;

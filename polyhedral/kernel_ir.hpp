@@ -63,6 +63,12 @@ struct Buffer {
 struct Read {
     int buffer = -1;  // a buffer index, or -1: the value is the affine index expression itself
     AffineMap access; // statement counters -> buffer counters (out_rank 1 when buffer == -1)
+    // A data-dependent read (take): the access's inputs after the counters are the values of
+    // reads `indirect[j]` of the same statement (plain integer reads), each clamped to
+    // [0, indirect_extent[j]) first. Empty for an affine read.
+    std::vector<int> indirect;
+    std::vector<std::int64_t> indirect_extent;
+    bool is_indirect() const { return !indirect.empty(); }
     bool operator==(const Read&) const = default;
 };
 
@@ -90,6 +96,12 @@ struct Statement {
     ReduceOp reduce_op = ReduceOp::Sum; // Update: how to combine
     ScalarExpr combiner;                // Update with Custom: over Input(0)=acc, Input(1)=value
     std::vector<int> reduction_dims;    // Update: the counters that are reduced (not in write)
+    // A data-dependent write (scatter_add's Update): write_access's inputs after the counters
+    // are the values of reads `write_indirect[j]`, each clamped to [0, write_indirect_extent[j]).
+    // The write's access relation covers that whole range, so instances that may add into one
+    // element are ordered by the dependences.
+    std::vector<int> write_indirect;
+    std::vector<std::int64_t> write_indirect_extent;
     // A step of a reduction of several values (reduce_multiple_value), an Assign: further
     // buffers written at write_access with their own values over the same reads. Every value
     // is computed before any is stored, so each reads the accumulators as they were.
@@ -118,6 +130,16 @@ struct Kernel {
     std::string name;                  // "k0", ...
     std::vector<Statement> statements; // in program (DSL) order
 };
+
+// Whether a statement (any statement of the kernel) has a data-dependent read. The passes that
+// reason about affine accesses (forms, register tiles, row fusion, streams) leave such
+// kernels to the general path, which reads the access relation as the whole range of the
+// indirect inputs.
+bool has_indirect_reads(const Statement& st);
+bool has_indirect_reads(const Kernel& kernel);
+// Whether a statement (any statement of the kernel) reads or writes data-dependently.
+bool has_indirect(const Statement& st);
+bool has_indirect(const Kernel& kernel);
 
 // Whether the kernel is a stencil stream (Statement::stream_stage).
 bool is_stream(const Kernel& kernel);

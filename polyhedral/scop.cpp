@@ -42,8 +42,9 @@ std::string affine_component(const AffineMap& m, int out) {
 }
 
 IslPtr<isl_union_map> access_map(isl_ctx* ctx, const Statement& st, const AffineMap& access,
-                                 const std::string& buffer, const IslPtr<isl_set>& domain) {
-    std::string text = access_relation_string(st, access, buffer);
+                                 const std::string& buffer, const IslPtr<isl_set>& domain,
+                                 const std::vector<std::int64_t>& indirect_extent = {}) {
+    std::string text = access_relation_string(st, access, buffer, indirect_extent);
     isl_map* map = isl_map_read_from_str(ctx, text.c_str());
     HEDRA_INTERNAL_CHECK(map != nullptr, "scop: isl cannot parse the access " + text);
     map = isl_map_intersect_domain(map, domain.copy());
@@ -79,13 +80,37 @@ std::string iteration_domain_string(const Statement& st) {
 }
 
 std::string access_relation_string(const Statement& st, const AffineMap& access,
-                                   const std::string& buffer_name) {
+                                   const std::string& buffer_name,
+                                   const std::vector<std::int64_t>& indirect_extent) {
     int rank = static_cast<int>(st.extents.size());
-    HEDRA_INTERNAL_CHECK(access.in_rank() == rank, "scop: access rank of " + st.name);
+    int extra = static_cast<int>(indirect_extent.size());
+    HEDRA_INTERNAL_CHECK(access.in_rank() == rank + extra, "scop: access rank of " + st.name);
     std::string s = "{ " + st.name + "[" + counters(rank) + "] -> " + buffer_name + "[";
-    for (int o = 0; o < access.out_rank(); ++o)
-        s += (o ? ", " : "") + affine_component(access, o);
-    return s + "] }";
+    if (extra == 0) {
+        for (int o = 0; o < access.out_rank(); ++o)
+            s += (o ? ", " : "") + affine_component(access, o);
+        return s + "] }";
+    }
+    std::vector<std::string> where;
+    for (int o = 0; o < access.out_rank(); ++o) {
+        s += (o ? ", o" : "o") + std::to_string(o);
+        where.push_back("o" + std::to_string(o) + " = " + affine_component(access, o));
+    }
+    s += "] : exists (";
+    for (int j = 0; j < extra; ++j) {
+        std::string e = "i" + std::to_string(rank + j);
+        s += (j ? ", " : "") + e;
+        where.push_back("0 <= " + e + " < " + std::to_string(indirect_extent[j]));
+    }
+    s += " : ";
+    for (std::size_t k = 0; k < where.size(); ++k)
+        s += (k ? " and " : "") + where[k];
+    return s + ") }";
+}
+
+std::string access_relation_string(const Statement& st, const Read& read,
+                                   const std::string& buffer_name) {
+    return access_relation_string(st, read.access, buffer_name, read.indirect_extent);
 }
 
 IslPtr<isl_schedule> statement_program_order(const Scop& scop, int statement) {
@@ -164,16 +189,19 @@ Scop build_scop(IslContext& context, const ProgramIR& program, const Kernel& ker
         scop.domain =
             take(isl_union_set_union(scop.domain.release(), isl_union_set_from_set(domain.copy())));
         const Buffer& out = program.buffers.at(st.write_buffer);
-        scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access, out.name, domain));
+        scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access, out.name, domain,
+                                                    st.write_indirect_extent));
         for (const Statement::TupleWrite& w : st.tuple_writes)
             scop.writes = unite(scop.writes, access_map(ctx, st, st.write_access,
                                                         program.buffers.at(w.buffer).name, domain));
         if (st.kind == StatementKind::Update)
-            scop.reads = unite(scop.reads, access_map(ctx, st, st.write_access, out.name, domain));
+            scop.reads = unite(scop.reads, access_map(ctx, st, st.write_access, out.name, domain,
+                                                      st.write_indirect_extent));
         for (const Read& r : st.reads) {
             if (r.buffer < 0) continue;
             const Buffer& in = program.buffers.at(r.buffer);
-            scop.reads = unite(scop.reads, access_map(ctx, st, r.access, in.name, domain));
+            scop.reads = unite(scop.reads,
+                               access_map(ctx, st, r.access, in.name, domain, r.indirect_extent));
         }
         IslPtr<isl_schedule> s = statement_order(st, domain);
         order = order ? take(isl_schedule_sequence(order.release(), s.release())) : s;

@@ -43,8 +43,14 @@ IslPtr<isl_schedule> statement_program_order(const Scop& scop, int statement);
 // isl notation of a statement's domain: "{ S0[i0, i1] : 0 <= i0 < 4 and 0 <= i1 < 5 }".
 std::string iteration_domain_string(const Statement& statement);
 // isl notation of an access: "{ S0[i0, i1] -> b2[i1, 2*i0 + 1] }" (not yet restricted to the
-// domain).
+// domain). An access with indirect inputs (Read::indirect) relates each instance to every
+// element those inputs may select: "{ S0[i0] -> b2[o0] : exists (i1 : o0 = i1 and
+// 0 <= i1 < 50) }".
 std::string access_relation_string(const Statement& statement, const AffineMap& access,
+                                   const std::string& buffer_name,
+                                   const std::vector<std::int64_t>& indirect_extent = {});
+// The same for a read, its indirect inputs included.
+std::string access_relation_string(const Statement& statement, const Read& read,
                                    const std::string& buffer_name);
 
 } // namespace hedra::poly

@@ -12,8 +12,9 @@ namespace hedra::poly {
 namespace {
 
 std::string restricted_access(isl_ctx* ctx, const Statement& st, const AffineMap& access,
-                              const std::string& buffer, const IslPtr<isl_set>& domain) {
-    std::string text = access_relation_string(st, access, buffer);
+                              const std::string& buffer, const IslPtr<isl_set>& domain,
+                              const std::vector<std::int64_t>& indirect_extent = {}) {
+    std::string text = access_relation_string(st, access, buffer, indirect_extent);
     isl_map* map = isl_map_read_from_str(ctx, text.c_str());
     HEDRA_INTERNAL_CHECK(map != nullptr, "scop_print: isl cannot parse the access " + text);
     return take(isl_map_intersect_domain(map, domain.copy())).to_string();
@@ -32,16 +33,19 @@ std::vector<StatementDescription> describe_scop(const Scop& scop) {
         d.kind = st.kind == StatementKind::Update ? "update" : "assign";
         d.domain = domain.to_string();
         const std::string& out_name = scop.program->buffers.at(st.write_buffer).name;
-        d.accesses.push_back(
-            {"write", out_name, restricted_access(ctx, st, st.write_access, out_name, domain)});
+        d.accesses.push_back({"write", out_name,
+                              restricted_access(ctx, st, st.write_access, out_name, domain,
+                                                st.write_indirect_extent)});
         if (st.kind == StatementKind::Update)
             d.accesses.push_back({"read-accumulator", out_name,
-                                  restricted_access(ctx, st, st.write_access, out_name, domain)});
+                                  restricted_access(ctx, st, st.write_access, out_name, domain,
+                                                    st.write_indirect_extent)});
         for (const Read& r : st.reads) {
             if (r.buffer < 0) continue;
             const std::string& name = scop.program->buffers.at(r.buffer).name;
             d.accesses.push_back(
-                {"read", name, restricted_access(ctx, st, r.access, name, domain)});
+                {"read", name,
+                 restricted_access(ctx, st, r.access, name, domain, r.indirect_extent)});
         }
         out.push_back(std::move(d));
     }

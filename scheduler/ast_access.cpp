@@ -60,6 +60,8 @@ std::optional<std::int64_t> element_coefficient(const poly::Buffer& buffer, cons
     std::int64_t total = 0;
     for (std::size_t k = 0; k < li.coef.size(); ++k) {
         if (li.coef[k] == 0) continue;
+        // An input after the counters is a loaded index (Read::indirect): no known coefficient.
+        if (k >= call.counters.size()) return std::nullopt;
         auto c = iterator_coefficient(call.counters.at(k), iterator);
         if (!c) return std::nullopt;
         total += li.coef[k] * *c;

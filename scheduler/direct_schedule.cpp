@@ -340,6 +340,9 @@ IslPtr<isl_schedule> direct_schedule(const poly::Scop& scop, const poly::Depende
     absorbed = -1;
     if (statements.empty()) return {};
     const auto& all = scop.kernel->statements;
+    // A scatter's additions into data-dependent elements: isl orders them by the dependences.
+    for (int s : statements)
+        if (!all[s].write_indirect.empty()) return {};
     if (poly::is_stream(*scop.kernel)) return stream_schedule(scop, statements);
     if (statements.size() == 1) {
         int s = statements[0];

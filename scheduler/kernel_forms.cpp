@@ -49,8 +49,9 @@ std::optional<ReductionForm> reduction_form(const poly::ProgramIR& program,
     if (kernel.statements.size() < 2) return std::nullopt;
     const poly::Statement& init = kernel.statements[0];
     const poly::Statement& u = kernel.statements[1];
+    // A scatter's update adds into data-dependent elements: the general path's.
     if (init.kind != poly::StatementKind::Assign || u.kind != poly::StatementKind::Update ||
-        init.write_buffer != u.write_buffer || !init.reads.empty())
+        init.write_buffer != u.write_buffer || !init.reads.empty() || poly::has_indirect(kernel))
         return std::nullopt;
     const poly::Buffer& w = program.buffers.at(u.write_buffer);
     int rank = static_cast<int>(w.sizes.size());
@@ -134,7 +135,7 @@ std::optional<TupleReductionForm> tuple_reduction_form(const poly::ProgramIR& pr
     const poly::Statement& u = kernel.statements.back();
     const std::size_t k = 1 + u.tuple_writes.size();
     if (u.kind != poly::StatementKind::Assign || u.tuple_writes.empty() || n != k + 1 ||
-        u.tuple_combiners.size() != k || u.reads.size() < k)
+        u.tuple_combiners.size() != k || u.reads.size() < k || poly::has_indirect(kernel))
         return std::nullopt;
     TupleReductionForm f;
     f.step = &u;

@@ -6,8 +6,8 @@
 
 namespace hedra::sched {
 
-int reduction_lanes(const poly::ProgramIR& program, const poly::Kernel& kernel,
-                    const AstNode& loop, const CpuTarget& cpu) {
+int reduction_lanes(const poly::ProgramIR& program, const poly::Kernel& kernel, const AstNode& loop,
+                    const CpuTarget& cpu) {
     const AstExpr& c = loop.cond;
     const bool canonical = c.kind == AstExpr::Kind::Op &&
                            (c.op == AstExpr::Op::Le || c.op == AstExpr::Op::Lt) &&
@@ -27,7 +27,7 @@ int reduction_lanes(const poly::ProgramIR& program, const poly::Kernel& kernel,
     const bool op = st.reduce_op == ReduceOp::Sum || st.reduce_op == ReduceOp::Max ||
                     st.reduce_op == ReduceOp::Min;
     if (st.kind != poly::StatementKind::Update || !st.tuple_writes.empty() || !op ||
-        !is_float(wb.dtype) || is_half(wb.dtype))
+        !is_float(wb.dtype) || is_half(wb.dtype) || poly::has_indirect(st))
         return 0;
     auto moves = element_coefficient(wb, st.write_access, *call, loop.iterator);
     if (!moves || *moves != 0) return 0;
@@ -43,7 +43,8 @@ int reduction_lanes(const poly::ProgramIR& program, const poly::Kernel& kernel,
 
 void choose_lane_reductions(const poly::ProgramIR& program, const poly::Kernel& kernel,
                             AstNode& root, const CpuTarget& cpu) {
-    if (root.kind == AstNode::Kind::For) root.reduction_lanes = reduction_lanes(program, kernel, root, cpu);
+    if (root.kind == AstNode::Kind::For)
+        root.reduction_lanes = reduction_lanes(program, kernel, root, cpu);
     for (auto* list : {&root.body, &root.else_body})
         for (AstNode& c : *list)
             choose_lane_reductions(program, kernel, c, cpu);

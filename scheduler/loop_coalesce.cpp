@@ -54,6 +54,7 @@ std::vector<const AstNode*> coalescible_chain(const poly::ProgramIR& program,
     if (!collect_calls(chain.back()->body, calls) || calls.empty()) return {};
     for (const AstNode* call : calls) {
         const poly::Statement& st = kernel.statements.at(call->statement);
+        if (!st.write_indirect.empty()) return {}; // writes at data-dependent elements
         for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
             const AstNode& outer = *chain[i];
             const AstNode& inner = *chain[i + 1];
@@ -62,7 +63,8 @@ std::vector<const AstNode*> coalescible_chain(const poly::ProgramIR& program,
                             inner, trip))
                 return {};
             for (const poly::Read& r : st.reads) {
-                if (r.buffer < 0) return {}; // an index value: depends on the iterators
+                // An index value depends on the iterators; a data-dependent read is not a run.
+                if (r.buffer < 0 || r.is_indirect()) return {};
                 if (!contiguous(program.buffers.at(r.buffer), r.access, *call, outer, inner, trip))
                     return {};
             }

@@ -134,9 +134,18 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
         s += std::to_string(static_cast<int>(st.kind)) + "|";
         for (std::int64_t n : st.extents)
             s += std::to_string(n) + ",";
-        s += "|" + buf(st.write_buffer) + st.write_access.to_string() + "=" + expr(st.value) + "|";
-        for (const poly::Read& r : st.reads)
-            s += buf(r.buffer) + r.access.to_string() + ";";
+        s += "|" + buf(st.write_buffer) + st.write_access.to_string();
+        for (std::size_t j = 0; j < st.write_indirect.size(); ++j)
+            s += "@" + std::to_string(st.write_indirect[j]) + "<" +
+                 std::to_string(st.write_indirect_extent[j]);
+        s += "=" + expr(st.value) + "|";
+        for (const poly::Read& r : st.reads) {
+            s += buf(r.buffer) + r.access.to_string();
+            for (std::size_t j = 0; j < r.indirect.size(); ++j)
+                s += "@" + std::to_string(r.indirect[j]) + "<" +
+                     std::to_string(r.indirect_extent[j]);
+            s += ";";
+        }
         s += std::string("|") + reduce_op_name(st.reduce_op) + expr(st.combiner) + "|";
         for (int d : st.reduction_dims)
             s += std::to_string(d) + ",";

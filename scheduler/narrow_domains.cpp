@@ -16,7 +16,10 @@ struct Box {
     bool any = false;
 };
 
-void include_read(Box& box, const Statement& st, const AffineMap& access) {
+// An indirect read's index inputs (after the counters) span their whole clamped range.
+void include_read(Box& box, const Statement& st, const poly::Read& read) {
+    const AffineMap& access = read.access;
+    const std::size_t counters = st.extents.size();
     for (std::int64_t e : st.extents)
         if (e <= 0) return;
     int rank = access.out_rank();
@@ -28,7 +31,10 @@ void include_read(Box& box, const Statement& st, const AffineMap& access) {
     for (int a = 0; a < rank; ++a) {
         std::int64_t lo = access.offset(a), hi = access.offset(a);
         for (int d = 0; d < access.in_rank(); ++d) {
-            std::int64_t span = access.coeff(a, d) * (st.extents[d] - 1);
+            const std::size_t c = static_cast<std::size_t>(d);
+            std::int64_t extent =
+                c < counters ? st.extents[c] : read.indirect_extent.at(c - counters);
+            std::int64_t span = access.coeff(a, d) * (extent - 1);
             (span < 0 ? lo : hi) += span;
         }
         box.lo[a] = std::min(box.lo[a], lo);
@@ -40,6 +46,7 @@ void include_read(Box& box, const Statement& st, const AffineMap& access) {
 // nothing when a write row is not a constant or one counter with coefficient 1.
 std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> restriction(const Statement& st,
                                                                               const Box& box) {
+    if (!st.write_indirect.empty()) return std::nullopt; // writes anywhere along its axis
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     for (std::int64_t e : st.extents)
         out.emplace_back(0, e);
@@ -68,14 +75,14 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> restriction(co
     return out;
 }
 
-// `m` with counter d replaced by d + shift[d].
+// `m` with counter d replaced by d + shift[d] (an indirect read's index inputs unchanged).
 AffineMap shifted(const AffineMap& m, const std::vector<std::pair<std::int64_t, std::int64_t>>& r) {
     std::vector<std::int64_t> matrix, offset;
     for (int a = 0; a < m.out_rank(); ++a) {
         std::int64_t off = m.offset(a);
         for (int d = 0; d < m.in_rank(); ++d) {
             matrix.push_back(m.coeff(a, d));
-            off += m.coeff(a, d) * r[d].first;
+            if (static_cast<std::size_t>(d) < r.size()) off += m.coeff(a, d) * r[d].first;
         }
         offset.push_back(off);
     }
@@ -89,7 +96,7 @@ void narrow_domains(poly::ProgramIR& program) {
     for (const poly::Kernel& k : program.kernels)
         for (const Statement& st : k.statements)
             for (const poly::Read& r : st.reads)
-                if (r.buffer >= 0) include_read(read[r.buffer], st, r.access);
+                if (r.buffer >= 0) include_read(read[r.buffer], st, r);
     for (poly::Kernel& k : program.kernels) {
         if (k.statements.empty()) continue;
         int b = k.statements[0].write_buffer;

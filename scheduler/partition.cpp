@@ -450,6 +450,10 @@ void Partitioner::make_kernel(int i) {
                                              piece_access(piece->shape, n.shape), v,
                                              std::move(reads)));
         }
+    } else if (n.kind == NodeKind::Gather) {
+        k.statements.push_back(gather_statement(i));
+    } else if (n.kind == NodeKind::Scatter) {
+        scatter_statements(i, k);
     } else if (distributed_[static_cast<std::size_t>(i)] >= 0) {
         int f = distributed_[static_cast<std::size_t>(i)];
         const Node& fn = *cn(f).node;
@@ -469,6 +473,94 @@ void Partitioner::make_kernel(int i) {
         k.statements.push_back(statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
     }
     ir_.kernels.push_back(std::move(k));
+}
+
+int Partitioner::buffer_read(const NodePtr& node, const AffineMap& access, ReadList& reads) {
+    CanonicalGraph::Use use = g_.resolve(node, access);
+    int j = g_.find(use.node.get());
+    HEDRA_INTERNAL_CHECK(j >= 0, "partition: a gather operand outside the canonical graph");
+    int b = leaf_buffer_[j] >= 0 ? leaf_buffer_[j] : buffer_of_[j];
+    HEDRA_INTERNAL_CHECK(b >= 0, "partition: a gather operand without a buffer");
+    reads.read(b, use.access, use.node->dtype);
+    for (std::size_t k = 0; k < reads.reads.size(); ++k)
+        if (reads.reads[k].buffer == b && reads.reads[k].access == use.access &&
+            !reads.reads[k].is_indirect())
+            return static_cast<int>(k);
+    internal_error("partition: a gather operand's read is missing");
+}
+
+// result(p, q, r) = src(p, clamp(indices(q)), r), with q the indices' counters: the indices
+// are read first, then src through an access whose input after the counters is their value.
+Statement Partitioner::gather_statement(int i) {
+    const Node& n = *cn(i).node;
+    const NodePtr& src = n.inputs.at(0);
+    const NodePtr& idx = n.inputs.at(1);
+    const int rank = n.shape.rank(), a = n.axis, q = idx->shape.rank();
+    const int src_rank = src->shape.rank();
+    std::vector<std::int64_t> to_idx(static_cast<std::size_t>(q * rank), 0);
+    for (int d = 0; d < q; ++d)
+        to_idx[static_cast<std::size_t>(d * rank + a + d)] = 1;
+    std::vector<std::int64_t> to_src(static_cast<std::size_t>(src_rank * (rank + 1)), 0);
+    for (int d = 0; d < src_rank; ++d) {
+        int column = d < a ? d : d == a ? rank : d + q - 1;
+        to_src[static_cast<std::size_t>(d * (rank + 1) + column)] = 1;
+    }
+    ReadList reads;
+    int k_idx = buffer_read(idx,
+                            AffineMap(rank, q, std::move(to_idx),
+                                      std::vector<std::int64_t>(static_cast<std::size_t>(q))),
+                            reads);
+    int k_src =
+        buffer_read(src,
+                    AffineMap(rank + 1, src_rank, std::move(to_src),
+                              std::vector<std::int64_t>(static_cast<std::size_t>(src_rank))),
+                    reads);
+    Read& r = reads.reads[static_cast<std::size_t>(k_src)];
+    r.indirect = {k_idx};
+    r.indirect_extent = {src->shape[a].size};
+    ScalarExpr v = scalar_input(k_src, src->dtype);
+    return statement(StatementKind::Assign, n, buffer_of_[static_cast<std::size_t>(i)],
+                     AffineMap::identity(rank), v, std::move(reads));
+}
+
+// Zeros, then an update over the values' counters (p, q, r) that adds values(p, q, r) at
+// (p, clamp(indices(q)), r): its write access takes the index value as an input after the
+// counters, and its q counters are the reduced ones.
+void Partitioner::scatter_statements(int i, Kernel& k) {
+    const Node& n = *cn(i).node;
+    const NodePtr& values = n.inputs.at(0);
+    const NodePtr& idx = n.inputs.at(1);
+    const int rank = values->shape.rank(), a = n.axis, q = idx->shape.rank();
+    const int out_rank = n.shape.rank();
+    const int w = buffer_of_[static_cast<std::size_t>(i)];
+    AffineMap id = AffineMap::identity(out_rank);
+    k.statements.push_back(statement(StatementKind::Assign, n, w, id,
+                                     cast_to(scalar_const(0.0, DType::F64), n.dtype), {}));
+    std::vector<std::int64_t> to_idx(static_cast<std::size_t>(q * rank), 0);
+    for (int d = 0; d < q; ++d)
+        to_idx[static_cast<std::size_t>(d * rank + a + d)] = 1;
+    std::vector<std::int64_t> to_out(static_cast<std::size_t>(out_rank * (rank + 1)), 0);
+    for (int d = 0; d < out_rank; ++d) {
+        int column = d < a ? d : d == a ? rank : d + q - 1;
+        to_out[static_cast<std::size_t>(d * (rank + 1) + column)] = 1;
+    }
+    ReadList reads;
+    ScalarExpr v = inline_use(values, AffineMap::identity(rank), reads);
+    int k_idx = buffer_read(idx,
+                            AffineMap(rank, q, std::move(to_idx),
+                                      std::vector<std::int64_t>(static_cast<std::size_t>(q))),
+                            reads);
+    Statement u =
+        statement(StatementKind::Update, *values, w,
+                  AffineMap(rank + 1, out_rank, std::move(to_out),
+                            std::vector<std::int64_t>(static_cast<std::size_t>(out_rank))),
+                  v, std::move(reads));
+    u.reduce_op = ReduceOp::Sum;
+    for (int d = 0; d < q; ++d)
+        u.reduction_dims.push_back(a + d);
+    u.write_indirect = {k_idx};
+    u.write_indirect_extent = {n.shape[a].size};
+    k.statements.push_back(std::move(u));
 }
 
 // A component of a reduction of several arrays (reduce_multiple_value): its kernel keeps

@@ -45,7 +45,8 @@ void Partitioner::decide() {
     for (std::size_t i = 0; i < n; ++i) {
         const CanonicalNode& c = g_.nodes[i];
         NodeKind k = c.node->kind;
-        mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse));
+        mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse ||
+                                           k == NodeKind::Gather || k == NodeKind::Scatter));
         if (!inlinable_map(static_cast<int>(i))) continue;
         // Rows fused into one kernel keep a shared map in a row-local buffer, which costs
         // no pass over memory: then vector math is worth keeping too.
@@ -54,6 +55,16 @@ void Partitioner::decide() {
         for (int o : c.operands)
             e = e || (inlinable_map(o) && expensive[o]);
         expensive[i] = e;
+    }
+    // A gather reads its source at data-dependent rows and its indices as the values of that
+    // read: both are buffers, never inlined expressions. A scatter's indices likewise (its
+    // values may be inlined).
+    for (std::size_t i = 0; i < n; ++i) {
+        const CanonicalNode& c = g_.nodes[i];
+        NodeKind k = c.node->kind;
+        if (c.leaf || (k != NodeKind::Gather && k != NodeKind::Scatter)) continue;
+        for (std::size_t j = k == NodeKind::Gather ? 0 : 1; j < c.operands.size(); ++j)
+            mat_[c.operands[j]] = mat_[c.operands[j]] || !g_.nodes[c.operands[j]].leaf;
     }
     constexpr int kNone = -1, kSeveral = -2;
     std::vector<int> root(n, kNone);
@@ -199,6 +210,11 @@ void Partitioner::unroll_small_reductions() {
             symbolic = symbolic || in.shape[a].is_dynamic();
         }
         if (symbolic || terms < 1 || terms > kMaxUnrolledTerms) continue;
+        // A gather or scatter reads its operands as buffers (decide()).
+        bool indexed = false;
+        for (int u : rc.consumers)
+            indexed = indexed || kind(u) == NodeKind::Gather || kind(u) == NodeKind::Scatter;
+        if (indexed) continue;
         int r0 = root[rc.consumers[0]];
         bool one_kernel = r0 >= 0 && r0 != static_cast<int>(r);
         for (int u : rc.consumers)

@@ -119,6 +119,10 @@ private:
     void make_kernel(int i);
 
     void tuple_reduction(int i, Kernel& k);
+    Statement gather_statement(int i);
+    void scatter_statements(int i, Kernel& k);
+    // The buffer holding node `node` read at `access` (after views), which must have one.
+    int buffer_read(const NodePtr& node, const AffineMap& access, ReadList& reads);
 
     const CanonicalGraph& g_;
     PartitionOptions options_;

@@ -49,7 +49,7 @@ int shared_rows(const poly::ProgramIR& program, std::initializer_list<const Kern
         written.insert(st->write_buffer);
     int r = static_cast<int>(all[0]->extents.size());
     for (const Statement* st : all) {
-        if (!st->tuple_writes.empty()) return 0;
+        if (!st->tuple_writes.empty() || !st->write_indirect.empty()) return 0;
         r = std::min<int>(r, static_cast<int>(st->extents.size()));
     }
     for (; r >= 1; --r) {

@@ -25,7 +25,7 @@ bool splittable(const poly::ProgramIR& program, const Kernel& k) {
     if (init.kind != StatementKind::Assign || !init.reads.empty() || !init.tuple_writes.empty() ||
         up.kind != StatementKind::Update || !up.tuple_writes.empty() ||
         init.write_buffer != up.write_buffer || up.reduction_dims != std::vector<int>{0} ||
-        up.extents.size() < 2)
+        up.extents.size() < 2 || poly::has_indirect(up))
         return false;
     if (up.reduce_op != ReduceOp::Sum && up.reduce_op != ReduceOp::Max &&
         up.reduce_op != ReduceOp::Min)

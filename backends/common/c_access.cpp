@@ -85,21 +85,26 @@ std::string c_index_expr(const AstExpr& e) {
     return "0";
 }
 
-std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access) {
+std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access,
+                            const std::vector<std::string>& columns) {
+    auto column = [&](std::size_t k) {
+        return k < columns.size() && !columns[k].empty() ? "(" + columns[k] + ")"
+                                                         : "i" + std::to_string(k);
+    };
     LinearIndex li = linear_index(buffer, access);
     std::string s;
     for (std::size_t k = 0; k < li.coef.size(); ++k) {
         if (li.coef[k] == 0) continue;
         if (!s.empty()) s += " + ";
-        s += (li.coef[k] == 1 ? "" : int_text(li.coef[k]) + " * ") + "i" + std::to_string(k);
+        s += (li.coef[k] == 1 ? "" : int_text(li.coef[k]) + " * ") + column(k);
     }
     if (li.constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + int_text(li.constant);
     if (buffer.row_window > 0) { // row r at r mod window (a power of two)
         std::string row;
         for (int k = 0; k < access.in_rank(); ++k)
             if (std::int64_t c = access.coeff(0, k); c != 0)
-                row += (row.empty() ? "" : " + ") + (c == 1 ? "" : int_text(c) + " * ") + "i" +
-                       std::to_string(k);
+                row += (row.empty() ? "" : " + ") + (c == 1 ? "" : int_text(c) + " * ") +
+                       column(static_cast<std::size_t>(k));
         if (access.offset(0) != 0 || row.empty())
             row += (row.empty() ? "" : " + ") + int_text(access.offset(0));
         std::int64_t row_size = 1;
@@ -113,6 +118,47 @@ std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access)
 
 std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
     return buffer.name + "[" + c_element_index(buffer, access) + "]";
+}
+
+namespace {
+
+// The names of an access's inputs: i<k> for the counters (left empty), then each indirect
+// input as its index read's value clamped into [0, extent).
+std::vector<std::string> indirect_columns(const poly::ProgramIR& program, const poly::Statement& st,
+                                          const AffineMap& access, const std::vector<int>& indirect,
+                                          const std::vector<std::int64_t>& extent) {
+    std::vector<std::string> columns(static_cast<std::size_t>(access.in_rank()));
+    const std::size_t rank = st.extents.size();
+    for (std::size_t j = 0; j < indirect.size(); ++j) {
+        const poly::Read& index = st.reads.at(static_cast<std::size_t>(indirect[j]));
+        columns.at(rank + j) =
+            "hd_lmin(hd_lmax((long)" +
+            c_element(program.buffers.at(static_cast<std::size_t>(index.buffer)), index.access) +
+            ", 0L), " + c_int(extent[j] - 1) + ")";
+    }
+    return columns;
+}
+
+} // namespace
+
+std::string c_read_element(const poly::ProgramIR& program, const poly::Statement& st,
+                           const poly::Read& r) {
+    const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(r.buffer));
+    if (!r.is_indirect()) return c_element(buffer, r.access);
+    return buffer.name + "[" +
+           c_element_index(buffer, r.access,
+                           indirect_columns(program, st, r.access, r.indirect, r.indirect_extent)) +
+           "]";
+}
+
+std::string c_write_element(const poly::ProgramIR& program, const poly::Statement& st) {
+    const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(st.write_buffer));
+    if (st.write_indirect.empty()) return c_element(buffer, st.write_access);
+    return buffer.name + "[" +
+           c_element_index(buffer, st.write_access,
+                           indirect_columns(program, st, st.write_access, st.write_indirect,
+                                            st.write_indirect_extent)) +
+           "]";
 }
 
 std::string c_loop_header(const sched::AstNode& n) {

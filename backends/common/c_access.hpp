@@ -46,8 +46,17 @@ using sched::mentions;
 // buffer's element at access(i0, i1, ...), its integers printed by int_text; a row-local
 // buffer's rows left out, a windowed buffer's row taken mod the window.
 std::string c_element(const poly::Buffer& buffer, const AffineMap& access);
-std::string c_element_index(const poly::Buffer& buffer,
-                            const AffineMap& access); // "1024L * i0 + i1"
+// The element read `r` of statement `st` reads: c_element, or for a data-dependent read
+// (Read::indirect) the element at its index reads' values, clamped into their range.
+std::string c_read_element(const poly::ProgramIR& program, const poly::Statement& st,
+                           const poly::Read& r);
+// The element statement `st` writes (and an update reads): c_element, or at its indirect
+// write's clamped index values (Statement::write_indirect).
+std::string c_write_element(const poly::ProgramIR& program, const poly::Statement& st);
+// "1024L * i0 + i1"; `columns[k]`, where given and not empty, is printed for the access's
+// input k instead of i<k> (an indirect read's index value).
+std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access,
+                            const std::vector<std::string>& columns = {});
 // "for (long c1 = <init>; <cond>; c1 += <inc>)" of a For node.
 std::string c_loop_header(const sched::AstNode& loop);
 // A loop AST printed plainly, each line prefixed by `in` and four spaces per level: blocks and

@@ -78,6 +78,11 @@ std::string load(const KernelBuffers& b, int buffer, const AffineMap& access) {
     return b.buffer_dtype(buffer) == DType::Bool ? "(" + e + " != 0)" : e;
 }
 
+std::string indirect_load(const KernelBuffers& b, const poly::Statement& st, const poly::Read& r) {
+    std::string e = c_read_element(b.program, st, r);
+    return b.buffer_dtype(r.buffer) == DType::Bool ? "(" + e + " != 0)" : e;
+}
+
 std::string index_read(const poly::Read& read, DType t) {
     std::string s;
     for (int k = 0; k < read.access.in_rank(); ++k) {
@@ -137,7 +142,8 @@ std::vector<std::string> print_roots(const KernelBuffers& b, const poly::Stateme
             if (!s.empty()) return s;
         }
         const poly::Read& r = st.reads.at(k);
-        if (r.buffer >= 0) return load(b, r.buffer, r.access);
+        if (r.buffer >= 0)
+            return r.is_indirect() ? indirect_load(b, st, r) : load(b, r.buffer, r.access);
         return index_read(r, input_dtype(roots, k));
     };
     return print_scalars(roots, read, indent, prefix, out);
@@ -176,6 +182,11 @@ void print_statement_call(const KernelBuffers& b, const poly::Statement& st,
     }
     DType t = b.buffer_dtype(st.write_buffer);
     std::string value = print_value(b, st, i2, "t", out);
+    if (!st.write_indirect.empty()) { // scatter_add's update: a plain sum
+        std::string target = c_write_element(b.program, st);
+        out += i2 + target + " = " + c_combine(st.reduce_op, t, target, value) + ";\n" + in + "}\n";
+        return;
+    }
     if (st.kind == poly::StatementKind::Update) {
         std::string acc = load(b, st.write_buffer, st.write_access);
         out += i2 + "const " + c_value_type(t) + " hd_acc = " + acc + ";\n";

@@ -440,6 +440,10 @@ private:
     std::string operand(const poly::Statement& st, const std::vector<ScalarExpr>& roots,
                         int k) const {
         const poly::Read& r = st.reads.at(k);
+        if (r.buffer >= 0 && r.is_indirect()) {
+            std::string e = c_read_element(program_, st, r);
+            return program_.buffers[r.buffer].dtype == DType::Bool ? "(" + e + " != 0)" : e;
+        }
         if (r.buffer >= 0) return load(r.buffer, r.access);
         return index_value(r.access, input_dtype(roots, k));
     }
@@ -477,7 +481,7 @@ private:
         } else {
             value = print_scalar(st.value, input, in, "t", out);
         }
-        std::string target = element(st.write_buffer, st.write_access);
+        std::string target = c_write_element(program_, st);
         // The value is computed exactly, as every kernel computes it (a map inlined into a min
         // reduction and into its gradient's comparison must agree bit for bit); only the
         // accumulation may contract and reassociate.
@@ -491,7 +495,7 @@ private:
             out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
         }
         if (update) {
-            std::string acc = load(st.write_buffer, st.write_access);
+            std::string acc = wb.dtype == DType::Bool ? "(" + target + " != 0)" : target;
             if (st.reduce_op == ReduceOp::Custom) {
                 auto comb = [&](int k) { return k == 0 ? acc : value; };
                 value = print_scalar(st.combiner, comb, in, "u", out);

@@ -4,6 +4,7 @@
 // there is no fusion, no scheduling and no cleverness, so the results can serve as the oracle.
 #include "backends/reference/interpreter.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -151,6 +152,10 @@ private:
             return reduce(n);
         case NodeKind::Fuse:
             return fuse(n);
+        case NodeKind::Gather:
+            return gather(n);
+        case NodeKind::Scatter:
+            return scatter(n);
         }
         internal_error("interpreter: unknown node kind");
     }
@@ -374,6 +379,59 @@ private:
             const HostArray& v = values_.at(piece);
             store(out, i, load(v, flat_index(v.sizes(), c)));
         });
+        return out;
+    }
+
+    // result(p, q, r) = src(p, clamp(indices(q)), r): q spans the indices' axes.
+    HostArray gather(const Node& n) {
+        HostArray out = result(n);
+        const HostArray& src = value(n.inputs.at(0));
+        const HostArray& idx = value(n.inputs.at(1));
+        const int a = n.axis, q = idx.rank();
+        const std::int64_t last = src.sizes().at(static_cast<std::size_t>(a)) - 1;
+        Counters c(static_cast<std::size_t>(src.rank())), k_idx(static_cast<std::size_t>(q));
+        for_each_counter(out.sizes(), [&](const Counters& k, std::int64_t i) {
+            for (int d = 0; d < q; ++d)
+                k_idx[d] = k[a + d];
+            std::int64_t v = load(idx, flat_index(idx.sizes(), k_idx)).i;
+            for (int d = 0; d < src.rank(); ++d)
+                c[d] = d < a ? k[d] : d > a ? k[d + q - 1] : std::clamp<std::int64_t>(v, 0, last);
+            store(out, i, load(src, flat_index(src.sizes(), c)));
+        });
+        return out;
+    }
+
+    // Zeros, then values(p, q, r) added at (p, clamp(indices(q)), r); float sums in f64 as
+    // the reference's reductions, integer sums wrapping in the result's dtype.
+    HostArray scatter(const Node& n) {
+        const HostArray& values = value(n.inputs.at(0));
+        const HostArray& idx = value(n.inputs.at(1));
+        const int a = n.axis, q = idx.rank();
+        const std::vector<std::int64_t> sizes = n.shape.sizes();
+        const std::int64_t last = sizes.at(static_cast<std::size_t>(a)) - 1;
+        const bool fl = is_float(n.dtype);
+        std::vector<double> fsum(fl ? static_cast<std::size_t>(n.shape.size()) : 0, 0.0);
+        std::vector<std::int64_t> isum(fl ? 0 : static_cast<std::size_t>(n.shape.size()), 0);
+        Counters c(sizes.size()), k_idx(static_cast<std::size_t>(q));
+        for_each_counter(values.sizes(), [&](const Counters& k, std::int64_t i) {
+            for (int d = 0; d < q; ++d)
+                k_idx[d] = k[a + d];
+            std::int64_t v = load(idx, flat_index(idx.sizes(), k_idx)).i;
+            for (int d = 0; d < static_cast<int>(sizes.size()); ++d)
+                c[d] = d < a ? k[d] : d > a ? k[d + q - 1] : std::clamp<std::int64_t>(v, 0, last);
+            std::int64_t o = flat_index(sizes, c);
+            ScalarValue x = load(values, i);
+            if (fl)
+                fsum[static_cast<std::size_t>(o)] += x.f;
+            else
+                isum[static_cast<std::size_t>(o)] =
+                    wrapping_add(isum[static_cast<std::size_t>(o)], x.i);
+        });
+        HostArray out = result(n);
+        for (std::int64_t o = 0; o < out.size(); ++o)
+            store(out, o,
+                  fl ? float_value(fsum[static_cast<std::size_t>(o)], n.dtype)
+                     : convert(int_value(isum[static_cast<std::size_t>(o)], DType::I64), n.dtype));
         return out;
     }
 

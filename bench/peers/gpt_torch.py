@@ -24,11 +24,14 @@ no file of its own), params.txt (name, shape, weight decay), offsets.npy (steps,
 point> <JSON string>" a line) and config.json; after training losses.npy (steps,) float64 and
 evals.json: the mean val and train loss of those batches (eager, no_grad) before the first
 update, every --eval-every updates and after the last. Without --export nothing is evaluated.
+--autocast bf16 runs every forward pass under torch.autocast("cpu", dtype=torch.bfloat16) (the
+mixed precision gpt_char --precision bf16 follows; config.json records it).
 Run with the peers' venv (scripts/install_bench_peers.sh):
   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --impl eager --threads 1 --steps 30
   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --steps 20 --eval-every 0 --export /tmp/w7
 """
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -61,6 +64,8 @@ def parse():
                         "the last only)")
     p.add_argument("--eval-iters", type=int, default=20,
                    help="with --export: batches per split and evaluation")
+    p.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                   help="bf16: forward passes under torch.autocast on the CPU")
     a = p.parse_args()
     if a.steps < 1 or a.eval_every < 0 or a.eval_iters < 1:
         p.error("--steps and --eval-iters must be positive, --eval-every not negative")
@@ -93,6 +98,7 @@ def write_export_inputs(directory, a, model, weights, offsets, schedule, lrs, ev
         json.dump({"workload": a.config.upper(), "model": recipe, "vocab_size": s.vocab,
                    "seed": a.seed, "steps": len(offsets), "eval_iters": a.eval_iters,
                    "eval_every": a.eval_every, "impl": a.impl, "threads": a.threads,
+                   "autocast": a.autocast,
                    "torch": torch.__version__, "corpus": os.path.basename(a.data), **corpus,
                    "split": "train = ids[:(9*n)//10], val = ids[(9*n)//10:]",
                    "lm_head": "tied to transformer.wte.weight",
@@ -148,11 +154,18 @@ def main():
         window = split[pos]
         return window[:, :-1], window[:, 1:]
 
+    def autocast():
+        if a.autocast == "bf16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     @torch.no_grad()
     def evaluate():  # the eager model in both impls
         model.eval()
-        means = {name: float(np.mean([model(*windows(split, rows)).item() for rows in offs]))
-                 for name, split, offs in (("val", val, eval_val), ("train", train, eval_train))}
+        with autocast():
+            means = {name: float(np.mean([model(*windows(split, rows)).item() for rows in offs]))
+                     for name, split, offs in (("val", val, eval_val),
+                                               ("train", train, eval_train))}
         model.train()
         return means
 
@@ -192,7 +205,8 @@ def main():
         else:
             for g in opt.param_groups:
                 g["lr"] = float(lrs[i])
-        loss = loss_fn(x, y)
+        with autocast():
+            loss = loss_fn(x, y)
         loss.backward()
         if update:
             update()

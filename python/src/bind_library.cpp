@@ -122,6 +122,25 @@ void bind_functions(nb::module_& m) {
         },
         "a"_a, "axis"_a, "keepdims"_a = false);
     m.def(
+        "take",
+        [](ArrayLike a, ArrayLike indices, int axis) {
+            return take(to_array(a, "take"), to_array(indices, "take"), axis, python_location());
+        },
+        "a"_a, "indices"_a, "axis"_a = 0,
+        "Elements of `a` chosen along `axis` by integer `indices` (numpy.take): the result has "
+        "a's axes before `axis`, then the indices', then a's after it. Host-data indices are "
+        "checked; computed ones outside the axis are clamped. Its gradient adds the rows back "
+        "in index order (scatter_add), the same bits every run.");
+    m.def(
+        "scatter_add",
+        [](ArrayLike values, ArrayLike indices, int axis, ShapeLike shape) {
+            return scatter_add(to_array(values, "scatter_add"), to_array(indices, "scatter_add"),
+                               axis, to_shape(shape), python_location());
+        },
+        "values"_a, "indices"_a, "axis"_a, "shape"_a,
+        "take's adjoint: zeros of `shape` with values added at the rows `indices` names along "
+        "`axis`, in index order.");
+    m.def(
         "element_count",
         [](ArrayLike a, AxesLike axes) {
             return element_count(to_array(a, "element_count"), to_axes(axes), python_location());

@@ -122,8 +122,9 @@ void bind_trainer(nb::module_& nn) {
             [](nn::Trainer* t, LossCallable loss, std::vector<nn::InputSpec> inputs,
                ArraySequence params, std::shared_ptr<const nn::Optimizer> optimizer,
                std::vector<std::string> param_names, double clip_norm, const std::string& backend,
-               int num_threads, bool symbolic_batch) {
+               int num_threads, bool symbolic_batch, OptionalDTypeLike precision) {
                 nn::TrainerOptions options;
+                if (!precision.is_none()) options.precision = to_dtype(precision);
                 options.param_names = std::move(param_names);
                 options.clip_norm = clip_norm;
                 options.compute.backend = backend;
@@ -134,7 +135,9 @@ void bind_trainer(nb::module_& nn) {
             },
             "loss"_a, "inputs"_a, "params"_a, "optimizer"_a,
             "param_names"_a = std::vector<std::string>{}, "clip_norm"_a = 0.0, "backend"_a = "",
-            "num_threads"_a = 0, "symbolic_batch"_a = true)
+            "num_threads"_a = 0, "symbolic_batch"_a = true, "precision"_a = nb::none(),
+            "precision: None or f32, or mixed precision: bf16, or f16 with dynamic loss scaling "
+            "(GradScaler's defaults); parameters and optimizer state stay f32.")
         .def(
             "step",
             [](nn::Trainer& t, ArraySequence inputs, OptionalFloat lr) {
@@ -155,6 +158,10 @@ void bind_trainer(nb::module_& nn) {
         .def_prop_ro("optimizer_state",
                      [](const nn::Trainer& t) { return to_numpy_list(t.optimizer_state()); })
         .def_prop_ro("step_count", &nn::Trainer::step_count)
+        .def_prop_ro("precision", [](const nn::Trainer& t) { return t.options().precision; })
+        .def_prop_ro("loss_scaling", &nn::Trainer::loss_scaling)
+        .def_prop_ro("loss_scale", &nn::Trainer::loss_scale,
+                     "The current loss scale (1.0 without loss scaling).")
         .def(
             "set_params",
             [](nn::Trainer& t, ArraySequence params) { t.set_params(to_host_arrays(params)); },

@@ -96,3 +96,20 @@ def test_indexing_selects_by_hedra_index():
         a[::-1]
     with pytest.raises(hd.Error, match="rank"):
         a[0, 0, 0]
+
+
+def test_take_and_scatter_add_against_numpy():
+    table = np.random.default_rng(0).standard_normal((9, 5)).astype(np.float32)
+    ids = np.array([[3, 0, 8], [3, 3, 1]], dtype=np.int32)
+    np.testing.assert_array_equal(c(hd.take(hd.array(table), hd.array(ids))), np.take(table, ids, axis=0))
+    np.testing.assert_array_equal(c(hd.take(hd.array(table), hd.array(ids[0]), axis=1 - 1)), table[ids[0]])
+    values = np.ones((2, 3, 5), dtype=np.float32)
+    want = np.zeros((9, 5), dtype=np.float32)
+    np.add.at(want, ids, values)
+    np.testing.assert_array_equal(c(hd.scatter_add(hd.array(values), hd.array(ids), 0, (9, 5))), want)
+    # The gradient of a take is the scatter of the cotangent rows.
+    t = hd.array(table)
+    g = hd.grad(hd.sum(hd.take(t, hd.array(ids)) * 2.0), t)
+    np.testing.assert_array_equal(c(g), 2.0 * want)
+    with pytest.raises(hd.Error, match="take: index 9"):
+        hd.take(hd.array(table), hd.array(np.array([9], dtype=np.int32)))

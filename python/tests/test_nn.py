@@ -101,6 +101,31 @@ def test_trainer_with_python_loss_and_checkpoints(tmp_path):
     np.testing.assert_array_equal(other.params[0], t.params[0])
 
 
+def test_trainer_mixed_precision():
+    images, labels = small_data()
+    init = nn.mlp([8, 16, 3], seed=1)
+
+    def loss(params, inputs):
+        hidden = nn.gelu(nn.linear(inputs[0], params[0], params[1]))
+        return nn.softmax_cross_entropy(nn.linear(hidden, params[2], params[3]), inputs[1])
+
+    def trainer(precision=None):
+        return nn.Trainer(loss, [nn.InputSpec([-1, 8]), nn.InputSpec([-1], hd.i32, any_integer=True)],
+                          init.params, nn.Adam(lr=0.01), backend="openmp", precision=precision)
+
+    f32, bf16 = trainer(), trainer("bf16")
+    assert f32.precision == hd.f32 and bf16.precision == hd.bf16 and not bf16.loss_scaling
+    for _ in range(5):
+        want, got = f32.step([images, labels]), bf16.step([images, labels])
+        assert got == pytest.approx(want, rel=1e-2) and got != want
+    assert all(p.dtype == np.float32 for p in bf16.params + bf16.optimizer_state)
+    f16 = trainer(hd.f16)
+    assert f16.loss_scaling and f16.loss_scale == 65536.0 and bf16.loss_scale == 1.0
+    assert f16.step([images, labels]) == pytest.approx(trainer().step([images, labels]), rel=1e-2)
+    with pytest.raises(hd.Error, match="use DType::F32, DType::BF16 or DType::F16"):
+        trainer(hd.i32)
+
+
 def test_safetensors_round_trip(tmp_path):
     path = str(tmp_path / "w.safetensors")
     w = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1, 2], dtype=np.int64)}

@@ -123,9 +123,22 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                      Array a = cast(cuda_random(Shape::of({20, 33}), 41), DType::BF16),
                            b = cast(cuda_random(Shape::of({33, 12}), 42), DType::BF16);
                      Array h = cast(cuda_random(Shape::of({20, 33}), 43), DType::F16);
-                     return std::vector<Array>{
-                         a * 3.0f + exp(a), sum(a, {1}), matmul(a, b),
-                         tanh(h) * h,       max(h, {0}), cast(h, DType::F32) + cast(a, DType::F32)};
+                     // A tied head's product: a bf16 table read transposed, its rows (84)
+                     // not a multiple of the tile, so the staging tests bounds and zero-fills.
+                     // (bf16 host data, so the operands are bf16 buffers, not inlined casts)
+                     ComputeOptions ref;
+                     ref.backend = "reference";
+                     Array x = array(compute(
+                               cast(cuda_random(Shape::of({96, 128}), 44), DType::BF16), ref)),
+                           table = array(compute(
+                               cast(cuda_random(Shape::of({84, 128}), 45), DType::BF16), ref));
+                     return std::vector<Array>{a * 3.0f + exp(a),
+                                               sum(a, {1}),
+                                               matmul(a, b),
+                                               tanh(h) * h,
+                                               max(h, {0}),
+                                               cast(h, DType::F32) + cast(a, DType::F32),
+                                               matmul(x, transpose(table))};
                  }});
     p.push_back({"tensor-core matmuls", [] {
                      // bf16 and f16 operands, products and sums in f32 (mma.sync on sm_80+):
@@ -429,6 +442,19 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                          },
                          x);
                      return std::vector<Array>{y, grad(sum(y), x)};
+                 }});
+    p.push_back({"take and scatter_add (an embedding and its gradient)", [] {
+                     Array table = cuda_random(Shape::of({50, 12}), 37);
+                     std::vector<std::int32_t> ids;
+                     for (int i = 0; i < 40; ++i)
+                         ids.push_back((i * 17 + 3) % 50);
+                     Array tokens = array(ids, Shape::of({5, 8}));
+                     Array x = take(table, tokens);
+                     Array wild = index_components(Shape::of({9}), 0) * 7 - 5; // clamped
+                     Array values = cuda_random(Shape::of({5, 8, 12}), 38);
+                     return std::vector<Array>{x, take(table, wild, 0) * 2.0f,
+                                               grad(sum(x * x), table),
+                                               scatter_add(values, tokens, 0, table.shape())};
                  }});
     return p;
 }

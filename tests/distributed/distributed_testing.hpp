@@ -36,9 +36,9 @@ inline std::vector<HostArray> batch(int b, unsigned seed) {
 
 // With clip_norm > 0, global-norm clipping; the loss also returns the count of correct rows
 // (i64) and the batch's mean squared logit (f32) as extra outputs.
-// decay_mask: AdamW's per-parameter flags (empty: its default).
+// decay_mask: AdamW's per-parameter flags (empty: its default). precision: TrainerOptions'.
 inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0,
-                                std::vector<bool> decay_mask = {}) {
+                                std::vector<bool> decay_mask = {}, DType precision = DType::F32) {
     std::vector<HostArray> params{
         values({kHidden, kIn}, seed, 0.5), values({kHidden}, seed + 1, 0.1),
         values({kClasses, kHidden}, seed + 2, 0.5), values({kClasses}, seed + 3, 0.1)};
@@ -46,6 +46,7 @@ inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0,
     o.compute.backend = "openmp";
     o.compute.num_threads = 1;
     o.clip_norm = clip_norm;
+    o.precision = precision;
     auto loss = [](const std::vector<Array>& p, const std::vector<Array>& in) {
         Array h = tanh(nn::linear(in[0], p[0], p[1]));
         Array logits = nn::linear(h, p[2], p[3]);

@@ -100,6 +100,41 @@ TEST_CASE("data parallel: N ranks at global batch B take one process's steps at 
     }
 }
 
+// Mixed precision: each rank's thread builds its graphs under its own Autocast scope. The ranks'
+// weight gradients are rounded to bf16 before the all-reduce sums them, one process's after its
+// sum, so the runs agree to bf16's precision (1e-2), not f32's.
+TEST_CASE("data parallel: bf16 ranks follow one bf16 process; f16 loss scaling is refused") {
+    nn::Trainer one = make_trainer(1, 0.0, {}, DType::BF16);
+    std::vector<double> want;
+    for (int s = 0; s < 10; ++s)
+        want.push_back(one.step(batch(24, 100 + s), 0.05));
+    auto group = in_process_group(2);
+    std::vector<std::vector<double>> losses(2);
+    std::vector<std::vector<DType>> dtypes(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+        threads.emplace_back([&, r] {
+            DataParallelTrainer dp(group[static_cast<std::size_t>(r)],
+                                   make_trainer(1, 0.0, {}, DType::BF16));
+            for (int s = 0; s < 10; ++s)
+                losses[r].push_back(dp.step(batch(24, 100 + s), 0.05));
+            for (const HostArray& p : dp.local().params())
+                dtypes[r].push_back(p.dtype());
+        });
+    for (std::thread& t : threads)
+        t.join();
+    for (int r = 0; r < 2; ++r) {
+        REQUIRE(losses[r].size() == want.size());
+        for (std::size_t i = 0; i < want.size(); ++i)
+            CHECK(losses[r][i] == doctest::Approx(want[i]).epsilon(1e-2));
+        CHECK(dtypes[r] == std::vector<DType>(4, DType::F32));
+    }
+    auto solo = in_process_group(1);
+    DataParallelTrainer f16(solo[0], make_trainer(1, 0.0, {}, DType::F16));
+    CHECK_THROWS_WITH_AS(f16.step(batch(24, 1), 0.05),
+                         doctest::Contains("is applied by step() only"), Error);
+}
+
 TEST_CASE("data parallel: a sharded state keeps per-parameter options (AdamW's decay mask)") {
     const std::vector<bool> mask{false, true, true, false};
     nn::Trainer one = make_trainer(1, 0.0, mask);

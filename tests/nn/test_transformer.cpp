@@ -11,6 +11,7 @@
 #include "ad/check.hpp"
 #include "core/error.hpp"
 #include "nn/layers.hpp"
+#include "scheduler/partition.hpp"
 #include "nn_layer_testing.hpp"
 
 using namespace hedra;
@@ -168,6 +169,26 @@ TEST_CASE("nn embedding: the table's gradient sums the cotangent rows per index"
     Array table = input({4, 3}, 11);
     check_close(evaluate(grad(sum(embedding(idx, table)), table)),
                 {1, 1, 1, 2, 2, 2, 0, 0, 0, 3, 3, 3});
+}
+
+TEST_CASE("nn embedding: no work proportional to tokens x vocabulary x width") {
+    // GPT-2's vocabulary: the forward and backward program's largest statement domain is the
+    // gradient's vocab x dim (its zeros), never tokens x vocab x dim (the one-hot form's).
+    const std::int64_t vocab = 50257, dim = 8, tokens = 64;
+    Array table = placeholder(Shape::of({vocab, dim}), DType::F32, "table");
+    Array ids = placeholder(Shape::of({tokens}), DType::I64, "ids");
+    Array y = embedding(ids, table);
+    Array g = grad(sum(y * y), table);
+    poly::ProgramIR ir = sched::partition({y.node(), g.node()}, {table.node(), ids.node()});
+    std::int64_t largest = 0;
+    for (const poly::Kernel& k : ir.kernels)
+        for (const poly::Statement& st : k.statements) {
+            std::int64_t points = 1;
+            for (std::int64_t e : st.extents)
+                points *= e;
+            largest = std::max(largest, points);
+        }
+    CHECK(largest == vocab * dim);
 }
 
 TEST_CASE("nn causal_self_attention: against a per-head loop, with and without biases") {

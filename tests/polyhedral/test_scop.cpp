@@ -2,6 +2,7 @@
 // hand-built matmul, checked against isl relations written out by hand.
 #include <doctest/doctest.h>
 
+#include <isl/map.h>
 #include <isl/set.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
@@ -41,6 +42,23 @@ TEST_CASE("scop: domain and access strings of matmul") {
     AffineMap shifted(2, 2, {2, 0, -1, 1}, {1, -3});
     CHECK(poly::access_relation_string(p.kernels[0].statements[0], shifted, "b9") ==
           "{ S0[i0, i1] -> b9[2*i0 + 1, -i0 + i1 - 3] }");
+}
+
+TEST_CASE("scop: an indirect access relates each instance to the whole clamped range") {
+    poly::ProgramIR p = test::matmul_ir(4, 5, 6);
+    const poly::Statement& s0 = p.kernels[0].statements[0]; // S0[i0, i1]
+    AffineMap rows(3, 2, {0, 0, 1, 0, 1, 0}, {0, 0});       // (i0, i1, v) -> (v, i1)
+    CHECK(poly::access_relation_string(s0, rows, "b2", {50}) ==
+          "{ S0[i0, i1] -> b2[o0, o1] : exists (i2 : o0 = i2 and o1 = i1 and 0 <= i2 < 50) }");
+    // A source broadcast from rank 0: nothing but the range constrains the input.
+    AffineMap scalar(3, 0, {}, {});
+    CHECK(poly::access_relation_string(s0, scalar, "b3", {3}) ==
+          "{ S0[i0, i1] -> b3[] : exists (i2 : 0 <= i2 < 3) }");
+    poly::IslContext ctx;
+    isl_map* m = isl_map_read_from_str(ctx.get(),
+                                       poly::access_relation_string(s0, rows, "b2", {50}).c_str());
+    REQUIRE(m != nullptr);
+    isl_map_free(m);
 }
 
 TEST_CASE("scop: isl relations of matmul") {

@@ -2,6 +2,8 @@
 // and their messages, every format, schedule files, graph-file input and -o.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include "core/graph_file.hpp"
 #include "core/json.hpp"
 #include "tools/dump_examples.hpp"
@@ -47,6 +49,22 @@ TEST_CASE("hedra-dump --list-passes prints the compiler's pass list, in order") 
         CHECK(found != std::string::npos);
         if (found != std::string::npos) at = found;
     }
+}
+
+TEST_CASE("docs/pipeline.md's pass table is the one --list-passes prints") {
+    // The table is the fenced block that starts with the tool's header line.
+    std::ifstream in(std::string(HEDRA_DOCS_DIR) + "/pipeline.md");
+    REQUIRE(in);
+    std::string line, table;
+    bool inside = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("# pass (timer)", 0) == 0) inside = true;
+        if (inside && line.rfind("```", 0) == 0) break;
+        if (inside) table += line + "\n";
+    }
+    auto list = run_tool("--list-passes");
+    REQUIRE(list.status == 0);
+    CHECK(table == list.out);
 }
 
 TEST_CASE("hedra-dump: bad input exits 1 with a message") {

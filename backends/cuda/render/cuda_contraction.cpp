@@ -249,7 +249,9 @@ private:
         auto from = [&](int j) {
             if (!mode.from_global) return reg(j);
             if (w > 1) return "hd_v." + std::string(lanes[j]);
-            return s.in_bounds ? at : "(" + cond + ") ? " + at + " : (" + st + ")0";
+            // The half formats' storage is a struct: zero is its value-initialization.
+            std::string zero = is_half(b_.buffer_dtype(r.buffer)) ? st + "{}" : "(" + st + ")0";
+            return s.in_bounds ? at : "(" + cond + ") ? " + at + " : " + zero;
         };
         auto to = [&](int j) {
             if (!mode.to_shared) return reg(j);

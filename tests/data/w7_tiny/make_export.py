@@ -10,9 +10,13 @@ clip_grad_norm_; AdamW step; zero_grad) on 1 thread and writes, beside this scri
   losses.npy             float64 (steps,): the loss of every step (before its update)
   grad_norms.npy         float64 (steps,): clip_grad_norm_'s total norm of every step
   config.json            the configuration and the vocabulary
-Run: /opt/hedra-peers/bin/python tests/data/w7_tiny/make_export.py [--out DIR]
+With --autocast bf16 it trains the same 10 steps with every forward pass under
+torch.autocast("cpu", dtype=torch.bfloat16) and writes only losses_bf16.npy and
+grad_norms_bf16.npy (the weights and batches are the f32 run's).
+Run: /opt/hedra-peers/bin/python tests/data/w7_tiny/make_export.py [--out DIR] [--autocast bf16]
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -42,6 +46,7 @@ TEXT = ("Shall I compare thee to a summer's day?\n"
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=HERE)
+    p.add_argument("--autocast", choices=["none", "bf16"], default="none")
     a = p.parse_args()
     torch.set_num_threads(1)
 
@@ -65,7 +70,10 @@ def main():
     for i in range(STEPS):
         for g in opt.param_groups:
             g["lr"] = float(lrs[i])
-        loss = model(torch.from_numpy(tokens[i]), torch.from_numpy(targets[i]))
+        autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if a.autocast == "bf16"
+                    else contextlib.nullcontext())
+        with autocast:
+            loss = model(torch.from_numpy(tokens[i]), torch.from_numpy(targets[i]))
         loss.backward()
         norms.append(float(torch.nn.utils.clip_grad_norm_(params, CFG["grad_clip"])))
         opt.step()
@@ -74,6 +82,11 @@ def main():
         print(f"step {i}: lr {lrs[i]:.6g} loss {losses[-1]!r} grad_norm {norms[-1]:.6g}")
 
     os.makedirs(a.out, exist_ok=True)
+    if a.autocast == "bf16":
+        for name, values in (("losses_bf16", losses), ("grad_norms_bf16", norms)):
+            np.save(os.path.join(a.out, name + ".npy"), np.array(values, np.float64))
+        print(f"wrote losses_bf16.npy and grad_norms_bf16.npy to {a.out}")
+        return
     for name, _ in model.named_parameters():
         np.save(os.path.join(a.out, name + ".npy"), w0[name])
     for name, arr in (("tokens", tokens), ("targets", targets), ("lr", lrs),

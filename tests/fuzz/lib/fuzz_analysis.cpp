@@ -399,6 +399,9 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
     }
     case OpKind::Cast:
         return cast(ins.at(0), in_array(0).dtype(), op.dtype);
+    case OpKind::Take: // copies of src's elements; the indices are exact integers
+        if (approx(ins.at(1))) return std::nullopt;
+        return structural({ins.at(0)}, self.dtype());
     case OpKind::Reduce: {
         const Array& a = in_array(0);
         std::int64_t n = reduced_count(a, self);

@@ -279,7 +279,8 @@ int Generator::step() {
     if (a < 0) return leaf();
     bool diff = options_.differentiable;
     int kind = weighted(
-        {30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2, diff ? 0 : 3, 5});
+        {30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2, diff ? 0 : 3,
+         options_.linear ? 0 : 3, 5});
     switch (kind) {
     case 0:
         return map();
@@ -311,6 +312,8 @@ int Generator::step() {
         return unflatten(a);
     case 14:
         return cast(a);
+    case 15:
+        return take(a);
     default:
         return leaf();
     }

@@ -81,6 +81,7 @@ public:
     int flatten(int a);
     int unflatten(int a);
     int cast(int a);
+    int take(int a);
     int rebased(int a); // a, or rebase(a) if some axis is not 0-based step 1
 
     const GeneratorOptions& options() const { return options_; }

@@ -400,6 +400,45 @@ int Generator::unflatten(int a) {
     return add(op);
 }
 
+// take along a random axis of a: indices as host data inside the axis, or computed from such
+// data as 2·x − 1, which leaves the axis on both sides (every backend clamps them).
+int Generator::take(int a) {
+    const Shape& s = value(a).shape();
+    if (s.rank() == 0) return -1;
+    int axis = static_cast<int>(uniform(0, s.rank() - 1));
+    const Range& along = s[axis];
+    if (along.is_dynamic() || along.size == 0) return -1;
+    Op ids;
+    ids.kind = OpKind::Data;
+    ids.dtype = chance(0.5) ? DType::I32 : DType::I64;
+    int rank = weighted({15, 50, 35});
+    std::vector<std::int64_t> sizes;
+    for (int d = 0; d < rank; ++d)
+        sizes.push_back(uniform(1, 5));
+    ids.shape = Shape::of(sizes);
+    for (std::int64_t k = 0; k < ids.shape.size(); ++k)
+        ids.values.push_back(static_cast<double>(uniform(0, along.size - 1)));
+    int i = add(ids);
+    if (i < 0) return -1;
+    if (chance(0.3)) {
+        Op m;
+        m.kind = OpKind::Map;
+        m.inputs = {i};
+        m.operands = {MapOperand{0}};
+        m.expr =
+            Expr::binary(ScalarOp::Sub,
+                         Expr::binary(ScalarOp::Mul, Expr::in(0), Expr::lit(Expr::Literal::Int, 2)),
+                         Expr::lit(Expr::Literal::Int, 1));
+        i = add(m);
+        if (i < 0) return -1;
+    }
+    Op op;
+    op.kind = OpKind::Take;
+    op.inputs = {a, i};
+    op.axis = chance(0.3) ? axis - s.rank() : axis;
+    return add(op);
+}
+
 int Generator::cast(int a) {
     Op op;
     op.kind = OpKind::Cast;

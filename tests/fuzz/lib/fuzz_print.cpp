@@ -196,6 +196,8 @@ std::string op_cpp(const Op& op) {
         return "rebase(" + in(0) + ")";
     case OpKind::Cast:
         return "cast(" + in(0) + ", " + cpp_dtype(op.dtype) + ")";
+    case OpKind::Take:
+        return "take(" + in(0) + ", " + in(1) + ", " + std::to_string(op.axis) + ")";
     }
     return "?";
 }

@@ -60,10 +60,11 @@ int Expr::size() const {
 }
 
 const char* op_kind_name(OpKind k) {
-    static const char* names[] = {
-        "data",   "constant",  "full",   "iota",          "map",       "reshape_t", "reshape_s",
-        "view",   "broadcast", "reduce", "custom_reduce", "fuse",      "overwrite", "stack",
-        "matmul", "transpose", "pad",    "flatten",       "unflatten", "rebase",    "cast"};
+    static const char* names[] = {"data",          "constant",  "full",      "iota",      "map",
+                                  "reshape_t",     "reshape_s", "view",      "broadcast", "reduce",
+                                  "custom_reduce", "fuse",      "overwrite", "stack",     "matmul",
+                                  "transpose",     "pad",       "flatten",   "unflatten", "rebase",
+                                  "cast",          "take"};
     return names[static_cast<int>(k)];
 }
 
@@ -325,6 +326,8 @@ Array build_op(const Op& op, const std::vector<Array>& v, std::vector<Array>* pl
         return rebase(in(0));
     case OpKind::Cast:
         return cast(in(0), op.dtype);
+    case OpKind::Take:
+        return take(in(0), in(1), op.axis);
     }
     throw Error("fuzz: bad op kind");
 }

@@ -64,6 +64,7 @@ enum class OpKind : std::uint8_t {
     Unflatten,        // unflatten(a, axis, sizes)
     Rebase,           // rebase(a)
     Cast,             // cast(a, dtype)
+    Take,             // take(a, indices, axis)
 };
 const char* op_kind_name(OpKind k);
 
@@ -90,7 +91,7 @@ struct Op {
     std::vector<double> values; // Data: explicit values (set by the shrinker); else from seed
     bool placeholder = false;   // Data: a placeholder of a compiled program
     double value = 0.0;         // Constant, Full, Pad, CustomReduce identity
-    int axis = 0;               // Iota, Stack, Unflatten, Flatten (first)
+    int axis = 0;               // Iota, Stack, Unflatten, Flatten (first), Take
     int last = -1;              // Flatten
     std::vector<int> axes;      // Reduce, CustomReduce; Transpose: the permutation
     bool keepdims = false;

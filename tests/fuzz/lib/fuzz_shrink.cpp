@@ -127,8 +127,9 @@ std::vector<FuzzProgram> expression_edits(const FuzzProgram& p) {
                 int slot = m.operands[k].slot;
                 m.operands.erase(m.operands.begin() + static_cast<std::ptrdiff_t>(k));
                 renumber_inputs_above(m.expr, static_cast<int>(k));
-                if (slot >= 0 && std::none_of(m.operands.begin(), m.operands.end(),
-                                              [&](const MapOperand& o) { return o.slot == slot; })) {
+                if (slot >= 0 &&
+                    std::none_of(m.operands.begin(), m.operands.end(),
+                                 [&](const MapOperand& o) { return o.slot == slot; })) {
                     m.inputs.erase(m.inputs.begin() + slot); // the op no longer reads it
                     for (MapOperand& o : m.operands)
                         if (o.slot > slot) --o.slot;

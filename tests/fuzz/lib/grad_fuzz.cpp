@@ -62,6 +62,7 @@ std::optional<Setup> setup(std::uint64_t seed, bool linear) {
         Op& op = s.program.ops[i];
         if (op.kind != OpKind::Data) continue;
         op.values = op_values(op);
+        if (!is_float(op.dtype)) continue; // take's indices: data, not parameters
         s.params.push_back(static_cast<int>(i));
         s.x.push_back(op.values);
     }
