@@ -9,6 +9,8 @@
 #include "cuda/cuda_programs.hpp"
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"
+#include "nn/autocast.hpp"
+#include "nn/gpt.hpp"
 
 using namespace hedra;
 
@@ -273,5 +275,49 @@ TEST_CASE("tensor cores emulated: the warps' shared-memory accesses are ordered 
             return;
         }
         CHECK_MESSAGE(report.empty(), report);
+    }
+}
+
+TEST_CASE("tensor cores emulated: a bf16 GPT training step's contractions take mma.sync") {
+    if (skip_without_compiler()) return;
+    // nn's autocast rounds a contraction's operands to bf16 and reads them in f32 inside the
+    // products (nn/autocast.hpp): the form the tile pass puts on tensor cores. The step's loss
+    // and gradients, emulated, against the reference backend's run of the same graph.
+    nn::GptConfig cfg;
+    cfg.vocab = 40, cfg.block = 16, cfg.layers = 1, cfg.heads = 2, cfg.embd = 32;
+    std::vector<Array> params;
+    for (const HostArray& p : nn::gpt_init(cfg, 5))
+        params.push_back(array(p));
+    std::vector<std::int64_t> tok, tgt;
+    for (int i = 0; i < 2 * 16; ++i) {
+        tok.push_back((7 * i + 3) % 40);
+        tgt.push_back((7 * i + 4) % 40);
+    }
+    Array tokens = array(HostArray::from(tok, {2, 16})),
+          targets = array(HostArray::from(tgt, {2, 16}));
+    std::vector<Array> outs;
+    {
+        nn::Autocast bf16(DType::BF16);
+        Array loss = nn::gpt_loss(cfg, params, tokens, targets);
+        outs = grad(loss, params);
+        outs.insert(outs.begin(), loss);
+    }
+    test::LoweredArrays l = test::lower_arrays(outs, {});
+    int mma = 0;
+    for (const backend::CudaLaunch& launch : l.cuda.launches)
+        mma += launch.strategy == "contraction_mma";
+    MESSAGE("bf16 GPT step: " << mma << " of " << l.cuda.launches.size()
+                              << " launches on tensor cores");
+    CHECK(mma >= 4); // the blocks' four linear layers, forward
+    std::vector<HostArray> got = test::emulate_cuda(l.ir, l.cuda);
+    std::vector<NodePtr> nodes;
+    for (const Array& a : outs)
+        nodes.push_back(a.node());
+    std::vector<HostArray> want = get_backend("reference")->evaluate(nodes, {});
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        CAPTURE(k);
+        // Sums in another order may round a bf16 activation the other way: 1e-2 of the values.
+        test::check_same(got[k], want[k], false, 1e-2, 1e-3);
     }
 }
