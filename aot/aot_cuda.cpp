@@ -83,11 +83,14 @@ poly::ProgramIR lower_cuda_program(const AotRequest& r, const AotTarget& target,
                     "'; give the program fixed sizes (a generator parameter, for instance)");
     backend::CudaLowerOptions lo;
     if (target.cuda_multiprocessors > 0) lo.gpu.multiprocessors = target.cuda_multiprocessors;
+    p.architecture = target.cuda_architecture.empty() ? backend::cuda::default_architecture("")
+                                                      : target.cuda_architecture;
+    // The mapping uses what the architecture has ("sm_75": no tensor-core mma.sync).
+    if (int cc = backend::cuda::compute_capability_of(p.architecture); cc > 0)
+        lo.gpu.compute_capability = cc;
     poly::ProgramIR ir = sched::partition(r.outputs, r.placeholders,
                                           sched::partition_options(sched::Target::for_gpu(lo.gpu)));
     backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
-    p.architecture = target.cuda_architecture.empty() ? backend::cuda::default_architecture("")
-                                                      : target.cuda_architecture;
     backend::cuda::NvrtcImage image =
         backend::cuda::Nvrtc::instance().compile(lowered.source, p.architecture);
     p.source = lowered.source;

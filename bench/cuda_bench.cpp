@@ -3,6 +3,8 @@
 //   tensor cores: CUBLAS_DEFAULT_MATH), both launched in this process on the same device buffers
 //   and timed with CUDA events; the results are compared with each other. cuBLAS is a
 //   benchmark-only peer, opened with dlopen (libcublas.so[.13|.12], or the toolkit's directory).
+// - matmul_tc: the tensor-core matmuls (bf16 operands; f32 with TF32 allowed) against
+//   cublasGemmEx with the same types (f32 accumulation; TF32 compute), N×N.
 // - train_step: steady-state training steps (nn::TrainStep, SGD with momentum) of the two MLPs
 //   and the MNIST CNN (nn::mnist_cnn, batch 64) on the cuda backend, timed per step on the wall
 //   clock, with the number of kernel launches per step; the batch on the device (hedra_ms, as the
@@ -33,8 +35,8 @@
 
 #include "backends/cuda/cuda_autotune.hpp"
 #include "backends/cuda/cuda_backend.hpp"
-#include "backends/cuda/runtime/cuda_driver.hpp"
 #include "backends/cuda/render/cuda_lower.hpp"
+#include "backends/cuda/runtime/cuda_driver.hpp"
 #include "backends/cuda/runtime/device_allocator.hpp"
 #include "backends/cuda/runtime/nvrtc_compiler.hpp"
 #include "hedra.hpp"
@@ -58,9 +60,13 @@ struct Cublas {
     using SetStream = int (*)(void*, void*);
     using Sgemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int,
                           const float*, int, const float*, float*, int);
+    // cublasGemmEx: the tensor-core peers (bf16 operands, or f32 with TF32 compute).
+    using GemmEx = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int,
+                           const void*, int, int, const void*, void*, int, int, int, int);
     Create create = nullptr;
     SetStream set_stream = nullptr;
     Sgemm sgemm = nullptr;
+    GemmEx gemm_ex = nullptr;
     void* handle = nullptr;
     std::string library;
 
@@ -76,6 +82,7 @@ struct Cublas {
             create = reinterpret_cast<Create>(dlsym(lib, "cublasCreate_v2"));
             set_stream = reinterpret_cast<SetStream>(dlsym(lib, "cublasSetStream_v2"));
             sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "cublasSgemm_v2"));
+            gemm_ex = reinterpret_cast<GemmEx>(dlsym(lib, "cublasGemmEx"));
             if (create && set_stream && sgemm && create(&handle) == 0) {
                 library = n;
                 return true;
@@ -129,9 +136,11 @@ backend::CudaLowerOptions lower_options() {
 GeneratedMatmul time_generated(const poly::ProgramIR& ir, const std::vector<std::int64_t>& tiles,
                                cu::DeviceAllocator& allocator, const cu::Stream& stream,
                                std::vector<std::unique_ptr<cu::DeviceBuffer>>& buffers,
-                               const std::map<int, backend::ContractionTiling>& tuned = {}) {
+                               const std::map<int, backend::ContractionTiling>& tuned = {},
+                               bool allow_tf32 = false) {
     cu::Device& dev = cu::Device::instance();
     backend::CudaLowerOptions lo = lower_options();
+    lo.allow_tf32 = allow_tf32;
     lo.tile_sizes = tiles;
     lo.contraction_tilings = tuned;
     backend::CudaLoweredProgram lowered = backend::lower_cuda(ir, lo);
@@ -177,6 +186,76 @@ double max_relative_difference(const cu::Stream& stream, cu::DevicePtr a, cu::De
         scale = std::max(scale, double(std::fabs(y[i])));
     }
     return diff / scale;
+}
+
+// f32 -> bf16 bits, rounded to nearest even (finite inputs).
+std::uint16_t bf16_bits(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// The tensor-core matmul C (N×N, f32) = A · B of `kind` "bf16" (bf16 operands, f32 products
+// and sum: matmul(cast(a, f32), cast(b, f32))) or "tf32" (f32 operands with allow_tf32), timed
+// against cublasGemmEx with the same operand types and f32 accumulation (TF32 compute for
+// "tf32"). Lines "matmul_tc kind=bf16 n=4096 hedra_ms=.. peer_ms=.. speedup=..".
+void bench_tensor_core(std::int64_t n, const std::string& kind, Cublas& cublas, bool have_cublas) {
+    cu::Device& dev = cu::Device::instance();
+    dev.make_current();
+    const bool bf16 = kind == "bf16";
+    const DType dt = bf16 ? DType::BF16 : DType::F32;
+    Array a = placeholder(Shape::of({n, n}), dt), b = placeholder(Shape::of({n, n}), dt);
+    Array c = bf16 ? matmul(cast(a, DType::F32), cast(b, DType::F32)) : matmul(a, b);
+    poly::ProgramIR ir = sched::partition({c.node()}, {a.node(), b.node()});
+    cu::DeviceAllocator allocator;
+    std::vector<std::unique_ptr<cu::DeviceBuffer>> buffers;
+    for (const poly::Buffer& buffer : ir.buffers)
+        buffers.push_back(std::make_unique<cu::DeviceBuffer>(allocator, buffer.bytes()));
+    cu::Stream stream;
+    const std::size_t elements = static_cast<std::size_t>(n * n);
+    int ia = ir.inputs.at(0), ib = ir.inputs.at(1), ic = ir.outputs.at(0);
+    for (auto [buffer, seed] : {std::pair<int, unsigned>{ia, 1}, {ib, 2}}) {
+        std::vector<float> v = random_floats(elements, seed);
+        if (bf16) {
+            std::vector<std::uint16_t> h(elements);
+            for (std::size_t i = 0; i < elements; ++i)
+                h[i] = bf16_bits(v[i]);
+            stream.copy_to_device(buffers[buffer]->get(), h.data(), h.size() * 2);
+        } else {
+            stream.copy_to_device(buffers[buffer]->get(), v.data(), v.size() * 4);
+        }
+        stream.synchronize();
+    }
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    GeneratedMatmul g = time_generated(ir, {}, allocator, stream, buffers, {}, !bf16);
+    std::printf("matmul_tc kind=%s n=%lld hedra_ms=%.4f hedra_tflops=%.2f %s", kind.c_str(),
+                (long long)n, g.ms, flop / (g.ms * 1e9), g.launches.c_str());
+    if (have_cublas && cublas.gemm_ex) {
+        cu::DeviceBuffer peer_c(allocator, elements * sizeof(float));
+        cublas.set_stream(cublas.handle, stream.get());
+        const float one = 1.0f, zero = 0.0f;
+        const int ni = static_cast<int>(n);
+        // cudaDataType: CUDA_R_16BF 14, CUDA_R_32F 0; cublasComputeType_t: CUBLAS_COMPUTE_32F
+        // 68, CUBLAS_COMPUTE_32F_FAST_TF32 77; CUBLAS_GEMM_DEFAULT -1.
+        const int type = bf16 ? 14 : 0, compute = bf16 ? 68 : 77;
+        int status = 0;
+        auto run_cublas = [&] {
+            status =
+                cublas.gemm_ex(cublas.handle, 0, 0, ni, ni, ni, &one,
+                               reinterpret_cast<const void*>(buffers[ib]->get()), type, ni,
+                               reinterpret_cast<const void*>(buffers[ia]->get()), type, ni, &zero,
+                               reinterpret_cast<void*>(peer_c.get()), 0, ni, compute, -1);
+        };
+        const double peer_ms = time_ms(stream, run_cublas);
+        std::printf(" peer=cublas_%s peer_ms=%.4f speedup=%.3f max_rel_diff=%.2e status=%d",
+                    kind.c_str(), peer_ms, peer_ms / g.ms,
+                    max_relative_difference(stream, buffers[ic]->get(), peer_c.get(), elements),
+                    status);
+    } else {
+        std::printf(" peer=none");
+    }
+    std::printf("\n");
+    std::fflush(stdout);
 }
 
 // `sweep`: other tile sizes {BM, BN, chunk} timed after the backend's choice (one line each), so
@@ -390,6 +469,10 @@ int main(int argc, char** argv) {
                              quick          ? std::vector<std::vector<std::int64_t>>{}
                              : n == largest ? wide
                                             : sweep);
+            // Tensor cores: bf16 operands, and f32 with TF32, against cuBLAS's GemmEx.
+            for (std::int64_t n : sizes)
+                for (const char* kind : {"bf16", "tf32"})
+                    bench_tensor_core(n, kind, cublas, have);
             // The MLP-large step's matmul shapes (batch 256): forward, weight gradient. The
             // backend's choice (64x64 tiles split over the reduction where few) against the
             // 32x32 and 64x64 tiles unsplit (given tile sizes are never split).

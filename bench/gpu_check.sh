@@ -242,6 +242,15 @@ summarize() {
             "$(value hedra_ms "$t")" "$(value hedra_tflops "$t")" "$(value speedup "$t")" \
             "$(value tiles "$t")" "$(value candidates "$t")" "$(value tune_s "$t")"
     done < <(grep -E '^matmul ' "$LOGS/bench.log")
+    if grep -q '^matmul_tc ' "$LOGS/bench.log"; then
+        echo "  tensor cores (bf16 operands; f32 with TF32 allowed) against cublasGemmEx of the same types (goal at N=4096: >= 0.8 x):"
+        while read -r line; do
+            printf '    %-5s N=%-5s hedra %8s ms (%s TFLOP/s)  cuBLAS %8s ms  speedup %-6s  max_rel_diff %s\n' \
+                "$(value kind "$line")" "$(value n "$line")" "$(value hedra_ms "$line")" \
+                "$(value hedra_tflops "$line")" "$(value peer_ms "$line")" \
+                "$(value speedup "$line")" "$(value max_rel_diff "$line")"
+        done < <(grep -E '^matmul_tc ' "$LOGS/bench.log")
+    fi
     if grep -q '^matmul_shape ' "$LOGS/bench.log"; then
         echo "  the MLP's shapes (the backend's choice, autotuned; then 32x32 and 64x64 tiles, unsplit):"
         while read -r line; do

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/dump.hpp"
+#include "scheduler/gpu_mma.hpp"
 
 namespace hedra::sched {
 
@@ -512,6 +513,7 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
         dump::PassTimer timer("gpu.tile");
         for (GpuKernelMapping& m : mapping.kernels)
             if (m.form == GpuForm::Contraction &&
+                !tile_mma(program, target, options, *m.reduction, m.contraction) &&
                 !tile_contraction(target, options, tilings, m.kernel, *m.reduction,
                                   m.contraction)) {
                 m.form = GpuForm::Reduction;
@@ -523,8 +525,10 @@ GpuMapping map_gpu_kernels(const poly::ProgramIR& program, const GpuTarget& targ
         dump::PassTimer timer("gpu.stage");
         for (GpuKernelMapping& m : mapping.kernels)
             if (m.form == GpuForm::Contraction) {
-                stage_contraction(program, target, *m.reduction, m.contraction);
+                const bool mma = m.contraction.mma.kind != GpuMma::None;
+                if (!mma) stage_contraction(program, target, *m.reduction, m.contraction);
                 choose_index_width(target, program, m.kernel, *m.reduction, m.contraction);
+                if (mma) stage_mma(target, m.contraction); // also its blocks per multiprocessor
                 m.contraction.store_result = result_needed(program, m.kernel, *m.reduction);
             }
     }
@@ -607,6 +611,21 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                      (c.double_buffer ? " double" : "") + (c.index32 ? " index32" : "") +
                      " blocks/sm=" + std::to_string(c.min_blocks_per_sm);
             if (!c.store_result) s += " unstored";
+            if (c.mma.kind != GpuMma::None) {
+                s += std::string(" mma=") + gpu_mma_name(c.mma.kind) +
+                     (c.mma.kind == GpuMma::Tf32 ? ".m16n8k8" : ".m16n8k16") +
+                     " warps=" + std::to_string(c.mma.warps_m) + "x" +
+                     std::to_string(c.mma.warps_n) + " frags=" + std::to_string(c.mma.frags_m) +
+                     "x" + std::to_string(c.mma.frags_n) +
+                     " stages=" + std::to_string(c.mma.stages) +
+                     (c.mma.ldmatrix ? " ldmatrix" : "");
+                for (int w = 0; w < 2; ++w)
+                    s += std::string("\n  ") + (w == 0 ? "A" : "B") + " read " +
+                         std::to_string(w == 0 ? c.mma.a_read : c.mma.b_read) +
+                         (c.mma.k_inner[w] ? " k-inner" : " k-outer") +
+                         " pitch=" + std::to_string(c.mma.pitch[w]) +
+                         " copy=" + std::to_string(c.mma.copy[w]);
+            }
             for (const GpuStagedRead& st : c.staged)
                 s += "\n  staged read " + std::to_string(st.read) + " hull=" + sizes(st.hull, 'x') +
                      " pitch=" + sizes(st.pitch, ',') + " stored=" + std::to_string(st.stored) +

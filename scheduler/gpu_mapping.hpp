@@ -6,13 +6,15 @@
 //                  (the generic mapping: isl's loop AST, outer parallel loops over threads)
 //   gpu.autotune   with a measurement (the backend's autotuner), the fastest of a
 //                  contraction's candidate tilings (contraction_candidates below)
-//   gpu.tile       a contraction's block tile (BM×BN over M and N, a chunk of the reduction
-//                  members), its thread tile (TM×TN accumulators per thread, in groups of
-//                  consecutive rows and columns), the members over blockIdx.z, and split K
-//                  (slices of the chunks over blockIdx.z), and the launch's grid
+//   gpu.tile       a contraction on tensor cores (gpu_mma.hpp) where it can, else its block
+//                  tile (BM×BN over M and N, a chunk of the reduction members), its thread
+//                  tile (TM×TN accumulators per thread, in groups of consecutive rows and
+//                  columns), the members over blockIdx.z, and split K (slices of the chunks
+//                  over blockIdx.z); and the launch's grid
 //   gpu.stage      which reads of a contraction are staged in shared memory: their hulls,
 //                  layouts and padding, 16-byte loads and stores, register fragments, double
-//                  buffering, whether the fold needs a bounds test; 32-bit index arithmetic
+//                  buffering, whether the fold needs a bounds test (on tensor cores: the
+//                  operand tiles' layouts and the cp.async pipeline); 32-bit index arithmetic
 //                  and blocks per multiprocessor; whether the sum is stored or lives only in
 //                  the accumulators its epilogues read
 //   gpu.reduction  a reduction's strategy (a thread per output, a block per output, or split
@@ -90,10 +92,49 @@ struct GpuStagedRead {
     bool store_vector = false;
 };
 
+// A contraction on tensor cores (gpu_mma.hpp): warp-level mma.sync of bf16 or f16 operands
+// (m16n8k16), or of f32 operands rounded to TF32 (m16n8k8, only with allow_tf32), always
+// accumulating in f32. A block of warps_m × warps_n warps computes (warps_m·frags_m·16) ×
+// (warps_n·frags_n·8) results, each warp frags_m × frags_n fragments of 16×8. Per chunk of kb
+// reduction points, A's tile (M × K) and B's (K × N) are staged in shared memory, each with the
+// axis that is contiguous in its buffer innermost, so a copy moves runs of memory: rows of the
+// member with the reduction innermost (k_inner), or rows of the reduction with the member
+// innermost (ldmatrix .trans, or the transposed fragment loads of TF32). `stages` chunks are
+// in flight (cp.async on sm_80+: the copies of the next chunks overlap this one's products).
+// Off (None) for every other contraction.
+enum class GpuMma { None, Bf16, F16, Tf32 };
+const char* gpu_mma_name(GpuMma mma); // "none", "bf16", "f16", "tf32"
+
+struct GpuMmaTile {
+    GpuMma kind = GpuMma::None;
+    int a_read = -1, b_read = -1; // the update's reads of A (over M × K) and B (over K × N)
+    int k = -1; // the innermost reduction member (all of them one flattened K, it fastest)
+    std::int64_t warps_m = 1, warps_n = 1, frags_m = 1, frags_n = 1;
+    std::int64_t kb = 0;   // reduction points per chunk (a multiple of the mma's k)
+    bool ldmatrix = false; // fragments loaded by ldmatrix (16-bit operands)
+    int stages = 1;        // chunks in shared memory at once (cp.async's pipeline depth)
+    // Per operand (A, B): the reduction innermost in shared memory; its row pitch in elements;
+    // the elements one cp.async copies (8, 4 or 2 halves, 4, 2 or 1 floats: 16, 8 or 4 bytes,
+    // aligned in global and shared memory), 0: plain loads and stores.
+    std::array<bool, 2> k_inner{true, true};
+    std::array<std::int64_t, 2> pitch{0, 0};
+    std::array<int, 2> copy{0, 0};
+    std::int64_t mma_k() const { return kind == GpuMma::Tf32 ? 8 : 16; }
+    std::int64_t block_m() const { return warps_m * frags_m * 16; }
+    std::int64_t block_n() const { return warps_n * frags_n * 8; }
+    std::int64_t threads() const { return warps_m * warps_n * 32; }
+    std::size_t element_bytes() const { return kind == GpuMma::Tf32 ? 4 : 2; }
+    // Elements of operand w's shared tile per stage.
+    std::int64_t tile_elements(int w) const {
+        const std::int64_t rows = w == 0 ? block_m() : block_n();
+        return (k_inner[w] ? rows : kb) * pitch[w];
+    }
+};
+
 struct GpuContractionMapping {
-    int m = -1, n = -1;                   // the tiled output members (N contiguous in the result)
-    std::vector<int> z;                   // the other output members, over blockIdx.z
-    GpuTile tile;                         // block and thread tiles, reduction chunk
+    int m = -1, n = -1; // the tiled output members (N contiguous in the result)
+    std::vector<int> z; // the other output members, over blockIdx.z
+    GpuTile tile;       // block and thread tiles (tensor cores: a warp's), reduction chunk
     std::vector<std::int64_t> block_tile; // per counter: its extent in the block tile
     std::int64_t splits = 1;              // split K: slices of the chunks (1: unsplit)
     // Blocks along x (N's tiles), y (M's tiles), z (the z members times the slices, at most
@@ -116,6 +157,7 @@ struct GpuContractionMapping {
     std::int64_t final_threads = 0;
     std::int64_t final_blocks = 0;
     bool final_index32 = false;
+    GpuMmaTile mma; // tensor cores (gpu.tile); kind None: the SIMT tiles above
 };
 
 struct GpuReductionMapping {
@@ -152,6 +194,11 @@ struct GpuMappingOptions {
     std::map<int, ContractionTiling> contraction_tilings;
     int only_kernel = -1;      // >= 0: map this kernel only (the autotuner's candidates)
     bool generic_only = false; // every kernel on the generic mapping (tests)
+    // f32 contractions on tensor cores with their inputs rounded to TF32 (10 mantissa bits),
+    // as PyTorch's allow_tf32; off: f32 contractions stay exact f32 (SIMT).
+    bool allow_tf32 = false;
+    // Contractions on the SIMT tiles only, never tensor cores (tests, comparisons).
+    bool no_tensor_cores = false;
     // The autotuner's measurement (the backend's: it compiles and times each candidate on the
     // device): of kernel `kernel`'s candidate tilings, the fastest, or nothing to keep the
     // policy's. When set, gpu.autotune asks it for every contraction that has no tiling yet.
@@ -172,7 +219,9 @@ std::vector<ContractionTiling> contraction_candidates(const poly::ProgramIR& pro
 
 // The mapping as the dump stages show it, one line per kernel and one per staged read
 // ("k3 contraction m=1 n=2 z=0 tile=128x128/8x8 kb=16 splits=1 smem=16896 double index32
-// blocks/sm=2"; " unstored" when the sum is not stored).
+// blocks/sm=2"; " unstored" when the sum is not stored; on tensor cores " mma=bf16.m16n8k16
+// warps=2x2 frags=2x4 stages=3 ldmatrix" and a line per operand, "A read 0 k-inner pitch=40
+// copy=8").
 std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program);
 
 } // namespace hedra::sched

@@ -198,11 +198,12 @@ const std::vector<PassInfo>& pass_list() {
          "cuda, HEDRA_CUDA_AUTOTUNE: each contraction's fastest candidate tiling, timed on the "
          "device by the backend"},
         {"gpu.tile", "gpu", "gpu.tile",
-         "cuda: a contraction's block tile over M and N, thread tile, reduction chunk, split K, "
-         "grid"},
+         "cuda: a contraction's tensor-core mapping (mma.sync warps, bf16/f16, TF32 if allowed) "
+         "or its block tile over M and N, thread tile, reduction chunk, split K; grid"},
         {"gpu.stage", "gpu", "gpu.stage",
          "cuda: reads staged in shared memory (hulls, padding, 16-byte loads, fragments, double "
-         "buffering), 32-bit indices, blocks per multiprocessor"},
+         "buffering; tensor cores: layouts, cp.async runs, stages), 32-bit indices, blocks per "
+         "multiprocessor"},
         {"gpu.reduction", "gpu", "gpu.reduction",
          "cuda: a reduction's strategy (thread, block or split per output), threads and blocks"},
         {"gpu.launch", "gpu", "gpu.launch",

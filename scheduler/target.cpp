@@ -59,7 +59,8 @@ std::string to_string(const GpuTarget& t) {
            std::to_string(t.registers_per_thread) + " registers/thread, " +
            std::to_string(t.multiprocessors) + " SMs, " + std::to_string(t.max_threads_per_block) +
            " threads/block, grid " + std::to_string(t.max_grid_x) + "x" +
-           std::to_string(t.max_grid_y) + "x" + std::to_string(t.max_grid_z);
+           std::to_string(t.max_grid_y) + "x" + std::to_string(t.max_grid_z) + ", sm_" +
+           std::to_string(t.compute_capability);
 }
 
 } // namespace hedra::sched

@@ -34,6 +34,8 @@ struct GpuTarget {
     int max_threads_per_block = 1024;
     // Blocks per launch along each grid dimension (CUDA's: 2^31 - 1 along x, 65535 along y, z).
     int max_grid_x = 2147483647, max_grid_y = 65535, max_grid_z = 65535;
+    // Compute capability, major * 10 + minor: tensor-core mma.sync needs 80 (sm_80) or more.
+    int compute_capability = 90;
 };
 // "warp 32, shared 49152 B/block, ...": every field, for cache keys and dumps.
 std::string to_string(const GpuTarget& target);

@@ -38,6 +38,14 @@ ExampleGraph softmax_example() {
     return {{nn::softmax(x, -1)}, {x}};
 }
 
+// A bf16 matmul as autocast runs one: the products and their sum in f32, rounded to bf16 once
+// (on the cuda target, mma.sync on tensor cores).
+ExampleGraph matmul_bf16_example() {
+    Array a = placeholder(Shape::of({64, 48}), DType::BF16, "A");
+    Array b = placeholder(Shape::of({48, 32}), DType::BF16, "B");
+    return {{matmul(a, b)}, {a, b}};
+}
+
 // One SGD step of a two-layer MLP: loss, and every parameter moved against its gradient.
 ExampleGraph mlp_step_example() {
     Array x = placeholder(Shape::of({8, 20}), DType::F32, "x");
@@ -67,6 +75,8 @@ const std::vector<Example>& examples() {
         {"softmax", "softmax over the last axis of x (16,10)", softmax_example},
         {"mlp_step", "one SGD step of a 20-16-10 MLP with cross-entropy, batch 8",
          mlp_step_example},
+        {"matmul_bf16", "C = A B, A (64,48), B (48,32), bf16 (products and sum in f32)",
+         matmul_bf16_example},
     };
     return all;
 }

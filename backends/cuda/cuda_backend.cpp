@@ -2,6 +2,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 
 #include <atomic>
+#include <cstdlib>
 
 #include "backends/common/buffer_plan.hpp"
 #include "backends/common/graph_key.hpp"
@@ -94,6 +95,13 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     CudaLowerOptions lo;
     lo.tile_sizes = options.tile_sizes;
     lo.gpu = state.device.target();
+    // The code is compiled for `arch` (NVRTC's newest at or below the device's, or
+    // HEDRA_CUDA_ARCH's): the mapping uses what it has (tensor cores from sm_80).
+    std::string arch = cuda::default_architecture(state.device.architecture());
+    if (int cc = cuda::compute_capability_of(arch); cc > 0) lo.gpu.compute_capability = cc;
+    // HEDRA_CUDA_ALLOW_TF32=1: f32 contractions on tensor cores, inputs rounded to TF32.
+    const char* tf32 = std::getenv("HEDRA_CUDA_ALLOW_TF32");
+    lo.allow_tf32 = tf32 && std::string(tf32) == "1";
     // HEDRA_CUDA_AUTOTUNE: gpu.autotune times each contraction's candidates on this device.
     cuda::AutotuneStats tuning;
     if (lo.tile_sizes.empty() && cuda::autotune_enabled()) {
@@ -105,7 +113,6 @@ std::shared_ptr<CudaProgramCode> build_code(DeviceState& state, const poly::Prog
     code->lowered = lower_cuda(ir, lo); // the GPU mapping passes, then "print"
     stats.tuned_kernels += tuning.kernels;
     stats.tuning_candidates += tuning.candidates;
-    std::string arch = cuda::default_architecture(state.device.architecture());
     cuda::NvrtcImage image = [&] {
         dump::PassTimer timer("jit");
         return cuda::Nvrtc::instance().compile(code->lowered.source, arch);

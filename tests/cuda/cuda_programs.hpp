@@ -1,5 +1,6 @@
 // The programs every CUDA test runs through the code generator: maps, reductions over each
-// axis, matmul (square, odd, batched, with a fused epilogue), conv2d (strides 1 and 2), Jacobi
+// axis, matmul (square, odd, batched, with a fused epilogue; bf16 and f16 operands on tensor
+// cores), conv2d (strides 1 and 2), Jacobi
 // sweeps with overwrite, softmax, fuse/stack/pad, index components (iota) and masks, integer
 // and bool reductions, a custom reduction, a long reduction that splits and a map that reuses one
 // value hundreds of times (a DAG, not a tree), with its gradient. Small sizes, so the
@@ -138,6 +139,22 @@ inline std::vector<CudaTestProgram> cuda_test_programs() {
                                                max(h, {0}),
                                                cast(h, DType::F32) + cast(a, DType::F32),
                                                matmul(x, transpose(table))};
+                 }});
+    p.push_back({"tensor-core matmuls", [] {
+                     // bf16 and f16 operands, products and sums in f32 (mma.sync on sm_80+):
+                     // ragged, batched, with an epilogue
+                     auto half = [](const Shape& s, unsigned seed, DType t) {
+                         Array x = cast(cuda_random(s, seed), t);
+                         return array(get_backend("reference")->evaluate({x.node()}, {}).at(0));
+                     };
+                     auto f32 = [](const Array& x) { return cast(x, DType::F32); };
+                     Array a = half(Shape::of({70, 40}), 51, DType::BF16),
+                           b = half(Shape::of({40, 45}), 52, DType::BF16);
+                     Array h = half(Shape::of({2, 24, 48}), 53, DType::F16),
+                           g = half(Shape::of({2, 48, 20}), 54, DType::F16);
+                     Array bias = cuda_random(Shape::of({45}), 55);
+                     Array ab = matmul(f32(a), f32(b));
+                     return std::vector<Array>{ab, relu(ab + bias), matmul(f32(h), f32(g))};
                  }});
     p.push_back({"matmul", [] {
                      Array a = cuda_random(Shape::of({70, 33}), 21),

@@ -45,6 +45,114 @@ static inline double __fma_rn(double a, double b, double c) { return __builtin_f
 static inline float __int_as_float(int x) { float f; __builtin_memcpy(&f, &x, 4); return f; }
 static inline double __longlong_as_double(long long x) { double d; __builtin_memcpy(&d, &x, 8); return d; }
 #define HEDRA_CUDA_EMULATION 1
+// Warp collectives (the tensor-core helpers): each warp has a barrier of its threads and each
+// thread a slot of the exchange; a collective deposits its operands, waits for its warp,
+// computes its own results from every lane's operands, and waits again before the slots are
+// reused.
+#include <memory>
+static std::vector<std::unique_ptr<std::barrier<>>>* hd_emu_warps = nullptr;
+static unsigned hd_emu_exchange[1024][6];
+static const void* hd_emu_address[1024];
+static inline unsigned hd_emu_tid() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+static inline void hd_emu_warp_sync() { (*hd_emu_warps)[hd_emu_tid() / 32]->arrive_and_wait(); }
+static inline float hd_emu_bits_f32(unsigned u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+static inline float hd_emu_half(unsigned h, bool bf16) {
+    if (bf16) return hd_emu_bits_f32(h << 16);
+    const unsigned e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? __builtin_ldexpf((float)m, -24)
+              : e == 31 ? (m ? __builtin_nanf("") : __builtin_inff())
+                        : __builtin_ldexpf((float)(m + 1024), (int)e - 25);
+    return h & 0x8000 ? -v : v;
+}
+// Element (row, k) of A (16×16, or 16×8 for TF32) and (k, col) of B from the lanes' fragments,
+// as the PTX ISA lays out mma.m16n8k16 (.bf16/.f16) and mma.m16n8k8 (.tf32): groupID = lane/4
+// holds A's rows g and g + 8 and B's column g; threadID_in_group t holds A's columns 2t, 2t + 1
+// (+8) and B's rows the same (16-bit, two to a register, the lower column in the low half), or
+// A's columns t (+4) and B's rows t (+4) (TF32, one to a register).
+static inline float hd_emu_a(unsigned base, int kind, unsigned row, unsigned k) {
+    if (kind == 2)
+        return hd_emu_bits_f32(hd_emu_exchange[base + (row % 8) * 4 + k % 4][row / 8 + 2 * (k / 4)]);
+    unsigned w = hd_emu_exchange[base + (row % 8) * 4 + (k % 8) / 2][row / 8 + 2 * (k / 8)];
+    return hd_emu_half((w >> (16 * (k % 2))) & 0xffff, kind == 0);
+}
+static inline float hd_emu_b(unsigned base, int kind, unsigned k, unsigned col) {
+    if (kind == 2) return hd_emu_bits_f32(hd_emu_exchange[base + col * 4 + k % 4][4 + k / 4]);
+    unsigned w = hd_emu_exchange[base + col * 4 + (k % 8) / 2][4 + k / 8];
+    return hd_emu_half((w >> (16 * (k % 2))) & 0xffff, kind == 0);
+}
+// D += A·B for the warp; this thread's d is C's row g (c0, c1) and g + 8 (c2, c3), columns 2t
+// and 2t + 1. Products are exact in f32 (bf16, f16 and TF32 operands), summed in k order.
+static inline void hd_emu_mma(float* d, const unsigned* a, const unsigned* b, int kind) {
+    const unsigned tid = hd_emu_tid(), lane = tid % 32, base = tid - lane;
+    for (int i = 0; i < 4; ++i) hd_emu_exchange[tid][i] = a[i];
+    hd_emu_exchange[tid][4] = b[0];
+    hd_emu_exchange[tid][5] = b[1];
+    hd_emu_warp_sync();
+    const unsigned g = lane / 4, t = lane % 4, depth = kind == 2 ? 8 : 16;
+    for (unsigned i = 0; i < 4; ++i) {
+        const unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
+        float acc = d[i];
+        for (unsigned k = 0; k < depth; ++k) acc += hd_emu_a(base, kind, row, k) * hd_emu_b(base, kind, k, col);
+        d[i] = acc;
+    }
+    hd_emu_warp_sync();
+}
+static inline void hd_mma_bf16(float* d, const unsigned* a, const unsigned* b) { hd_emu_mma(d, a, b, 0); }
+static inline void hd_mma_f16(float* d, const unsigned* a, const unsigned* b) { hd_emu_mma(d, a, b, 1); }
+static inline void hd_mma_tf32(float* d, const unsigned* a, const unsigned* b) { hd_emu_mma(d, a, b, 2); }
+// ldmatrix .x<count>: lanes 8j..8j+7 address the rows of 8×8 tile j (16-bit elements); this
+// thread's register j is row lane/4 of tile j, columns 2(lane%4) and 2(lane%4) + 1.
+static inline void hd_emu_ldmatrix(unsigned* r, const void* p, unsigned count) {
+    const unsigned tid = hd_emu_tid(), lane = tid % 32, base = tid - lane;
+    hd_emu_address[tid] = p;
+    hd_emu_warp_sync();
+    for (unsigned j = 0; j < count; ++j) {
+        const unsigned short* row = (const unsigned short*)hd_emu_address[base + 8 * j + lane / 4];
+        r[j] = (unsigned)row[2 * (lane % 4)] | (unsigned)row[2 * (lane % 4) + 1] << 16;
+    }
+    hd_emu_warp_sync();
+}
+static inline void hd_ldmatrix_x4(unsigned* r, const void* p) { hd_emu_ldmatrix(r, p, 4); }
+static inline void hd_ldmatrix_x2(unsigned* r, const void* p) { hd_emu_ldmatrix(r, p, 2); }
+// .trans: register j is column lane/4 of tile j, rows 2(lane%4) and 2(lane%4) + 1 (the tile
+// transposed, then read as above).
+static inline void hd_emu_ldmatrix_trans(unsigned* r, const void* p, unsigned count) {
+    const unsigned tid = hd_emu_tid(), lane = tid % 32, base = tid - lane;
+    hd_emu_address[tid] = p;
+    hd_emu_warp_sync();
+    for (unsigned j = 0; j < count; ++j) {
+        const unsigned short* lo = (const unsigned short*)hd_emu_address[base + 8 * j + 2 * (lane % 4)];
+        const unsigned short* hi = (const unsigned short*)hd_emu_address[base + 8 * j + 2 * (lane % 4) + 1];
+        r[j] = (unsigned)lo[lane / 4] | (unsigned)hi[lane / 4] << 16;
+    }
+    hd_emu_warp_sync();
+}
+static inline void hd_ldmatrix_x4_trans(unsigned* r, const void* p) { hd_emu_ldmatrix_trans(r, p, 4); }
+static inline void hd_ldmatrix_x2_trans(unsigned* r, const void* p) { hd_emu_ldmatrix_trans(r, p, 2); }
+// cp.async as a copy at once: the first `bytes` from global memory, the rest of the size
+// zeroed; commit and wait have nothing left to do (the barriers after them still order the
+// copies against the other threads' reads, which race_check sees).
+static inline void hd_emu_cp_async(void* d, const void* s, unsigned size, unsigned bytes) {
+    // Byte by byte: race_check's ThreadSanitizer did not see the stores of a memcpy here.
+    for (unsigned i = 0; i < size; ++i)
+        ((unsigned char*)d)[i] = i < bytes ? ((const unsigned char*)s)[i] : 0;
+}
+static inline void hd_cp_async16(void* d, const void* s, unsigned bytes) { hd_emu_cp_async(d, s, 16, bytes); }
+static inline void hd_cp_async8(void* d, const void* s, unsigned bytes) { hd_emu_cp_async(d, s, 8, bytes); }
+static inline void hd_cp_async4(void* d, const void* s, unsigned bytes) { hd_emu_cp_async(d, s, 4, bytes); }
+static inline void hd_cp_async_commit() {}
+static inline void hd_cp_async_wait0() {}
+static inline void hd_cp_async_wait1() {}
+// cvt.rna.tf32.f32: the 10-bit mantissa rounded to nearest, ties away from zero (the low 13
+// bits zero); NaN stays NaN.
+static inline unsigned hd_tf32(float x) {
+    unsigned u;
+    __builtin_memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return (u & 0x7fffffu) ? 0x7fffffffu : u;
+    return (u + 0x1000u) & 0xffffe000u;
+}
 extern "C" void hd_emu_launch(void (*fn)(void**), void** args, unsigned gx, unsigned gy,
                               unsigned gz, unsigned bx, unsigned by, unsigned bz) {
     gridDim = {gx, gy, gz};
@@ -52,6 +160,10 @@ extern "C" void hd_emu_launch(void (*fn)(void**), void** args, unsigned gx, unsi
     unsigned nt = bx * by * bz;
     std::barrier<> bar(nt);
     hd_emu_barrier = &bar;
+    std::vector<std::unique_ptr<std::barrier<>>> warps;
+    for (unsigned w = 0; w * 32 < nt; ++w)
+        warps.push_back(std::make_unique<std::barrier<>>(nt - w * 32 < 32 ? nt - w * 32 : 32));
+    hd_emu_warps = &warps;
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < nt; ++t)
         threads.emplace_back([=, &bar] {

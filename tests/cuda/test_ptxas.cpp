@@ -1,12 +1,12 @@
 // The generated GPU code through the toolkit's assembler, without a GPU: each golden CUDA source
-// (tests/tools/golden/<name>.cuda.txt, what hedra-dump prints for matmul, conv2d, jacobi and
-// softmax) is compiled by NVRTC to PTX for compute_90 and assembled by `ptxas -v -arch=sm_90`.
-// Every kernel must assemble to SASS and no contraction kernel may spill; each kernel's
-// registers and spill bytes are compared with <name>.ptxas.txt beside the source, so a change
-// that costs registers shows up as a diff to review. After reviewing, regenerate with
-// HEDRA_UPDATE_GOLDEN=1 (after the CUDA sources' own goldens, which this test reads; docs/cuda.md).
-// Register counts belong to one NVRTC and one ptxas: a golden recorded by other versions is
-// reported, not compared.
+// (tests/tools/golden/<name>.cuda.txt, what hedra-dump prints for matmul, conv2d, jacobi,
+// softmax and matmul_bf16, a tensor-core kernel) is compiled by NVRTC to PTX for compute_90
+// and assembled by `ptxas -v -arch=sm_90`. Every kernel must assemble to SASS and no contraction
+// kernel may spill; each kernel's registers and spill bytes are compared with <name>.ptxas.txt
+// beside the source, so a change that costs registers shows up as a diff to review. After
+// reviewing, regenerate with HEDRA_UPDATE_GOLDEN=1 (after the CUDA sources' own goldens, which this
+// test reads; docs/cuda.md). Register counts belong to one NVRTC and one ptxas: a golden recorded
+// by other versions is reported, not compared.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,7 +196,7 @@ TEST_CASE("cuda: the golden kernels assemble for sm_90 with the recorded registe
     std::string versions = "# NVRTC " + std::to_string(nvrtc.major) + "." +
                            std::to_string(nvrtc.minor) + " (compute_90 PTX), ptxas " +
                            ptxas_version(scratch) + " (-arch=sm_90)";
-    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax"})
+    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax", "matmul_bf16"})
         check_example(example, versions, scratch);
 }
 

@@ -144,7 +144,7 @@ const std::regex& global_target() {
 
 const std::regex& gpu_fact() {
     static const std::regex r(
-        R"(\b(gpu|target|base)\s*\.\s*(warp_size|shared_memory_per_block|registers_per_thread|multiprocessors|max_threads_per_block|max_grid_[xyz])\b(?!\s*=[^=]))");
+        R"(\b(gpu|target|base)\s*\.\s*(warp_size|shared_memory_per_block|registers_per_thread|multiprocessors|max_threads_per_block|max_grid_[xyz]|compute_capability)\b(?!\s*=[^=]))");
     return r;
 }
 

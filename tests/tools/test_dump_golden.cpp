@@ -1,9 +1,9 @@
 // Golden dumps: every stage (graph, partition, isl domains, accesses, dependences, schedule
 // constraints, schedules, loop AST, C source) of matmul, a convolution, Jacobi and softmax as
-// hedra-dump prints them, and their CUDA source and GPU mapping, compared with
-// tests/tools/golden/*.txt. A change in the compiler that changes a dump shows up here as a diff
-// to review; after reviewing, regenerate with HEDRA_UPDATE_GOLDEN=1 (docs/env_vars.md). Also:
-// every example dumps deterministically (two runs, identical bytes).
+// hedra-dump prints them, and their CUDA source and GPU mapping (also of a bf16 matmul, on tensor
+// cores), compared with tests/tools/golden/*.txt. A change in the compiler that changes a dump
+// shows up here as a diff to review; after reviewing, regenerate with HEDRA_UPDATE_GOLDEN=1
+// (docs/env_vars.md). Also: every example dumps deterministically (two runs, identical bytes).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -78,8 +78,8 @@ TEST_CASE("golden dump: softmax") {
     check_golden("softmax");
 }
 
-TEST_CASE("golden CUDA source: matmul, conv2d, jacobi, softmax") {
-    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax"}) {
+TEST_CASE("golden CUDA source: matmul, conv2d, jacobi, softmax, matmul_bf16") {
+    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax", "matmul_bf16"}) {
         CAPTURE(example);
         check_golden(example, " --target=cuda --dump=code", ".cuda");
     }
@@ -87,8 +87,8 @@ TEST_CASE("golden CUDA source: matmul, conv2d, jacobi, softmax") {
 
 // What the GPU mapping passes decided for them (tiles, staging, strategies, threads): a change in
 // a policy shows up here as a diff to review, beside the source it prints.
-TEST_CASE("golden GPU mapping: matmul, conv2d, jacobi, softmax") {
-    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax"}) {
+TEST_CASE("golden GPU mapping: matmul, conv2d, jacobi, softmax, matmul_bf16") {
+    for (const char* example : {"matmul", "conv2d", "jacobi", "softmax", "matmul_bf16"}) {
         CAPTURE(example);
         check_golden(example, " --target=cuda --dump=mapping", ".mapping");
     }

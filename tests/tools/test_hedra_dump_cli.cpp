@@ -90,7 +90,7 @@ TEST_CASE("hedra-dump: bad input exits 1 with a message") {
     auto unknown = run_tool("matmull");
     CHECK(unknown.status == 1);
     CHECK(contains(unknown.err, "'matmull' is neither a file nor a built-in example (matmul, "
-                                "conv2d, jacobi, softmax, mlp_step)"));
+                                "conv2d, jacobi, softmax, mlp_step, matmul_bf16)"));
     CHECK(unknown.out.empty());
 }
 

@@ -1,6 +1,7 @@
 // The CUDA kernel templates, one file each, printing what the GPU mapping passes decided
 // (scheduler/gpu_mapping.hpp) in CUDA's dialect (cuda_source.hpp): cuda_map.cpp,
-// cuda_reduction.cpp, cuda_tuple_reduction.cpp, cuda_contraction.cpp, cuda_generic.cpp.
+// cuda_reduction.cpp, cuda_tuple_reduction.cpp, cuda_contraction.cpp, cuda_mma.cpp,
+// cuda_generic.cpp.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,9 @@ void emit_maps(SourceBuilder& b, int kernel, const std::vector<int>& statements,
 // final launch), with the epilogues applied to the accumulators (the result is stored only if
 // something else reads it).
 void emit_contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping);
+// The tensor-core contraction of the mapping (its mma tile set): warps of mma.sync fragments
+// over operand tiles staged in shared memory, the epilogues applied to the accumulators.
+void emit_mma_contraction(SourceBuilder& b, const sched::GpuKernelMapping& mapping);
 // Serial, block or split reduction launches as the mapping says, the epilogues applied where
 // each result element is stored.
 void emit_reduction(SourceBuilder& b, int kernel, const ReductionForm& f,

@@ -20,7 +20,10 @@ void render_kernel(cuda::SourceBuilder& b, const sched::GpuKernelMapping& m,
             cuda::emit_maps(b, m.kernel, m.map_groups[g], m.map_threads[g], m.map_blocks[g]);
         break;
     case sched::GpuForm::Contraction:
-        cuda::emit_contraction(b, m);
+        if (m.contraction.mma.kind != sched::GpuMma::None)
+            cuda::emit_mma_contraction(b, m);
+        else
+            cuda::emit_contraction(b, m);
         break;
     case sched::GpuForm::Reduction:
         cuda::emit_reduction(b, m.kernel, *m.reduction, m.reduction_mapping);

@@ -26,6 +26,7 @@ struct SourceBuilder : KernelBuffers {
         : KernelBuffers(program, cuda_dialect()) {}
     std::string functions;
     std::vector<CudaLaunch> launches;
+    bool mma_helpers = false; // the tensor-core helpers are printed (before the first use)
 
     // Prints `extern "C" __global__ void __launch_bounds__(max_threads[, min_blocks])
     // <name>(params) { body }` (min_blocks > 0 asks ptxas to fit that many blocks per

@@ -136,6 +136,7 @@ sched::GpuTarget Device::target(sched::GpuTarget base) const {
     if (max_grid_x > 0) base.max_grid_x = max_grid_x;
     if (max_grid_y > 0) base.max_grid_y = max_grid_y;
     if (max_grid_z > 0) base.max_grid_z = max_grid_z;
+    if (compute_major > 0) base.compute_capability = compute_major * 10 + compute_minor;
     if (shared_memory_per_block > 0)
         base.shared_memory_per_block =
             std::min(base.shared_memory_per_block, shared_memory_per_block);

@@ -1,6 +1,7 @@
 // The dlopen'ed NVRTC and the on-disk cache of its images (see nvrtc_compiler.hpp).
 #include "backends/cuda/runtime/nvrtc_compiler.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
@@ -191,6 +192,11 @@ std::string default_architecture(const std::string& device_architecture) {
             if (a <= number && a > best) best = a;
     if (best == number) return device_architecture; // a cubin: no JIT when loading
     return "compute_" + std::to_string(best > 0 ? best : number);
+}
+
+int compute_capability_of(const std::string& architecture) {
+    std::size_t at = architecture.find_last_of('_');
+    return at == std::string::npos ? 0 : std::max(std::atoi(architecture.c_str() + at + 1), 0);
 }
 
 std::string dump_cuda_source(const std::string& key, const std::string& source) {

@@ -55,6 +55,10 @@ private:
 // device's own (sm_XY, when NVRTC supports it, else compute_XY); else "compute_90".
 std::string default_architecture(const std::string& device_architecture);
 
+// The compute capability an architecture names, major * 10 + minor ("sm_80", "compute_90a":
+// 80, 90), the mapping passes' GpuTarget::compute_capability; 0 when it names none.
+int compute_capability_of(const std::string& architecture);
+
 // Writes `source` to <dir>/hedra_cuda_<key>.cu (dir: the kernel cache's scratch directory) and
 // returns the path.
 std::string dump_cuda_source(const std::string& key, const std::string& source);
