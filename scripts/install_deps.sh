@@ -16,10 +16,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 # cuobjdump and the nvdisasm it runs (the tensor-core kernels' SASS check) where a CUDA toolkit
-# without them is installed: PyPI's builds of the same tools.
+# without them is installed: PyPI's builds of the same tools, into the project's venv
+# (build/python-venv, which scripts/python_setup.sh completes); CMake looks for them there.
 if command -v ptxas > /dev/null 2>&1 || [ -x /usr/local/cuda/bin/ptxas ]; then
   if ! command -v cuobjdump > /dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/cuobjdump ] &&
-     ! python3 -c "import nvidia, os, sys; sys.exit(not os.path.exists(os.path.join(list(nvidia.__path__)[0], 'cu13', 'bin', 'cuobjdump')))" 2> /dev/null; then
-    python3 -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+     ! compgen -G "build/python-venv/lib/python3*/site-packages/nvidia/cu13/bin/cuobjdump" > /dev/null; then
+    mkdir -p build
+    [ -x build/python-venv/bin/python ] || python3 -m venv build/python-venv
+    build/python-venv/bin/python -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
   fi
 fi
