@@ -7,20 +7,14 @@
 #include "core/library.hpp"
 #include "core/primitives.hpp"
 #include "core/transform.hpp"
+#include "nn/index_space.hpp"
 #include "nn/layers.hpp"
 #include "nn/transformer.hpp"
 
 namespace hedra::nn {
 namespace {
 
-// `a` with one more axis of size 1 at the end, so it broadcasts along a trailing axis.
-Array with_trailing_axis(const Array& a) {
-    std::vector<TransformAxis> axes;
-    for (int d = 0; d < a.rank(); ++d)
-        axes.push_back(TransformAxis{d, 1, 0});
-    axes.push_back(TransformAxis{-1, 1, 0});
-    return reshape(a, Transform(a.rank(), axes));
-}
+using detail::as_column;
 
 // Columns [offset, offset + heads·D) of qkv (B, 3C) as (B, heads, D): head h is D columns.
 Array heads_of(const Array& qkv, std::int64_t offset, std::int64_t heads, std::int64_t d) {
@@ -31,15 +25,14 @@ Array heads_of(const Array& qkv, std::int64_t offset, std::int64_t heads, std::i
 // Softmax attention of one query per (batch, head) over the cached keys and its own key.
 Array attend(const Array& q, const Array& k, const Array& v, const Array& cache_k,
              const Array& cache_v, double scale) {
-    Array self = sum(q * k, {2}) * scale; // (B, H)
-    if (!cache_k.valid()) return v;       // softmax over one score: its value
+    Array self = sum(q * k, {2}) * scale;         // (B, H)
+    if (!cache_k.valid()) return v;               // softmax over one score: its value
     Array cached = sum(q * cache_k, {3}) * scale; // (L, B, H): q broadcast along the cache
     Array top = maximum(max(cached, {0}), self);
     Array e_cached = exp(cached - top), e_self = exp(self - top);
     Array denominator = sum(e_cached, {0}) + e_self;
-    Array numerator =
-        sum(with_trailing_axis(e_cached) * cache_v, {0}) + with_trailing_axis(e_self) * v;
-    return numerator / with_trailing_axis(denominator);
+    Array numerator = sum(as_column(e_cached) * cache_v, {0}) + as_column(e_self) * v;
+    return numerator / as_column(denominator);
 }
 
 } // namespace
@@ -82,8 +75,8 @@ GptDecodeStep gpt_decode_step(const GptConfig& c, const std::vector<Array>& para
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     GptDecodeStep out;
     for (std::int64_t l = 0; l < c.layers; ++l) {
-        Array ln1_w = next(false), ln1_b = next(true), attn_w = next(false),
-              attn_b = next(true), proj_w = next(false), proj_b = next(true);
+        Array ln1_w = next(false), ln1_b = next(true), attn_w = next(false), attn_b = next(true),
+              proj_w = next(false), proj_b = next(true);
         Array ln2_w = next(false), ln2_b = next(true), fc_w = next(false), fc_b = next(true),
               mproj_w = next(false), mproj_b = next(true);
         Array qkv = linear(layer_norm(x, ln1_w, ln1_b), attn_w, attn_b); // (B, 3C)

@@ -52,8 +52,8 @@ void GptGenerator::feed(const std::vector<std::int64_t>& tokens) {
         inputs.push_back(pos);
         if (!first) {
             // One program for every cache length 1 .. block - 1.
-            Range length = dynamic("gpt_kv_length_" + std::to_string(config_.block),
-                                   config_.block - 1);
+            Range length =
+                dynamic("gpt_kv_length_" + std::to_string(config_.block), config_.block - 1);
             Shape cache{length, range(batch_), range(heads), range(d)};
             for (std::int64_t l = 0; l < config_.layers; ++l) {
                 ks.push_back(placeholder(cache, DType::F32, "keys." + std::to_string(l)));
@@ -126,8 +126,7 @@ std::int64_t GptGenerator::choose(const float* logits, const SamplingOptions& s,
 std::vector<std::vector<std::int64_t>>
 GptGenerator::generate(const std::vector<std::vector<std::int64_t>>& prompt, std::int64_t count,
                        const SamplingOptions& sampling) {
-    if (static_cast<std::int64_t>(prompt.size()) != batch_ || prompt.empty() ||
-        prompt[0].empty())
+    if (static_cast<std::int64_t>(prompt.size()) != batch_ || prompt.empty() || prompt[0].empty())
         throw Error("GptGenerator::generate: the prompt needs " + std::to_string(batch_) +
                     " rows (the batch) of at least one token, got " +
                     std::to_string(prompt.size()) + " rows");

@@ -48,6 +48,16 @@ inline std::string at(SourceLocation loc) {
     return " (called at " + location_string(loc) + ")";
 }
 
+// An array (n...) with a trailing axis of size 1, (n..., 1), so that it broadcasts along the
+// last axis of a (n..., k) array.
+inline Array as_column(const Array& v) {
+    std::vector<TransformAxis> axes;
+    for (int d = 0; d < v.rank(); ++d)
+        axes.push_back(TransformAxis{d, 1, 0});
+    axes.push_back(TransformAxis{-1, 1, 0});
+    return reshape(v, Transform(v.rank(), axes));
+}
+
 // `a` itself when every axis is already [0, n) with step 1, else rebase(a).
 inline Array zero_based(const Array& a) {
     for (const Range& r : a.shape().ranges())

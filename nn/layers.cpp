@@ -32,16 +32,6 @@ using detail::at;
 using detail::IndexMap;
 using detail::zero_based;
 
-// An array (n...) with a trailing axis of size 1, (n..., 1), so that it broadcasts along the
-// last axis of a (n..., k) array.
-Array as_column(const Array& v) {
-    std::vector<TransformAxis> axes;
-    for (int d = 0; d < v.rank(); ++d)
-        axes.push_back(TransformAxis{d, 1, 0});
-    axes.push_back(TransformAxis{-1, 1, 0});
-    return reshape(v, Transform(v.rank(), axes));
-}
-
 // bias (C) added along `axis` of y: bias seen as (C, 1, ..., 1) with y's axes after `axis`.
 Array add_channel_bias(const Array& y, const Array& bias, int axis, const char* op,
                        SourceLocation loc) {
@@ -227,7 +217,7 @@ Array mean_over_labels(const Array& total, const Array& labels, SourceLocation l
 Array softmax_cross_entropy(const Array& logits, const Array& labels, SourceLocation loc) {
     check_logits_and_labels("softmax_cross_entropy", logits, labels, loc);
     Array z = zero_based(logits);
-    Array onehot = index_components(z.shape(), 1, loc) == as_column(zero_based(labels));
+    Array onehot = index_components(z.shape(), 1, loc) == detail::as_column(zero_based(labels));
     Array picked = where(Operand(onehot, loc), log_softmax(z, 1, loc), 0.0);
     return mean_over_labels(-Operand(sum(picked, {}, false, loc), loc), labels, loc);
 }
@@ -244,7 +234,7 @@ Array cross_entropy(const Array& logits, const Array& labels, SourceLocation loc
                     " for logits " + logits.describe() + ", got " + labels.describe() + at(loc));
     Array z = zero_based(logits);
     const int last = z.rank() - 1;
-    Array onehot = index_components(z.shape(), last, loc) == as_column(zero_based(labels));
+    Array onehot = index_components(z.shape(), last, loc) == detail::as_column(zero_based(labels));
     Array picked = where(Operand(onehot, loc), log_softmax(z, last, loc), 0.0);
     return mean_over_labels(-Operand(sum(picked, {}, false, loc), loc), labels, loc);
 }

@@ -103,11 +103,7 @@ Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
     // Clamped here, so take sees a computed index (its host-data check would refuse -1).
     Array inside_vocab = minimum(maximum(idx, 0), vocab - 1);
     Array rows = take(tab, inside_vocab, 0, loc); // (..., D)
-    std::vector<TransformAxis> axes;
-    for (int d = 0; d < idx.rank(); ++d)
-        axes.push_back(TransformAxis{d, 1, 0});
-    axes.push_back(TransformAxis{-1, 1, 0});
-    Array column = reshape(idx, Transform(idx.rank(), axes), loc); // (..., 1)
+    Array column = detail::as_column(idx);        // (..., 1)
     Array inside = Operand(column >= 0, loc) & Operand(column < vocab, loc);
     return where(Operand(inside, loc), Operand(rows, loc), 0.0);
 }

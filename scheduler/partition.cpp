@@ -475,6 +475,31 @@ void Partitioner::make_kernel(int i) {
     ir_.kernels.push_back(std::move(k));
 }
 
+namespace {
+
+// The access of take's indices from its result's counters (p, q, r): q, the `q` counters from
+// axis `a` of `rank`.
+AffineMap indices_access(int rank, int a, int q) {
+    std::vector<std::int64_t> m(static_cast<std::size_t>(q * rank), 0);
+    for (int d = 0; d < q; ++d)
+        m[static_cast<std::size_t>(d * rank + a + d)] = 1;
+    return AffineMap(rank, q, std::move(m), std::vector<std::int64_t>(static_cast<std::size_t>(q)));
+}
+
+// The access of the taken-from array (`target_rank` axes) from the counters (p, q, r) and,
+// after them, the index value v: (p, v, r).
+AffineMap indexed_access(int rank, int a, int q, int target_rank) {
+    std::vector<std::int64_t> m(static_cast<std::size_t>(target_rank * (rank + 1)), 0);
+    for (int d = 0; d < target_rank; ++d) {
+        int column = d < a ? d : d == a ? rank : d + q - 1;
+        m[static_cast<std::size_t>(d * (rank + 1) + column)] = 1;
+    }
+    return AffineMap(rank + 1, target_rank, std::move(m),
+                     std::vector<std::int64_t>(static_cast<std::size_t>(target_rank)));
+}
+
+} // namespace
+
 int Partitioner::buffer_read(const NodePtr& node, const AffineMap& access, ReadList& reads) {
     CanonicalGraph::Use use = g_.resolve(node, access);
     int j = g_.find(use.node.get());
@@ -496,25 +521,9 @@ Statement Partitioner::gather_statement(int i) {
     const NodePtr& src = n.inputs.at(0);
     const NodePtr& idx = n.inputs.at(1);
     const int rank = n.shape.rank(), a = n.axis, q = idx->shape.rank();
-    const int src_rank = src->shape.rank();
-    std::vector<std::int64_t> to_idx(static_cast<std::size_t>(q * rank), 0);
-    for (int d = 0; d < q; ++d)
-        to_idx[static_cast<std::size_t>(d * rank + a + d)] = 1;
-    std::vector<std::int64_t> to_src(static_cast<std::size_t>(src_rank * (rank + 1)), 0);
-    for (int d = 0; d < src_rank; ++d) {
-        int column = d < a ? d : d == a ? rank : d + q - 1;
-        to_src[static_cast<std::size_t>(d * (rank + 1) + column)] = 1;
-    }
     ReadList reads;
-    int k_idx = buffer_read(idx,
-                            AffineMap(rank, q, std::move(to_idx),
-                                      std::vector<std::int64_t>(static_cast<std::size_t>(q))),
-                            reads);
-    int k_src =
-        buffer_read(src,
-                    AffineMap(rank + 1, src_rank, std::move(to_src),
-                              std::vector<std::int64_t>(static_cast<std::size_t>(src_rank))),
-                    reads);
+    int k_idx = buffer_read(idx, indices_access(rank, a, q), reads);
+    int k_src = buffer_read(src, indexed_access(rank, a, q, src->shape.rank()), reads);
     Read& r = reads.reads[static_cast<std::size_t>(k_src)];
     r.indirect = {k_idx};
     r.indirect_extent = {src->shape[a].size};
@@ -531,30 +540,15 @@ void Partitioner::scatter_statements(int i, Kernel& k) {
     const NodePtr& values = n.inputs.at(0);
     const NodePtr& idx = n.inputs.at(1);
     const int rank = values->shape.rank(), a = n.axis, q = idx->shape.rank();
-    const int out_rank = n.shape.rank();
     const int w = buffer_of_[static_cast<std::size_t>(i)];
-    AffineMap id = AffineMap::identity(out_rank);
+    AffineMap id = AffineMap::identity(n.shape.rank());
     k.statements.push_back(statement(StatementKind::Assign, n, w, id,
                                      cast_to(scalar_const(0.0, DType::F64), n.dtype), {}));
-    std::vector<std::int64_t> to_idx(static_cast<std::size_t>(q * rank), 0);
-    for (int d = 0; d < q; ++d)
-        to_idx[static_cast<std::size_t>(d * rank + a + d)] = 1;
-    std::vector<std::int64_t> to_out(static_cast<std::size_t>(out_rank * (rank + 1)), 0);
-    for (int d = 0; d < out_rank; ++d) {
-        int column = d < a ? d : d == a ? rank : d + q - 1;
-        to_out[static_cast<std::size_t>(d * (rank + 1) + column)] = 1;
-    }
     ReadList reads;
     ScalarExpr v = inline_use(values, AffineMap::identity(rank), reads);
-    int k_idx = buffer_read(idx,
-                            AffineMap(rank, q, std::move(to_idx),
-                                      std::vector<std::int64_t>(static_cast<std::size_t>(q))),
-                            reads);
-    Statement u =
-        statement(StatementKind::Update, *values, w,
-                  AffineMap(rank + 1, out_rank, std::move(to_out),
-                            std::vector<std::int64_t>(static_cast<std::size_t>(out_rank))),
-                  v, std::move(reads));
+    int k_idx = buffer_read(idx, indices_access(rank, a, q), reads);
+    Statement u = statement(StatementKind::Update, *values, w,
+                            indexed_access(rank, a, q, n.shape.rank()), v, std::move(reads));
     u.reduce_op = ReduceOp::Sum;
     for (int d = 0; d < q; ++d)
         u.reduction_dims.push_back(a + d);
