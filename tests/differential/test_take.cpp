@@ -149,3 +149,31 @@ TEST_CASE("differential: take and scatter_add of small reductions, fuses and bro
          scatter_add(rows, ids, 0, Shape::of({4}))},
         test::Compare::Tolerance);
 }
+
+TEST_CASE("differential: take and its gradient with a symbolic batch, one program per backend") {
+    Array table = test::random_array(Shape::of({30, 6}), 16);
+    Array ids = placeholder(Shape{dynamic("take_rows", 8), range(3)}, DType::I32, "ids");
+    Array x = take(table, ids);
+    Array g = grad(sum(x * x), table);
+    for (const std::string& b : test::generating_backends()) {
+        CAPTURE(b);
+        ComputeOptions options = test::on_backend(b);
+        CompiledProgram p = compile({x, g}, {ids}, options);
+        for (std::int64_t rows : {2, 5, 8}) {
+            CAPTURE(rows);
+            std::vector<std::int32_t> v;
+            for (std::int64_t i = 0; i < rows * 3; ++i)
+                v.push_back(static_cast<std::int32_t>((i * 11 + rows) % 30));
+            HostArray h = HostArray::from(v, {rows, 3});
+            std::vector<HostArray> got = p({h});
+            std::vector<HostArray> want =
+                get_backend("reference")
+                    ->evaluate(
+                        {take(table, array(h)).node(),
+                         grad(sum(take(table, array(h)) * take(table, array(h))), table).node()},
+                        {});
+            test::compare_arrays(got[0], want[0], test::Compare::Exact, {}, b);
+            test::compare_arrays(got[1], want[1], test::Compare::Tolerance, {}, b);
+        }
+    }
+}
