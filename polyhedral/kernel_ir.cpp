@@ -89,20 +89,11 @@ std::string buffer_list(const ProgramIR& p, const std::vector<int>& v) {
 
 } // namespace
 
-bool has_indirect_reads(const Statement& st) {
+bool has_indirect(const Statement& st) {
+    if (!st.write_indirect.empty()) return true;
     for (const Read& r : st.reads)
         if (r.is_indirect()) return true;
     return false;
-}
-
-bool has_indirect_reads(const Kernel& kernel) {
-    for (const Statement& st : kernel.statements)
-        if (has_indirect_reads(st)) return true;
-    return false;
-}
-
-bool has_indirect(const Statement& st) {
-    return !st.write_indirect.empty() || has_indirect_reads(st);
 }
 
 bool has_indirect(const Kernel& kernel) {

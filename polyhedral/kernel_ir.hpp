@@ -131,13 +131,10 @@ struct Kernel {
     std::vector<Statement> statements; // in program (DSL) order
 };
 
-// Whether a statement (any statement of the kernel) has a data-dependent read. The passes that
-// reason about affine accesses (forms, register tiles, row fusion, streams) leave such
-// kernels to the general path, which reads the access relation as the whole range of the
-// indirect inputs.
-bool has_indirect_reads(const Statement& st);
-bool has_indirect_reads(const Kernel& kernel);
-// Whether a statement (any statement of the kernel) reads or writes data-dependently.
+// Whether a statement (any statement of the kernel) reads or writes data-dependently. The
+// passes that reason about affine accesses (forms, register tiles, lane reductions, streams,
+// split reductions) leave such kernels to the general path, whose access relations cover the
+// whole range of the indirect inputs.
 bool has_indirect(const Statement& st);
 bool has_indirect(const Kernel& kernel);
 

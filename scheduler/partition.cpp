@@ -506,12 +506,7 @@ int Partitioner::buffer_read(const NodePtr& node, const AffineMap& access, ReadL
     HEDRA_INTERNAL_CHECK(j >= 0, "partition: a gather operand outside the canonical graph");
     int b = leaf_buffer_[j] >= 0 ? leaf_buffer_[j] : buffer_of_[j];
     HEDRA_INTERNAL_CHECK(b >= 0, "partition: a gather operand without a buffer");
-    reads.read(b, use.access, use.node->dtype);
-    for (std::size_t k = 0; k < reads.reads.size(); ++k)
-        if (reads.reads[k].buffer == b && reads.reads[k].access == use.access &&
-            !reads.reads[k].is_indirect())
-            return static_cast<int>(k);
-    internal_error("partition: a gather operand's read is missing");
+    return static_cast<int>(reads.read(b, use.access, use.node->dtype)->ivalue); // Input(k)
 }
 
 // result(p, q, r) = src(p, clamp(indices(q)), r), with q the indices' counters: the indices

@@ -27,7 +27,7 @@ int stage_buffer(const poly::ProgramIR& program, const Kernel& k) {
     int b = k.statements[0].write_buffer;
     for (const Statement& st : k.statements) {
         if (st.kind != poly::StatementKind::Assign || !st.tuple_writes.empty() ||
-            st.write_buffer != b || !row_offset(st.write_access) || poly::has_indirect_reads(st))
+            st.write_buffer != b || !row_offset(st.write_access) || poly::has_indirect(st))
             return -1;
         for (const poly::Read& r : st.reads)
             if (r.buffer == b) return -1;

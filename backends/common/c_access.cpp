@@ -120,6 +120,10 @@ std::string c_element(const poly::Buffer& buffer, const AffineMap& access) {
     return buffer.name + "[" + c_element_index(buffer, access) + "]";
 }
 
+std::string c_loaded(DType t, const std::string& element) {
+    return t == DType::Bool ? "(" + element + " != 0)" : element;
+}
+
 namespace {
 
 // The names of an access's inputs: i<k> for the counters (left empty), then each indirect

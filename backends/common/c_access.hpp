@@ -46,6 +46,8 @@ using sched::mentions;
 // buffer's element at access(i0, i1, ...), its integers printed by int_text; a row-local
 // buffer's rows left out, a windowed buffer's row taken mod the window.
 std::string c_element(const poly::Buffer& buffer, const AffineMap& access);
+// A loaded element as a value: a bool buffer's byte read as (element != 0).
+std::string c_loaded(DType t, const std::string& element);
 // The element read `r` of statement `st` reads: c_element, or for a data-dependent read
 // (Read::indirect) the element at its index reads' values, clamped into their range.
 std::string c_read_element(const poly::ProgramIR& program, const poly::Statement& st,

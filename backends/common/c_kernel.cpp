@@ -74,13 +74,8 @@ std::string linear_index(const KernelBuffers& b, int buffer, const AffineMap& ac
 }
 
 std::string load(const KernelBuffers& b, int buffer, const AffineMap& access) {
-    std::string e = b.buffer_name(buffer) + "[" + linear_index(b, buffer, access) + "]";
-    return b.buffer_dtype(buffer) == DType::Bool ? "(" + e + " != 0)" : e;
-}
-
-std::string indirect_load(const KernelBuffers& b, const poly::Statement& st, const poly::Read& r) {
-    std::string e = c_read_element(b.program, st, r);
-    return b.buffer_dtype(r.buffer) == DType::Bool ? "(" + e + " != 0)" : e;
+    return c_loaded(b.buffer_dtype(buffer),
+                    b.buffer_name(buffer) + "[" + linear_index(b, buffer, access) + "]");
 }
 
 std::string index_read(const poly::Read& read, DType t) {
@@ -142,8 +137,9 @@ std::vector<std::string> print_roots(const KernelBuffers& b, const poly::Stateme
             if (!s.empty()) return s;
         }
         const poly::Read& r = st.reads.at(k);
-        if (r.buffer >= 0)
-            return r.is_indirect() ? indirect_load(b, st, r) : load(b, r.buffer, r.access);
+        if (r.buffer >= 0 && r.is_indirect())
+            return c_loaded(b.buffer_dtype(r.buffer), c_read_element(b.program, st, r));
+        if (r.buffer >= 0) return load(b, r.buffer, r.access);
         return index_read(r, input_dtype(roots, k));
     };
     return print_scalars(roots, read, indent, prefix, out);
@@ -182,17 +178,12 @@ void print_statement_call(const KernelBuffers& b, const poly::Statement& st,
     }
     DType t = b.buffer_dtype(st.write_buffer);
     std::string value = print_value(b, st, i2, "t", out);
-    if (!st.write_indirect.empty()) { // scatter_add's update: a plain sum
-        std::string target = c_write_element(b.program, st);
-        out += i2 + target + " = " + c_combine(st.reduce_op, t, target, value) + ";\n" + in + "}\n";
-        return;
-    }
+    const std::string target = c_write_element(b.program, st); // scatter_add's at its indices
     if (st.kind == poly::StatementKind::Update) {
-        std::string acc = load(b, st.write_buffer, st.write_access);
-        out += i2 + "const " + c_value_type(t) + " hd_acc = " + acc + ";\n";
+        out += i2 + "const " + c_value_type(t) + " hd_acc = " + c_loaded(t, target) + ";\n";
         value = print_combine(st, t, "hd_acc", value, i2, "u", out);
     }
-    out += store_line(b, st.write_buffer, st.write_access, value, i2) + in + "}\n";
+    out += i2 + target + " = " + store_value(t, value) + ";\n" + in + "}\n";
 }
 
 std::string print_combine(const poly::Statement& st, DType t, const std::string& acc,

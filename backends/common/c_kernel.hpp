@@ -85,9 +85,6 @@ KernelParams statement_params(const poly::Statement& st);
 std::string linear_index(const KernelBuffers& b, int buffer, const AffineMap& access);
 // `b3[index]`, a bool buffer read as (b3[index] != 0).
 std::string load(const KernelBuffers& b, int buffer, const AffineMap& access);
-// `b3[index]` of a data-dependent read (Read::indirect) of statement `st`: its index inputs
-// are st's integer reads, loaded and clamped into their range.
-std::string indirect_load(const KernelBuffers& b, const poly::Statement& st, const poly::Read& r);
 // The value of read k when it is the index expression itself (Read::buffer == -1).
 std::string index_read(const poly::Read& read, DType t);
 // C condition: the element `s` writes at its counters i0.. is one that `t` (a box write,

@@ -432,18 +432,15 @@ private:
     }
 
     std::string load(int buffer, const AffineMap& access) const {
-        std::string e = element(buffer, access);
-        return program_.buffers[buffer].dtype == DType::Bool ? "(" + e + " != 0)" : e;
+        return c_loaded(program_.buffers[buffer].dtype, element(buffer, access));
     }
 
     // Input(k) of a statement's expressions `roots`: a buffer element, or the index value.
     std::string operand(const poly::Statement& st, const std::vector<ScalarExpr>& roots,
                         int k) const {
         const poly::Read& r = st.reads.at(k);
-        if (r.buffer >= 0 && r.is_indirect()) {
-            std::string e = c_read_element(program_, st, r);
-            return program_.buffers[r.buffer].dtype == DType::Bool ? "(" + e + " != 0)" : e;
-        }
+        if (r.buffer >= 0 && r.is_indirect())
+            return c_loaded(program_.buffers[r.buffer].dtype, c_read_element(program_, st, r));
         if (r.buffer >= 0) return load(r.buffer, r.access);
         return index_value(r.access, input_dtype(roots, k));
     }
@@ -495,7 +492,7 @@ private:
             out += in + "#pragma clang fp contract(fast) reassociate(on)\n";
         }
         if (update) {
-            std::string acc = wb.dtype == DType::Bool ? "(" + target + " != 0)" : target;
+            std::string acc = c_loaded(wb.dtype, target);
             if (st.reduce_op == ReduceOp::Custom) {
                 auto comb = [&](int k) { return k == 0 ? acc : value; };
                 value = print_scalar(st.combiner, comb, in, "u", out);

@@ -382,21 +382,30 @@ private:
         return out;
     }
 
-    // result(p, q, r) = src(p, clamp(indices(q)), r): q spans the indices' axes.
+    // The flat index of (p, clamp(indices(q)), r) in an array of `sizes` for the counters
+    // k = (p, q, r) of take's result (q: the indices' axes from `axis`); `c` is scratch.
+    static std::int64_t taken_index(const HostArray& idx, int axis,
+                                    const std::vector<std::int64_t>& sizes, const Counters& k,
+                                    Counters& c) {
+        const int q = idx.rank();
+        Counters at(k.begin() + axis, k.begin() + axis + q);
+        const std::int64_t v = load(idx, flat_index(idx.sizes(), at)).i;
+        c.resize(sizes.size());
+        for (int d = 0; d < static_cast<int>(sizes.size()); ++d)
+            c[d] = d < axis ? k[d]
+                   : d > axis
+                       ? k[d + q - 1]
+                       : std::clamp<std::int64_t>(v, 0, sizes[static_cast<std::size_t>(d)] - 1);
+        return flat_index(sizes, c);
+    }
+
     HostArray gather(const Node& n) {
         HostArray out = result(n);
         const HostArray& src = value(n.inputs.at(0));
         const HostArray& idx = value(n.inputs.at(1));
-        const int a = n.axis, q = idx.rank();
-        const std::int64_t last = src.sizes().at(static_cast<std::size_t>(a)) - 1;
-        Counters c(static_cast<std::size_t>(src.rank())), k_idx(static_cast<std::size_t>(q));
+        Counters c;
         for_each_counter(out.sizes(), [&](const Counters& k, std::int64_t i) {
-            for (int d = 0; d < q; ++d)
-                k_idx[d] = k[a + d];
-            std::int64_t v = load(idx, flat_index(idx.sizes(), k_idx)).i;
-            for (int d = 0; d < src.rank(); ++d)
-                c[d] = d < a ? k[d] : d > a ? k[d + q - 1] : std::clamp<std::int64_t>(v, 0, last);
-            store(out, i, load(src, flat_index(src.sizes(), c)));
+            store(out, i, load(src, taken_index(idx, n.axis, src.sizes(), k, c)));
         });
         return out;
     }
@@ -406,26 +415,18 @@ private:
     HostArray scatter(const Node& n) {
         const HostArray& values = value(n.inputs.at(0));
         const HostArray& idx = value(n.inputs.at(1));
-        const int a = n.axis, q = idx.rank();
         const std::vector<std::int64_t> sizes = n.shape.sizes();
-        const std::int64_t last = sizes.at(static_cast<std::size_t>(a)) - 1;
         const bool fl = is_float(n.dtype);
         std::vector<double> fsum(fl ? static_cast<std::size_t>(n.shape.size()) : 0, 0.0);
         std::vector<std::int64_t> isum(fl ? 0 : static_cast<std::size_t>(n.shape.size()), 0);
-        Counters c(sizes.size()), k_idx(static_cast<std::size_t>(q));
+        Counters c;
         for_each_counter(values.sizes(), [&](const Counters& k, std::int64_t i) {
-            for (int d = 0; d < q; ++d)
-                k_idx[d] = k[a + d];
-            std::int64_t v = load(idx, flat_index(idx.sizes(), k_idx)).i;
-            for (int d = 0; d < static_cast<int>(sizes.size()); ++d)
-                c[d] = d < a ? k[d] : d > a ? k[d + q - 1] : std::clamp<std::int64_t>(v, 0, last);
-            std::int64_t o = flat_index(sizes, c);
+            const auto o = static_cast<std::size_t>(taken_index(idx, n.axis, sizes, k, c));
             ScalarValue x = load(values, i);
             if (fl)
-                fsum[static_cast<std::size_t>(o)] += x.f;
+                fsum[o] += x.f;
             else
-                isum[static_cast<std::size_t>(o)] =
-                    wrapping_add(isum[static_cast<std::size_t>(o)], x.i);
+                isum[o] = wrapping_add(isum[o], x.i);
         });
         HostArray out = result(n);
         for (std::int64_t o = 0; o < out.size(); ++o)

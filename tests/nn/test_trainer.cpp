@@ -221,3 +221,20 @@ TEST_CASE("nn trainer: a graph that slices the batch compiles per size, trying s
     CHECK(trainer.programs_compiled() == 2); // 8 and 5
     CHECK(built == 3);                       // the symbolic attempt once, then one graph per size
 }
+
+TEST_CASE("nn trainer: the step's memory plan: results are the new parameters and state") {
+    Trainer trainer = make_trainer(std::make_shared<Sgd>(SgdOptions{0.1}), "openmp");
+    const std::vector<HostArray> data = batch(kBatch, 5);
+    std::optional<ProgramMemory> m = trainer.step_memory(data);
+    REQUIRE(m.has_value());
+    // The loss and the extra output (rank 0) besides the new weight (3 x 4) and bias (3), f32.
+    CHECK(m->results >= (kClasses * kIn + kClasses) * 4u);
+    CHECK(m->arena <= m->temporaries);
+    CHECK(trainer.programs_compiled() == 1);
+    trainer.step(data, 0.1); // the same program
+    CHECK(trainer.programs_compiled() == 1);
+    CHECK_FALSE(make_trainer(std::make_shared<Sgd>(SgdOptions{0.1}), "reference")
+                    .step_memory(data)
+                    .has_value());
+    CHECK_THROWS_AS(trainer.step_memory({data[0]}), Error);
+}
