@@ -338,6 +338,9 @@ void choose_index_width(const GpuTarget& target, const poly::ProgramIR& program,
     bool counters = true;
     for (std::size_t d = 0; d < c.block_tile.size(); ++d)
         counters = counters && padded_extent(f, c, int(d)) + c.block_tile[d] < limit;
+    if (c.mma.kind != GpuMma::None) // the flattened M and N indices too
+        counters = counters && c.mma.m_extent + c.mma.block_m() < limit &&
+                   c.mma.n_extent + c.mma.block_n() < limit;
     bool update = fits(u.write_buffer);
     for (const poly::Read& r : u.reads)
         if (r.buffer >= 0) update = update && fits(r.buffer);
@@ -619,6 +622,8 @@ std::string to_string(const GpuMapping& mapping, const poly::ProgramIR& program)
                      "x" + std::to_string(c.mma.frags_n) +
                      " stages=" + std::to_string(c.mma.stages) +
                      (c.mma.ldmatrix ? " ldmatrix" : "");
+                if (c.mma.m_members.size() > 1) s += " M=" + dims(c.mma.m_members);
+                if (c.mma.n_members.size() > 1) s += " N=" + dims(c.mma.n_members);
                 for (int w = 0; w < 2; ++w)
                     s += std::string("\n  ") + (w == 0 ? "A" : "B") + " read " +
                          std::to_string(w == 0 ? c.mma.a_read : c.mma.b_read) +

@@ -109,6 +109,11 @@ struct GpuMmaTile {
     GpuMma kind = GpuMma::None;
     int a_read = -1, b_read = -1; // the update's reads of A (over M × K) and B (over K × N)
     int k = -1; // the innermost reduction member (all of them one flattened K, it fastest)
+    // The output members flattened into M (those A reads and B does not) and into N (those B
+    // reads and A does not), outermost in the result first; the last of each is c.m, c.n. A
+    // convolution's batch × rows × columns is one N, a batched projection's batch × tokens
+    // one M, so the blocks tile them together instead of looping over them in blockIdx.z.
+    std::vector<int> m_members, n_members;
     std::int64_t warps_m = 1, warps_n = 1, frags_m = 1, frags_n = 1;
     std::int64_t kb = 0;   // reduction points per chunk (a multiple of the mma's k)
     bool ldmatrix = false; // fragments loaded by ldmatrix (16-bit operands)
@@ -119,6 +124,7 @@ struct GpuMmaTile {
     std::array<bool, 2> k_inner{true, true};
     std::array<std::int64_t, 2> pitch{0, 0};
     std::array<int, 2> copy{0, 0};
+    std::int64_t m_extent = 0, n_extent = 0; // M's and N's flattened extents
     std::int64_t mma_k() const { return kind == GpuMma::Tf32 ? 8 : 16; }
     std::int64_t block_m() const { return warps_m * frags_m * 16; }
     std::int64_t block_n() const { return warps_n * frags_n * 8; }

@@ -44,7 +44,9 @@ Linear linear(const poly::Buffer& buffer, const poly::Read& r) {
 // memory for every tile: the innermost counter's coefficient 1, every other counter's and the
 // constant a multiple of the run, the tile's extent along it too.
 void choose_layout(const poly::ProgramIR& program, const ReductionForm& f, const poly::Read& r,
-                   int w, int member, std::int64_t member_tile, GpuMmaTile& t) {
+                   int w, const std::vector<int>& members, std::int64_t member_tile,
+                   GpuMmaTile& t) {
+    const int member = members.back();
     const poly::Buffer& buffer = program.buffers.at(static_cast<std::size_t>(r.buffer));
     const Linear l = linear(buffer, r);
     const std::int64_t ck = l.coef[static_cast<std::size_t>(t.k)],
@@ -60,6 +62,8 @@ void choose_layout(const poly::ProgramIR& program, const ReductionForm& f, const
         // Along a flattened K of several members a run must not reach into the next value
         // of an outer member (elsewhere in memory): the innermost extent holds whole runs.
         if (t.k_inner[w] && f.reductions.size() > 1) aligned = aligned && f.extents[t.k] % run == 0;
+        // Likewise along flattened output members.
+        if (!t.k_inner[w] && members.size() > 1) aligned = aligned && f.extents[member] % run == 0;
         for (std::size_t d = 0; d < l.coef.size(); ++d)
             aligned = aligned && (int(d) == inner || l.coef[d] % run == 0);
         if (aligned) {
@@ -67,6 +71,26 @@ void choose_layout(const poly::ProgramIR& program, const ReductionForm& f, const
             return;
         }
     }
+}
+
+// The output members flattened with `member` (see GpuMmaTile::m_members): those `with` reads and
+// `without` does not, outermost in the result first, `member` among them.
+std::vector<int> flattened_members(const ReductionForm& f, const poly::Read& with,
+                                   const poly::Read& without, int member) {
+    std::vector<int> members;
+    for (int d : f.outputs)
+        if (d == member || (f.extents[d] > 1 && depends(with, d) && !depends(without, d)))
+            members.push_back(d);
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int x, int y) { return f.out_stride[x] > f.out_stride[y]; });
+    return members;
+}
+
+std::int64_t flattened_extent(const ReductionForm& f, const std::vector<int>& members) {
+    std::int64_t e = 1;
+    for (int d : members)
+        e *= f.extents[d];
+    return e;
 }
 
 } // namespace
@@ -124,7 +148,12 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
         t.kind = GpuMma::Tf32;
     else
         return false;
-    const std::int64_t em = f.extents[m], en = f.extents[n], ek = f.reduction_size;
+    t.m_members = flattened_members(f, u.reads[a], u.reads[b], m);
+    t.n_members = flattened_members(f, u.reads[b], u.reads[a], n);
+    const std::int64_t em = flattened_extent(f, t.m_members), en = flattened_extent(f, t.n_members),
+                       ek = f.reduction_size;
+    t.m_extent = em;
+    t.n_extent = en;
     // Too small to fill one fragment: the SIMT tiles waste less.
     if (em < 16 || en < 8 || ek < t.mma_k()) return false;
     t.a_read = a;
@@ -146,22 +175,33 @@ bool tile_mma(const poly::ProgramIR& program, const GpuTarget& target,
     }
     t.kb = t.kind == GpuMma::Tf32 ? 16 : 32;
     t.ldmatrix = t.kind != GpuMma::Tf32;
-    choose_layout(program, f, u.reads[a], 0, m, t.block_m(), t);
-    choose_layout(program, f, u.reads[b], 1, n, t.block_n(), t);
+    choose_layout(program, f, u.reads[a], 0, t.m_members, t.block_m(), t);
+    choose_layout(program, f, u.reads[b], 1, t.n_members, t.block_n(), t);
     if (ceil_div(em, t.block_m()) > target.max_grid_y ||
         ceil_div(en, t.block_n()) > target.max_grid_x || t.threads() > target.max_threads_per_block)
         return false;
-    c.m = m;
-    c.n = n;
+    c.m = t.m_members.back();
+    c.n = t.n_members.back();
     c.z.clear();
+    auto in = [](const std::vector<int>& v, int d) {
+        return std::find(v.begin(), v.end(), d) != v.end();
+    };
     for (int d : f.outputs)
-        if (d != m && d != n) c.z.push_back(d);
+        if (!in(t.m_members, d) && !in(t.n_members, d)) c.z.push_back(d);
     // The fields a tensor-core launch shares with the SIMT tiles (the dump, the index width):
-    // the block tile, a warp's tile in place of a thread's, the chunk.
+    // the block tile (a flattened member's extent in it at most the tile), a warp's tile in
+    // place of a thread's, the chunk.
     c.tile = {t.block_m(), t.block_n(), t.frags_m * 16, t.frags_n * 8, t.kb};
     c.block_tile.assign(f.extents.size(), 1);
-    c.block_tile[m] = t.block_m();
-    c.block_tile[n] = t.block_n();
+    for (int w = 0; w < 2; ++w) {
+        std::int64_t rest = w == 0 ? t.block_m() : t.block_n();
+        const std::vector<int>& members = w == 0 ? t.m_members : t.n_members;
+        for (std::size_t i = members.size(); i-- > 0;) {
+            const int d = members[i];
+            c.block_tile[d] = std::min(rest, f.extents[d]);
+            rest = std::max<std::int64_t>(ceil_div(rest, f.extents[d]), 1);
+        }
+    }
     c.block_tile[k] = std::min(t.kb, f.extents[k]);
     c.chunks = ceil_div(ek, t.kb);
     c.splits = 1;

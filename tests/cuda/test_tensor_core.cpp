@@ -218,8 +218,53 @@ TEST_CASE("tensor cores emulated: bf16 convolutions as implicit GEMMs") {
         std::vector<HostArray> got = emulated(outs, {}, &mapping);
         CHECK(has(mapping, " mma=bf16.m16n8k16"));
         CHECK(has(mapping, std::string("  A read 1 k-inner pitch=40 ") + c.weights));
+        // Batch × rows × columns are one N, tiled together (nothing left over blockIdx.z).
+        CHECK(has(mapping, " z=- "));
+        CHECK(has(mapping, " N=0,2,3"));
         for (std::size_t k = 0; k < outs.size(); ++k)
             test::check_same(got[k], evaluate(outs[k]), false, 1e-5, 1e-5);
+    }
+}
+
+TEST_CASE("tensor cores: output members read by one operand only are flattened into M or N") {
+    // A projection of a batch of token rows: batch × tokens is one M of 8·256 rows, the blocks
+    // tile it as one matrix (not 8 launches' worth of blockIdx.z over 256 rows each).
+    Array x = placeholder(Shape::of({8, 256, 384}), DType::BF16),
+          w = placeholder(Shape::of({384, 1152}), DType::BF16);
+    test::LoweredArrays l = test::lower_arrays({matmul(x, w)}, {}, {x, w});
+    CHECK(has(l.cuda.mapping, " z=- "));
+    CHECK(has(l.cuda.mapping, " M=0,1"));
+    CHECK(l.cuda.launches.at(0).grid == std::array<unsigned, 3>{9, 16, 1}); // 128x128 tiles
+    CHECK(has(l.cuda.source, " hd_mf = hd_m0 + hd_o;"));
+    // A batched product whose operands both walk the batch keeps it over blockIdx.z.
+    Array q = placeholder(Shape::of({4, 64, 32}), DType::BF16),
+          k = placeholder(Shape::of({4, 32, 64}), DType::BF16);
+    test::LoweredArrays b = test::lower_arrays({matmul(q, k)}, {}, {q, k});
+    CHECK(has(b.cuda.mapping, " z=0 "));
+    CHECK(!has(b.cuda.mapping, " M="));
+    CHECK(!has(b.cuda.mapping, " N="));
+}
+
+TEST_CASE("tensor cores emulated: flattened M and N members, ragged, with epilogues") {
+    if (skip_without_compiler()) return;
+    // M = 3 × 13 rows (ragged against the 16-row fragments and across batch entries), N = 40;
+    // the transposed product puts the flattened members into N, whose innermost extent (20)
+    // holds whole 8-byte runs of the cp.async copies and not 16-byte ones.
+    Array x = input(Shape::of({3, 13, 48}), 41, DType::BF16),
+          w = input(Shape::of({48, 40}), 42, DType::BF16);
+    Array bias = test::cuda_random(Shape::of({40}), 43);
+    Array y = matmul(cast(x, DType::F32), cast(w, DType::F32));
+    Array u = input(Shape::of({24, 48}), 44, DType::BF16),
+          v = input(Shape::of({2, 48, 20}), 45, DType::BF16);
+    Array yt = matmul(cast(u, DType::F32), cast(v, DType::F32)); // [2, 24, 20]: N = batch × 20
+    std::vector<Array> outs{y, relu(y + bias), matmul(x, w), yt};
+    std::string mapping;
+    std::vector<HostArray> got = emulated(outs, {}, &mapping);
+    CHECK(has(mapping, " M=0,1"));
+    CHECK(has(mapping, " N=0,2"));
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+        CAPTURE(k);
+        test::check_same(got[k], evaluate(outs[k]), false, k == 2 ? 8e-3 : 1e-5, 1e-5);
     }
 }
 

@@ -120,6 +120,13 @@ private:
     std::string counter(int c) const { return "i" + std::to_string(c); }
     std::string n(std::int64_t v) const { return std::to_string(v); }
 
+    // M's (w = 0) or N's index: the member's counter, or the flat index of several members.
+    std::string flat_name(int w) const {
+        const std::vector<int>& members = w == 0 ? t_.m_members : t_.n_members;
+        if (members.size() > 1) return w == 0 ? "hd_mf" : "hd_nf";
+        return counter(members.back());
+    }
+
     std::string elem() const { return tf32() ? "float" : "unsigned short"; }
     std::string shared(int w) const { return w == 0 ? "hd_sa" : "hd_sb"; }
     // Operand w's element at (member offset x, reduction offset y) in stage `stage`.
@@ -138,7 +145,7 @@ private:
     // operand, zero beyond), else element by element.
     void print_copy(int w, const std::string& chunk, const std::string& stage,
                     const std::string& in, std::string& out) const {
-        const int member = w == 0 ? c_.m : c_.n, k = t_.k;
+        const int k = t_.k;
         const std::int64_t rows = w == 0 ? t_.block_m() : t_.block_n();
         const poly::Read& r = u_.reads.at(static_cast<std::size_t>(w == 0 ? t_.a_read : t_.b_read));
         const std::int64_t run = std::max(t_.copy[w], 1);
@@ -151,7 +158,13 @@ private:
         out += in2 + "const int hd_o = hd_e / " + n(inner / run) + ", hd_c = hd_e % " +
                n(inner / run) + (run > 1 ? " * " + n(run) : "") + ";\n";
         const std::string x = t_.k_inner[w] ? "hd_o" : "hd_c", y = t_.k_inner[w] ? "hd_c" : "hd_o";
-        out += in2 + "const " + it + " " + counter(member) + " = " + m0 + " + " + x + ";\n";
+        // The member's counter, or with flattened members (a convolution's batch × rows ×
+        // columns) the flat index and their counters.
+        const std::vector<int>& members = w == 0 ? t_.m_members : t_.n_members;
+        const std::string mf = flat_name(w);
+        out += in2 + "const " + it + " " + mf + " = " + m0 + " + " + x + ";\n";
+        if (members.size() > 1) print_unflatten(mf, f_.extents, members, in2, out);
+        const std::string extent = int_text(w == 0 ? t_.m_extent : t_.n_extent);
         // The flattened reduction point, and with several reduction members their counters.
         const bool flat = f_.reductions.size() > 1;
         const std::string kf = flat ? "hd_kf" : counter(k), total = int_text(f_.reduction_size);
@@ -166,18 +179,17 @@ private:
             // The run's elements inside the operand: none past the outer axis' extent, a prefix
             // at the inner one's (gpu.tile keeps a run of a flattened K within one innermost
             // row, so there it is whole or empty).
-            const std::string member_in = counter(member) + " < " + int_text(f_.extents[member]);
+            const std::string member_in = mf + " < " + extent;
             out += in2 + "const " + it + " hd_n = " +
                    (t_.k_inner[w] ? member_in + " ? " + total + " - " + kf
-                                  : kf + " < " + total + " ? " + int_text(f_.extents[member]) +
-                                        " - " + counter(member)) +
+                                  : kf + " < " + total + " ? " + extent + " - " + mf) +
                    " : " + int_text(0) + ";\n";
             out += in2 + "hd_cp_async" + n(bytes) + "(&" + dst + ", hd_n > 0 ? &" + global + " : " +
                    b_.buffer_name(r.buffer) + ", hd_n >= " + int_text(run) + " ? " + n(bytes) +
                    "u : hd_n > 0 ? (unsigned)hd_n * " + n(t_.element_bytes()) + "u : 0u);\n";
         } else {
-            out += in2 + dst + " = " + counter(member) + " < " + int_text(f_.extents[member]) +
-                   " && " + kf + " < " + total + " ? " + global + (tf32() ? "" : ".bits") + " : " +
+            out += in2 + dst + " = " + mf + " < " + extent + " && " + kf + " < " + total + " ? " +
+                   global + (tf32() ? "" : ".bits") + " : " +
                    (tf32() ? "0.0f" : "(unsigned short)0") + ";\n";
         }
         out += in + "}\n";
@@ -316,12 +328,16 @@ private:
         // fragment; c2, c3 eight rows below.
         std::string store, sin = in + "            ";
         store += unrolled_loop(b_.dialect, in + "        ", "hd_v", 4) + " {\n";
-        store += sin + "const " + it + " " + counter(c_.m) +
+        store += sin + "const " + it + " " + flat_name(0) +
                  " = hd_m0 + hd_wm + hd_i * 16 + hd_g + hd_v / 2 * 8;\n";
-        store += sin + "const " + it + " " + counter(c_.n) +
+        store += sin + "const " + it + " " + flat_name(1) +
                  " = hd_n0 + hd_wn + hd_j * 8 + hd_t * 2 + hd_v % 2;\n";
-        store += sin + "if (" + counter(c_.m) + " < " + int_text(f_.extents[c_.m]) + " && " +
-                 counter(c_.n) + " < " + int_text(f_.extents[c_.n]) + ") {\n";
+        store += sin + "if (" + flat_name(0) + " < " + int_text(t_.m_extent) + " && " +
+                 flat_name(1) + " < " + int_text(t_.n_extent) + ") {\n";
+        if (t_.m_members.size() > 1)
+            print_unflatten(flat_name(0), f_.extents, t_.m_members, sin + "    ", store);
+        if (t_.n_members.size() > 1)
+            print_unflatten(flat_name(1), f_.extents, t_.n_members, sin + "    ", store);
         print_result_element(b_, kernel_, f_, "hd_acc[hd_i][hd_j][hd_v]", sin + "    ", store,
                              c_.store_result);
         store += sin + "}\n" + in + "        }\n";
