@@ -14,7 +14,9 @@
 // initial weights, takes PyTorch's batch offsets, learning rates and evaluation offsets, and
 // prints each step's loss beside PyTorch's; the first 10 must agree to 1e-4 relative (the exit
 // status is 1 when they do not). Without it, offsets come from std::mt19937_64 (numpy's
-// generator is not reproduced) and the weights from nn::gpt_init.
+// generator is not reproduced) and the weights from nn::gpt_init. An export of a synthetic
+// stream (`gpt_torch.py --vocab 50257`: tokens.npy in place of vocab.txt) is replayed on its
+// token ids, with the vocabulary its config.json names (a sample prints ids).
 //
 // --precision bf16 (or f16) trains in mixed precision (TrainerOptions::precision: f32 master
 // weights and AdamW state, half matmul operands, f32 softmax, layer norm and loss; f16 with
@@ -196,9 +198,12 @@ Flags parse_flags(int argc, char** argv) {
 
 // The text as character ids: vocabulary = sorted set of its bytes (id = rank), the first
 // (9 n) / 10 characters for training and the rest for validation, as gpt_torch.py splits it.
+// A replay of a synthetic stream (gpt_torch.py --vocab N) has token ids and no characters.
 struct Corpus {
-    std::vector<unsigned char> vocab;
+    std::vector<unsigned char> vocab; // empty for a synthetic stream
+    std::int64_t vocab_size = 0;
     std::vector<std::int64_t> train, val;
+    bool synthetic() const { return vocab.empty(); }
 };
 
 Corpus load_corpus(const std::string& path) {
@@ -217,12 +222,40 @@ Corpus load_corpus(const std::string& path) {
             id[std::size_t(b)] = std::int64_t(c.vocab.size());
             c.vocab.push_back(static_cast<unsigned char>(b));
         }
+    c.vocab_size = std::int64_t(c.vocab.size());
     const std::size_t n_train = (9 * text.size()) / 10;
     for (std::size_t i = 0; i < text.size(); ++i)
         (i < n_train ? c.train : c.val).push_back(id[static_cast<unsigned char>(text[i])]);
     if (std::int64_t(c.val.size()) < 66)
         throw Error("the text " + path + " is too short: " + std::to_string(text.size()) +
                     " characters");
+    return c;
+}
+
+std::string dir_file(const std::string& dir, const std::string& name) {
+    return (std::filesystem::path(dir) / name).string();
+}
+
+// An export's synthetic token stream (tokens.npy, ids below config.json's vocab_size), split as
+// a text is.
+Corpus load_token_corpus(const std::string& dir) {
+    std::ifstream in(dir_file(dir, "config.json"));
+    if (!in) throw Error("--replay " + dir + ": no config.json");
+    Corpus c;
+    c.vocab_size = nlohmann::json::parse(in).value("vocab_size", std::int64_t{0});
+    const HostArray tokens = nn::read_npy(dir_file(dir, "tokens.npy"));
+    if (tokens.dtype() != DType::I64 || tokens.sizes().size() != 1 || c.vocab_size < 2)
+        throw Error("--replay " + dir +
+                    ": tokens.npy must be a 1-D int64 stream and config.json's "
+                    "vocab_size at least 2");
+    const std::span<const std::int64_t> ids = tokens.values<std::int64_t>();
+    const std::size_t n = std::size_t(tokens.size()), n_train = (9 * n) / 10;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (ids[i] < 0 || ids[i] >= c.vocab_size)
+            throw Error("--replay " + dir + ": tokens.npy holds id " + std::to_string(ids[i]) +
+                        " outside the vocabulary of " + std::to_string(c.vocab_size));
+        (i < n_train ? c.train : c.val).push_back(ids[i]);
+    }
     return c;
 }
 
@@ -260,11 +293,8 @@ struct Plan {
     std::string ref_precision = "f32"; // PyTorch's: "bf16" under its autocast
 };
 
-std::string dir_file(const std::string& dir, const std::string& name) {
-    return (std::filesystem::path(dir) / name).string();
-}
-
 void check_replay_vocabulary(const std::string& dir, const Corpus& c) {
+    if (c.synthetic()) return; // its ids are the export's own
     std::ifstream in(dir_file(dir, "vocab.txt"));
     if (!in) throw Error("--replay " + dir + ": no vocab.txt");
     std::vector<unsigned char> vocab;
@@ -412,6 +442,7 @@ Sample sample_text(const nn::GptConfig& cfg, const std::vector<HostArray>& param
     nn::GptGenerator generator(cfg, params, 1, options);
     auto newline = std::find(c.vocab.begin(), c.vocab.end(), '\n');
     std::vector<std::int64_t> ids{newline == c.vocab.end() ? 0 : newline - c.vocab.begin()};
+    if (c.synthetic()) ids = {c.train.front()};
     const auto start = clock_type::now();
     nn::SamplingOptions s = sampling;
     while (std::int64_t(ids.size()) - 1 < count) {
@@ -426,7 +457,8 @@ Sample sample_text(const nn::GptConfig& cfg, const std::vector<HostArray>& param
     out.seconds = seconds_since(start);
     out.compile_seconds = generator.compile_seconds();
     for (std::size_t i = 1; i < ids.size(); ++i)
-        out.text += static_cast<char>(c.vocab[std::size_t(ids[i])]);
+        out.text += c.synthetic() ? " " + std::to_string(ids[i])
+                                  : std::string(1, static_cast<char>(c.vocab[std::size_t(ids[i])]));
     return out;
 }
 
@@ -445,10 +477,12 @@ int train(const Flags& f) {
     if (!lead && !std::freopen("/dev/null", "w", stdout))
         throw Error("cannot silence rank " + std::to_string(comm->rank()) + "'s output");
     const auto run_start = clock_type::now();
-    const Corpus corpus = load_corpus(f.data);
+    const bool token_stream =
+        !f.replay.empty() && std::filesystem::exists(dir_file(f.replay, "tokens.npy"));
+    const Corpus corpus = token_stream ? load_token_corpus(f.replay) : load_corpus(f.data);
     const Workload work = f.replay.empty() ? workload_of(f) : replay_workload(f.replay, f);
     nn::GptConfig cfg = work.model;
-    cfg.vocab = std::int64_t(corpus.vocab.size());
+    cfg.vocab = corpus.vocab_size;
     const std::int64_t T = cfg.block;
     const std::int64_t batch = work.batch;
     const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg);
@@ -517,14 +551,15 @@ int train(const Flags& f) {
     for (const HostArray& p : plan.init)
         n_params += p.size();
     const std::string backend = f.backend.empty() ? default_backend_name() : f.backend;
-    std::printf("gpt_char: %s, %zu characters (train %zu, val %zu), vocabulary %lld; %lld layers, "
-                "%lld heads, width %lld, context %lld, batch %lld, %lld parameters; %lld steps, "
-                "backend %s, threads %d, precision %s\n",
-                f.data.c_str(), corpus.train.size() + corpus.val.size(), corpus.train.size(),
-                corpus.val.size(), (long long)cfg.vocab, (long long)cfg.layers,
-                (long long)cfg.heads, (long long)cfg.embd, (long long)T, (long long)batch,
-                (long long)n_params, (long long)steps, backend.c_str(), f.threads,
-                f.precision.c_str());
+    std::printf(
+        "gpt_char: %s, %zu %s (train %zu, val %zu), vocabulary %lld; %lld layers, "
+        "%lld heads, width %lld, context %lld, batch %lld, %lld parameters; %lld steps, "
+        "backend %s, threads %d, precision %s\n",
+        token_stream ? dir_file(f.replay, "tokens.npy").c_str() : f.data.c_str(),
+        corpus.train.size() + corpus.val.size(), token_stream ? "synthetic tokens" : "characters",
+        corpus.train.size(), corpus.val.size(), (long long)cfg.vocab, (long long)cfg.layers,
+        (long long)cfg.heads, (long long)cfg.embd, (long long)T, (long long)batch,
+        (long long)n_params, (long long)steps, backend.c_str(), f.threads, f.precision.c_str());
     std::fflush(stdout);
 
     double eval_seconds = 0;

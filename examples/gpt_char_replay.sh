@@ -6,12 +6,15 @@
 # (bf16 on the CPU) and gpt_char with --precision bf16, and the bound is 1e-3. Prints "skipped:"
 # and exits 0 where the peers' venv (scripts/install_bench_peers.sh) or the text
 # (scripts/get_shakespeare.sh) is missing.
-#   examples/gpt_char_replay.sh GPT_CHAR DIR [STEPS] [PRECISION]
+# VOCAB > 0 replays a synthetic stream of token ids below VOCAB instead of the text (50257:
+# GPT-2's vocabulary, the embedding's gather and the tied head at that size).
+#   examples/gpt_char_replay.sh GPT_CHAR DIR [STEPS] [PRECISION] [VOCAB]
 set -euo pipefail
 gpt_char=$1
 dir=$2
 steps=${3:-10}
 precision=${4:-f32}
+vocab=${5:-0}
 autocast=none
 [ "$precision" = bf16 ] && autocast=bf16
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,12 +24,12 @@ if ! "$python" -c 'import torch' > /dev/null 2>&1; then
     echo "skipped: no PyTorch at $python (scripts/install_bench_peers.sh)"
     exit 0
 fi
-if [ ! -f "$text" ]; then
+if [ "$vocab" = 0 ] && [ ! -f "$text" ]; then
     echo "skipped: cannot open the text $text (scripts/get_shakespeare.sh)"
     exit 0
 fi
 rm -rf "$dir"
 "$python" "$here/bench/peers/gpt_torch.py" --threads 1 --steps "$steps" --eval-every 0 \
-    --eval-iters 2 --autocast "$autocast" --export "$dir"
+    --eval-iters 2 --autocast "$autocast" --vocab "$vocab" --export "$dir"
 "$gpt_char" --replay "$dir" --steps "$steps" --backend openmp --precision "$precision" \
     --plot '' --checkpoint ''

@@ -21,7 +21,8 @@ weights (<parameter name>.npy, float32, torch's layouts and nanoGPT's names; the
 no file of its own), params.txt (name, shape, weight decay), offsets.npy (steps, B) int64, lr.npy
 (steps,) float64, the evaluation offsets eval_val_offsets.npy and eval_train_offsets.npy
 (--eval-iters, B) int64 (from default_rng([seed, 1]), val's drawn first), vocab.txt ("<id> <code
-point> <JSON string>" a line) and config.json; after training losses.npy (steps,) float64 and
+point> <JSON string>" a line; with --vocab N instead tokens.npy, the synthetic stream of ids
+split as the text is) and config.json; after training losses.npy (steps,) float64 and
 evals.json: the mean val and train loss of those batches (eager, no_grad) before the first
 update, every --eval-every updates and after the last. Without --export nothing is evaluated.
 --autocast bf16 runs every forward pass under torch.autocast("cpu", dtype=torch.bfloat16) (the
@@ -39,6 +40,8 @@ import statistics
 import sys
 import tempfile
 import time
+
+SYNTHETIC_TOKENS = 200_000  # the stream of --vocab N (tokens.npy in an export)
 
 CONFIGS = {  # layers, heads, width, context, batch, lr_decay_iters
     "w7": (4, 4, 128, 64, 12, 2000),
@@ -66,7 +69,12 @@ def parse():
                    help="with --export: batches per split and evaluation")
     p.add_argument("--autocast", choices=["none", "bf16"], default="none",
                    help="bf16: forward passes under torch.autocast on the CPU")
+    p.add_argument("--vocab", type=int, default=0,
+                   help="> 0: a synthetic stream of token ids below VOCAB (50257: GPT-2's) in "
+                        "place of the text's characters")
     a = p.parse_args()
+    if a.vocab < 0 or a.vocab == 1:
+        p.error("--vocab must be 0 (the text's characters) or at least 2")
     if a.steps < 1 or a.eval_every < 0 or a.eval_iters < 1:
         p.error("--steps and --eval-iters must be positive, --eval-every not negative")
     return a
@@ -86,8 +94,11 @@ def write_export_inputs(directory, a, model, weights, offsets, schedule, lrs, ev
     np.save(path("lr.npy"), lrs)
     np.save(path("eval_val_offsets.npy"), eval_val)
     np.save(path("eval_train_offsets.npy"), eval_train)
-    with open(path("vocab.txt"), "w") as f:
-        f.writelines(f"{i} {ord(c)} {json.dumps(c)}\n" for i, c in enumerate(chars))
+    if chars is None:  # a synthetic stream: gpt_char reads the ids themselves
+        np.save(path("tokens.npy"), corpus.pop("tokens"))
+    else:
+        with open(path("vocab.txt"), "w") as f:
+            f.writelines(f"{i} {ord(c)} {json.dumps(c)}\n" for i, c in enumerate(chars))
     s = model.shape
     recipe = dict(n_layer=s.layers, n_head=s.heads, n_embd=s.width, block_size=s.context,
                   batch_size=offsets.shape[1], dropout=0.0, bias=True, learning_rate=schedule.lr,
@@ -99,7 +110,9 @@ def write_export_inputs(directory, a, model, weights, offsets, schedule, lrs, ev
                    "seed": a.seed, "steps": len(offsets), "eval_iters": a.eval_iters,
                    "eval_every": a.eval_every, "impl": a.impl, "threads": a.threads,
                    "autocast": a.autocast,
-                   "torch": torch.__version__, "corpus": os.path.basename(a.data), **corpus,
+                   "torch": torch.__version__,
+                   "corpus": os.path.basename(a.data) if chars is not None else "synthetic",
+                   **corpus,
                    "split": "train = ids[:(9*n)//10], val = ids[(9*n)//10:]",
                    "lm_head": "tied to transformer.wte.weight",
                    "params": sum(p.numel() for p in model.parameters())}, f, indent=1)
@@ -120,17 +133,23 @@ def main():
 
     torch.set_num_threads(a.threads)
     layers, heads, width, context, batch, decay_iters = CONFIGS[a.config]
-    if not os.path.exists(a.data):
-        sys.exit(f"gpt_torch: {a.data} is missing (scripts/get_shakespeare.sh)")
-    raw = open(a.data, "rb").read()
-    text = raw.decode("ascii")
-    chars = sorted(set(text))
-    ids = {c: i for i, c in enumerate(chars)}
-    data = np.frombuffer(bytes(ids[c] for c in text), dtype=np.uint8).astype(np.int64)
+    if a.vocab > 0:
+        # Token ids drawn uniformly from a fixed seed: the model's sizes and a step's work are a
+        # large vocabulary's (the embedding's gather, the tied head's logits), without a corpus.
+        raw, chars, vocab = None, None, a.vocab
+        data = np.random.default_rng([a.seed, 3]).integers(0, vocab, SYNTHETIC_TOKENS)
+    else:
+        if not os.path.exists(a.data):
+            sys.exit(f"gpt_torch: {a.data} is missing (scripts/get_shakespeare.sh)")
+        raw = open(a.data, "rb").read()
+        text = raw.decode("ascii")
+        chars = sorted(set(text))
+        ids = {c: i for i, c in enumerate(chars)}
+        data = np.frombuffer(bytes(ids[c] for c in text), dtype=np.uint8).astype(np.int64)
+        vocab = len(chars)
     n_train = (9 * len(data)) // 10
     train = torch.from_numpy(data[:n_train].copy())
     val = torch.from_numpy(data[n_train:].copy())
-    vocab = len(chars)
 
     model = gpt_model.Gpt(gpt_model.GptShape(layers, heads, width, context, vocab))
     weights = gpt_model.init_weights(model, a.seed)
@@ -144,8 +163,14 @@ def main():
         eval_rng = np.random.default_rng([a.seed, 1])
         eval_val = eval_rng.integers(0, len(val) - context, (a.eval_iters, batch))
         eval_train = eval_rng.integers(0, len(train) - context, (a.eval_iters, batch))
-        corpus = {"corpus_sha256": hashlib.sha256(raw).hexdigest(), "corpus_bytes": len(raw),
-                  "n_train": n_train, "n_val": len(data) - n_train}
+        if raw is None:
+            corpus = {"tokens": data, "n_train": n_train, "n_val": len(data) - n_train,
+                      "tokens_drawn": f"default_rng([seed, 3]).integers(0, {vocab}, "
+                                      f"{SYNTHETIC_TOKENS})"}
+        else:
+            corpus = {"corpus_sha256": hashlib.sha256(raw).hexdigest(),
+                      "corpus_bytes": len(raw), "n_train": n_train,
+                      "n_val": len(data) - n_train}
         write_export_inputs(a.export, a, model, weights, offsets, schedule, lrs, eval_val,
                             eval_train, chars, corpus, np, torch)
 
