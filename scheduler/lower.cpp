@@ -276,6 +276,7 @@ PartitionOptions partition_options(const Target& target) {
     o.split_reductions = false;
     o.fuse_rows = false;
     o.stream_stencils = false;
+    o.half_operands = true;
     return o;
 }
 

@@ -60,6 +60,12 @@ struct PartitionOptions {
     // Chains of stencil sweeps run as one stream over the rows, their intermediate grids kept
     // as windows of rows (stencil_stream.hpp).
     bool stream_stencils = true;
+    // A map that only widens a bf16 or f16 value to f32 stays inlined in every kernel that
+    // reads it, its half value materialized instead (where the map would be stored for several
+    // kernels), so a contraction reading it reads the half buffer: tensor cores take it as an
+    // operand, and it is half the bytes. Under autocast the backward products' gradients come
+    // so (the gradient of a half activation, widened). The CPU's register tiles take f32.
+    bool half_operands = false;
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed

@@ -76,8 +76,13 @@ void Partitioner::decide() {
             r = r == kNone || r == ru ? ru : kSeveral;
         }
         if (!mat_[j] && inlinable_map(static_cast<int>(j)) && c.consumers.size() > 1 &&
-            (expensive[j] || (r == kSeveral && feeds_contraction(static_cast<int>(j)))))
-            mat_[j] = true;
+            (expensive[j] || (r == kSeveral && feeds_contraction(static_cast<int>(j))))) {
+            const int half = options_.half_operands ? widened_half(static_cast<int>(j)) : -1;
+            if (half < 0)
+                mat_[j] = true;
+            else if (inlinable_map(half))
+                mat_[half] = true;
+        }
         root[j] = mat_[j] ? static_cast<int>(j) : r;
     }
 }
@@ -93,6 +98,18 @@ bool Partitioner::feeds_contraction(int j) const {
             if (kind(r) == NodeKind::Reduce && cn(r).node->reduce_op == ReduceOp::Sum) return true;
     }
     return false;
+}
+
+// The operand that map j widens to f32 when that is all it does and the operand is bf16 or
+// f16 (PartitionOptions::half_operands); -1 otherwise.
+int Partitioner::widened_half(int j) const {
+    const ScalarExpr& e = cn(j).node->expr;
+    if (!e || e->op != ScalarOp::Cast || e->dtype != DType::F32 ||
+        e->args.at(0)->op != ScalarOp::Input)
+        return -1;
+    const int o = cn(j).operands.at(static_cast<std::size_t>(e->args[0]->ivalue));
+    const DType d = cn(o).node->dtype;
+    return d == DType::BF16 || d == DType::F16 ? o : -1;
 }
 
 bool Partitioner::has_product(const ScalarExpr& e) {

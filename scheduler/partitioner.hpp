@@ -60,6 +60,7 @@ private:
     void decide();
 
     bool feeds_contraction(int j) const;
+    int widened_half(int j) const;
 
     static bool has_product(const ScalarExpr& e);
 

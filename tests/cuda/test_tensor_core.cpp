@@ -353,7 +353,10 @@ TEST_CASE("tensor cores emulated: a bf16 GPT training step's contractions take m
         mma += launch.strategy == "contraction_mma";
     MESSAGE("bf16 GPT step: " << mma << " of " << l.cuda.launches.size()
                               << " launches on tensor cores");
-    CHECK(mma >= 4); // the blocks' four linear layers, forward
+    // The blocks' linear layers forward, and backward their input and weight gradients: the
+    // gradient of a bf16 activation is read as bf16 (PartitionOptions::half_operands), not
+    // widened to an f32 buffer first. 5 of 87 launches without that.
+    CHECK(mma >= 10);
     std::vector<HostArray> got = test::emulate_cuda(l.ir, l.cuda);
     std::vector<NodePtr> nodes;
     for (const Array& a : outs)
