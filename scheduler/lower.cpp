@@ -185,6 +185,8 @@ const std::vector<PassInfo>& pass_list() {
          "one kernel per materialized node, definitions inlined"},
         {"partition.fuse-rows", "program", "partition.fuse-rows",
          "consecutive kernels over the same rows become one; their temporaries row-local"},
+        {"partition.in-place-pieces", "program", "partition.in-place-pieces",
+         "a temporary only copied whole into a box of another buffer is written there"},
         {"partition.split-reductions", "program", "partition.split-reductions",
          "long reductions over the leading axis run in parallel blocks of rows, then combine"},
         {"partition.stream-stencils", "program", "partition.stream-stencils",

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 #include "scheduler/canonicalize.hpp"
+#include "scheduler/in_place_pieces.hpp"
 #include "scheduler/narrow_domains.hpp"
 #include "scheduler/row_fusion.hpp"
 #include "scheduler/split_reduction.hpp"
@@ -138,6 +139,7 @@ ProgramIR Partitioner::run(const std::vector<NodePtr>& placeholders) {
         {"partition.buffers", &Partitioner::make_buffers},
         {"partition.kernels", &Partitioner::make_kernels},
         {"partition.fuse-rows", &Partitioner::fuse_rows},
+        {"partition.in-place-pieces", &Partitioner::in_place_pieces},
         {"partition.split-reductions", &Partitioner::split_reductions},
         {"partition.stream-stencils", &Partitioner::stream},
     };
@@ -157,6 +159,10 @@ void Partitioner::split_reductions() {
 
 void Partitioner::stream() {
     if (options_.stream_stencils) stream_stencils(ir_);
+}
+
+void Partitioner::in_place_pieces() {
+    write_pieces_in_place(ir_);
 }
 
 void Partitioner::fuse_rows() {
@@ -400,6 +406,18 @@ Statement Partitioner::statement(StatementKind k, const Node& domain, int write,
     return s;
 }
 
+// The maps that joined reduction i's kernel as its epilogues, in order.
+void Partitioner::append_epilogues(int i, Kernel& k) {
+    for (int m : epilogues_of_[static_cast<std::size_t>(i)]) {
+        ReadList epi_reads;
+        const Node& mn = *cn(m).node;
+        ScalarExpr v = expand(m, AffineMap::identity(mn.shape.rank()), epi_reads);
+        k.statements.push_back(
+            statement(StatementKind::Assign, mn, buffer_of_[static_cast<std::size_t>(m)],
+                      AffineMap::identity(mn.shape.rank()), v, std::move(epi_reads)));
+    }
+}
+
 void Partitioner::make_kernel(int i) {
     const CanonicalNode& c = cn(i);
     const Node& n = *c.node;
@@ -413,6 +431,11 @@ void Partitioner::make_kernel(int i) {
         k.statements.push_back(statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
     } else if (n.kind == NodeKind::Reduce && !n.tuple_exprs.empty()) {
         tuple_reduction(i, k);
+    } else if (n.kind == NodeKind::Reduce && unrolled_kernel_[static_cast<std::size_t>(i)]) {
+        ReadList reads;
+        ScalarExpr v = unrolled_reduction(i, id, reads);
+        k.statements.push_back(statement(StatementKind::Assign, n, w, id, v, std::move(reads)));
+        append_epilogues(i, k);
     } else if (n.kind == NodeKind::Reduce) {
         const Node& in = *n.inputs.at(0);
         const int wide = wide_buffer_[static_cast<std::size_t>(i)];
@@ -433,14 +456,7 @@ void Partitioner::make_kernel(int i) {
             ScalarExpr total = r.read(wide, id, wide_dtype(n.dtype));
             k.statements.push_back(statement(StatementKind::Assign, n, w, id, total, std::move(r)));
         }
-        for (int m : epilogues_of_[static_cast<std::size_t>(i)]) {
-            ReadList epi_reads;
-            const Node& mn = *cn(m).node;
-            ScalarExpr v = expand(m, AffineMap::identity(mn.shape.rank()), epi_reads);
-            k.statements.push_back(
-                statement(StatementKind::Assign, mn, buffer_of_[static_cast<std::size_t>(m)],
-                          AffineMap::identity(mn.shape.rank()), v, std::move(epi_reads)));
-        }
+        append_epilogues(i, k);
     } else if (n.kind == NodeKind::Fuse) {
         for (const NodePtr& piece : n.inputs) {
             ReadList reads;

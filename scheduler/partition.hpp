@@ -15,7 +15,8 @@
 // - reductions are materialized as an Assign of the identity over the result and an Update over
 //   the input's full counter box (so matmul is one kernel and its product is never stored),
 //   except a reduction of at most 4 terms per result read only inside one other kernel (a
-//   pooling window's tie count): it is unrolled into the reading statements;
+//   pooling window's tie count): it is unrolled into the reading statements; a max or min of
+//   at most 4 terms that is stored (a 2x2 max pool) is one Assign of its unrolled terms;
 // - fuse/overwrite/stack is materialized as one Assign per piece, in order (later wins), except
 //   a fuse read only by one materialized map at the map's own counters: that map's kernel then
 //   has one Assign per piece, the map applied to the piece (the fuse is never stored);
@@ -24,6 +25,8 @@
 //   Assign (an epilogue: w - lr * sum(...) is written where the sum completes; the register
 //   tile applies it to the accumulators, so a result read only there is never stored); with
 //   PartitionOptions::max_epilogues, maps reading that epilogue at the same element follow it;
+// - a temporary whose only use is to be copied whole into a box of another buffer (a padded
+//   buffer's interior) is written there instead (in_place_pieces.hpp);
 // - every graph output is an Output buffer written by the program (a copy for a leaf);
 // - a statement's inlined expression is capped (max_expression_nodes): past the cap, the
 //   largest inlined operand is materialized.

@@ -26,6 +26,7 @@ std::string Partitioner::decisions() const {
             s += " size=" + std::to_string(size_[i]);
         if (int f = at(distributed_, i); f >= 0) s += " distributes=n" + std::to_string(f);
         if (flag(unrolled_, i)) s += " unrolled";
+        if (flag(unrolled_kernel_, i)) s += " unrolled-in-kernel";
         if (flag(wide_, i)) s += " wide-f64";
         if (int r = at(folded_into_, i); r >= 0) s += " epilogue-of=n" + std::to_string(r);
         if (int b = at(buffer_of_, i); b >= 0) s += " buffer=b" + std::to_string(b);
@@ -211,12 +212,13 @@ std::vector<int> Partitioner::roots() const {
 void Partitioner::unroll_small_reductions() {
     std::size_t n = g_.nodes.size();
     unrolled_.assign(n, false);
+    unrolled_kernel_.assign(n, false);
     std::vector<int> root = roots();
     for (std::size_t r = 0; r < n; ++r) {
         const CanonicalNode& rc = g_.nodes[r];
         // A half sum accumulates in f32 (a wide buffer), never as an unrolled half expression.
-        if (kind(static_cast<int>(r)) != NodeKind::Reduce || !mat_[r] || rc.leaf || rc.output ||
-            rc.consumers.empty() || rc.node->reduce_op == ReduceOp::Custom ||
+        if (kind(static_cast<int>(r)) != NodeKind::Reduce || !mat_[r] || rc.leaf ||
+            rc.node->reduce_op == ReduceOp::Custom || !rc.node->tuple_exprs.empty() ||
             is_half(rc.node->dtype))
             continue;
         const Node& in = *rc.node->inputs.at(0);
@@ -226,20 +228,25 @@ void Partitioner::unroll_small_reductions() {
             terms *= in.shape[a].size;
             symbolic = symbolic || in.shape[a].is_dynamic();
         }
-        if (symbolic || terms < 1 || terms > kMaxUnrolledTerms) continue;
+        if (symbolic || terms < 1 || terms > kMaxUnrolledTerms ||
+            operand_size(rc.operands.at(0)) * terms > options_.max_expression_nodes)
+            continue;
         // A gather or scatter reads its operands as buffers (decide()).
         bool indexed = false;
         for (int u : rc.consumers)
             indexed = indexed || kind(u) == NodeKind::Gather || kind(u) == NodeKind::Scatter;
-        if (indexed) continue;
-        int r0 = root[rc.consumers[0]];
-        bool one_kernel = r0 >= 0 && r0 != static_cast<int>(r);
+        bool one_kernel = !rc.consumers.empty() && !rc.output && !indexed;
+        const int r0 = one_kernel ? root[rc.consumers[0]] : -1;
+        one_kernel = one_kernel && r0 >= 0 && r0 != static_cast<int>(r);
         for (int u : rc.consumers)
             one_kernel = one_kernel && root[u] == r0;
-        if (!one_kernel || operand_size(rc.operands.at(0)) * terms > options_.max_expression_nodes)
-            continue;
-        mat_[r] = false;
-        unrolled_[r] = true;
+        if (one_kernel) {
+            mat_[r] = false;
+            unrolled_[r] = true;
+        } else if ((rc.node->reduce_op == ReduceOp::Max || rc.node->reduce_op == ReduceOp::Min) &&
+                   !rc.node->keepdims) {
+            unrolled_kernel_[r] = true; // sums stay contractions, however short
+        }
     }
 }
 
@@ -353,7 +360,7 @@ bool Partitioner::wide_sum(int i) const {
     const CanonicalNode& c = cn(i);
     const Node& n = *c.node;
     if (c.leaf || n.kind != NodeKind::Reduce || n.reduce_op != ReduceOp::Sum ||
-        unrolled_[static_cast<std::size_t>(i)])
+        unrolled_[static_cast<std::size_t>(i)] || unrolled_kernel_[static_cast<std::size_t>(i)])
         return false;
     if (is_half(n.dtype)) return true; // accumulated in f32, rounded once (core/dtype.hpp)
     if (n.dtype != DType::F32) return false;

@@ -46,6 +46,7 @@ private:
 
     void stream();
 
+    void in_place_pieces();
     void fuse_rows();
 
     void make_kernels();
@@ -81,11 +82,15 @@ private:
 
     // A reduction of at most kMaxUnrolledTerms terms per result (a 2x2 pooling window's tie
     // count) read only inside one other kernel is unrolled into the statements reading it: its
-    // window is read there anyway, and a pass over memory is saved.
+    // window is read there anyway, and a pass over memory is saved. A max or min that stays stored
+    // (a 2x2 max pool read by the next layer and by its adjoint) is one Assign of its unrolled
+    // terms in its kernel: the loops then run over the results (the innermost along a row,
+    // vectorized) instead of ending in a loop of 2 over the window.
     static constexpr std::int64_t kMaxUnrolledTerms = 4;
     void unroll_small_reductions();
 
     ScalarExpr unrolled_reduction(int i, const AffineMap& access, ReadList& reads);
+    void append_epilogues(int i, Kernel& k);
 
     bool reads_at(int i, const AffineMap& access, int f, int& uses) const;
 
@@ -133,6 +138,7 @@ private:
     std::vector<int> distributed_; // per map: the fuse computed piece by piece in its kernel
     std::vector<std::vector<int>> epilogues_of_; // per sum: the maps appended to its kernel
     std::vector<bool> unrolled_;                 // per reduction: unrolled into its readers
+    std::vector<bool> unrolled_kernel_;          // per reduction: one Assign of its terms
     std::vector<int> folded_into_;               // per map: the sum whose kernel computes it, or -1
     std::vector<bool> made_;                     // per node: make_in_order has visited it
     struct PieceRead {
