@@ -147,8 +147,11 @@ TEST_CASE("cuda fake driver: test programs through the backend") {
     }
 }
 
+// Launch by launch (HEDRA_CUDA_GRAPHS=0): the copies counted are those of runs without graphs.
 TEST_CASE("cuda fake driver: results fed back stay on the device") {
-    if (!in_child()) return run_child("cuda fake driver: results fed back stay on the device");
+    if (!in_child())
+        return run_child("cuda fake driver: results fed back stay on the device",
+                         "HEDRA_CUDA_GRAPHS=0");
     Array p = placeholder(Shape::of({40, 40})), q = placeholder(Shape::of({40, 40}));
     std::vector<Array> outs{matmul(p, q) * 0.5f, p + 1.0f};
     prepare(outs, {p, q});
@@ -256,8 +259,11 @@ void register_emulation(const std::string& source, const std::string& image) {
 // nn::TrainStep on the fake device: epilogues (bias + ReLU, SGD with momentum) in the
 // contractions, parameters and optimizer state fed back from step to step without crossing the
 // bus, the loss read lazily; every step's loss and the final parameters equal the reference's.
+// Launch by launch (HEDRA_CUDA_GRAPHS=0); with graphs, below.
 TEST_CASE("cuda fake driver: MLP training steps stay on the device") {
-    if (!in_child()) return run_child("cuda fake driver: MLP training steps stay on the device");
+    if (!in_child())
+        return run_child("cuda fake driver: MLP training steps stay on the device",
+                         "HEDRA_CUDA_GRAPHS=0");
     backend::set_cuda_image_hook(register_emulation);
     auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
     ComputeOptions on_cuda, on_reference;
@@ -343,5 +349,160 @@ TEST_CASE("cuda fake driver: autotuned contractions") {
         CHECK(s.tuning_candidates == 0); // the choice came from the disk cache
     else
         CHECK(s.tuning_candidates >= 2);
+    backend::set_cuda_image_hook(nullptr);
+}
+
+namespace {
+
+using GraphCounters = void (*)(std::uint64_t*, std::uint64_t*, std::uint64_t*);
+
+std::array<std::uint64_t, 3> graph_counters() {
+    std::array<std::uint64_t, 3> c{};
+    reinterpret_cast<GraphCounters>(dlsym(fake(), "hedra_fake_cuda_graph_counters"))(&c[0], &c[1],
+                                                                                     &c[2]);
+    return c; // graphs instantiated, graph launches, bytes copied to the device
+}
+
+// A TrainStep whose programs run launch by launch: HEDRA_CUDA_GRAPHS is read when a program is
+// made, at the first step.
+double first_step_without_graphs(nn::TrainStep& step, const HostArray& x, const HostArray& y) {
+    setenv("HEDRA_CUDA_GRAPHS", "0", 1);
+    double loss = step.step(x, y);
+    unsetenv("HEDRA_CUDA_GRAPHS");
+    return loss;
+}
+
+} // namespace
+
+// The training step as a CUDA graph: the first step runs launch by launch (the warm-up), the
+// second captures the graphs (two: the parameters and the optimizer state alternate between two
+// sets of device buffers) and every later step is one graph launch whose only uploads are the
+// batch and the learning rate, staged through pinned memory, and whose only download is the
+// loss. Losses and parameters equal those of the same steps without graphs bit for bit, and the
+// openmp and reference backends' within float tolerance; results read two steps later (after
+// their device buffers were reused) are still right.
+TEST_CASE("cuda fake driver: a training step replayed as a CUDA graph") {
+    if (!in_child()) return run_child("cuda fake driver: a training step replayed as a CUDA graph");
+    backend::set_cuda_image_hook(register_emulation);
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
+    ComputeOptions on_cuda, on_openmp, on_reference;
+    on_cuda.backend = "cuda";
+    on_openmp.backend = "openmp";
+    on_reference.backend = "reference";
+    const nn::Model model = nn::mlp({40, 24, 10}, 3);
+    nn::TrainStep graphed(model, sgd, on_cuda), plain(model, sgd, on_cuda),
+        openmp(model, sgd, on_openmp), ref(model, sgd, on_reference);
+    const int steps = 6;
+    std::vector<test::Batch> batches;
+    for (int s = 0; s < steps; ++s)
+        batches.push_back(test::batch(16, 40, static_cast<unsigned>(s)));
+    std::size_t param_bytes = 0;
+    for (const HostArray& p : model.params)
+        param_bytes += p.bytes();
+
+    const backend::CudaStats before = cuda()->stats();
+    std::vector<HostArray> graphed_losses;
+    std::vector<double> plain_losses;
+    std::vector<HostArray> graphed_at_2, plain_at_2;
+    std::uint64_t kernels = 0;
+    for (int s = 0; s < steps; ++s) {
+        CAPTURE(s);
+        const HostArray &x = batches[static_cast<std::size_t>(s)].x,
+                        &y = batches[static_cast<std::size_t>(s)].y;
+        auto c0 = counters();
+        auto g0 = graph_counters();
+        // Results of two steps ago still unread are copied to the host before their device
+        // buffers are written again.
+        std::uint64_t unread = 0;
+        for (const HostArray& p : graphed_at_2)
+            unread += p.pending() ? 1 : 0;
+        // The first loss is read at once (so the graph copies the loss to the host); the others
+        // only at the end.
+        graphed_losses.push_back(graphed.step_loss(x, y));
+        if (s == 0) CHECK(graphed_losses[0].flat(0) > 0);
+        auto c1 = counters();
+        auto g1 = graph_counters();
+        if (s == 0) kernels = c1[0] - c0[0];
+        CHECK(c1[0] - c0[0] == kernels); // the same kernels, from the host or from the graph
+        if (s >= 1) {
+            CHECK(g1[1] == g0[1] + 1);                         // one graph launch
+            CHECK(g1[2] - g0[2] == x.bytes() + y.bytes() + 4); // the batch and the f32 rate
+            CHECK(c1[2] - c0[2] == 1 + (s == 4 ? unread : 0)); // the loss, in the graph
+            CHECK(graphed_losses.back().pending());
+        } else {
+            CHECK(g1[2] - g0[2] >= param_bytes); // the initial parameters, uploaded once
+        }
+        plain_losses.push_back(s == 0 ? first_step_without_graphs(plain, x, y) : plain.step(x, y));
+        openmp.step(x, y);
+        ref.step(x, y);
+        if (s == 2) {
+            graphed_at_2 = graphed.params();
+            plain_at_2 = plain.params();
+        }
+    }
+    const backend::CudaStats after = cuda()->stats();
+    CHECK(after.graphs_captured - before.graphs_captured == 2);
+    CHECK(after.graph_launches - before.graph_launches == steps - 1);
+    for (int s = 0; s < steps; ++s) {
+        CAPTURE(s);
+        CHECK(graphed_losses[static_cast<std::size_t>(s)].flat(0) ==
+              plain_losses[static_cast<std::size_t>(s)]);
+    }
+    for (std::size_t p = 0; p < graphed.params().size(); ++p) {
+        CAPTURE(p);
+        test::check_same(graphed.params()[p], plain.params()[p], true);
+        test::check_same(graphed_at_2[p], plain_at_2[p], true);
+        test::check_same(graphed.params()[p], openmp.params()[p], false, 1e-4, 1e-6);
+        test::check_same(graphed.params()[p], ref.params()[p], false, 1e-4, 1e-6);
+    }
+    for (std::size_t k = 0; k < graphed.optimizer_state().size(); ++k)
+        test::check_same(graphed.optimizer_state()[k], plain.optimizer_state()[k], true);
+    // Evaluation reads the graph's parameters where they are.
+    CHECK(graphed.count_correct(batches[0].x, batches[0].y) ==
+          plain.count_correct(batches[0].x, batches[0].y));
+    backend::set_cuda_image_hook(nullptr);
+}
+
+// A graph is made for one set of sizes and one pattern of inputs fed back: a step of another
+// batch size (its own program), parameters replaced from the host, or a result changed on the
+// host make the next step run launch by launch, and the one after capture again. Every loss
+// equals the reference's.
+TEST_CASE("cuda fake driver: graphs captured again when the step changes") {
+    if (!in_child())
+        return run_child("cuda fake driver: graphs captured again when the step changes");
+    backend::set_cuda_image_hook(register_emulation);
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.05, 0.9});
+    ComputeOptions on_cuda, on_reference;
+    on_cuda.backend = "cuda";
+    on_reference.backend = "reference";
+    const nn::Model model = nn::mlp({40, 24, 10}, 5);
+    nn::TrainStep graphed(model, sgd, on_cuda), ref(model, sgd, on_reference);
+    auto step = [&](std::int64_t batch, unsigned seed) {
+        CAPTURE(seed);
+        test::Batch b = test::batch(batch, 40, seed);
+        CHECK(graphed.step(b.x, b.y) == doctest::Approx(ref.step(b.x, b.y)).epsilon(1e-4));
+    };
+    auto graph_launches = [&] { return cuda()->stats().graph_launches; };
+    step(16, 0);
+    step(16, 1);
+    step(16, 2);
+    std::uint64_t launched = graph_launches();
+    CHECK(launched >= 2);
+    step(8, 3); // another program: its first run is launch by launch
+    CHECK(graph_launches() == launched);
+    step(16, 4); // the parameters came from the other program
+    CHECK(graph_launches() == launched);
+    step(16, 5); // captured again
+    CHECK(graph_launches() == launched + 1);
+    const std::vector<HostArray> now = ref.params(); // from the host; the state reset on both
+    graphed.set_params(now);
+    ref.set_params(now);
+    step(16, 6);
+    CHECK(graph_launches() == launched + 1);
+    step(16, 7);
+    step(16, 8);
+    CHECK(graph_launches() == launched + 3);
+    for (std::size_t p = 0; p < graphed.params().size(); ++p)
+        test::check_same(graphed.params()[p], ref.params()[p], false, 1e-4, 1e-6);
     backend::set_cuda_image_hook(nullptr);
 }

@@ -24,6 +24,8 @@ public:
     std::shared_ptr<DeviceBuffer> find_host(const void* host, std::size_t bytes) const;
     void add_host(const std::shared_ptr<void>& owner, const void* host,
                   std::shared_ptr<DeviceBuffer> device);
+    // Forgets the device copy of `host` (its device memory is about to be overwritten).
+    void erase_host(const void* host) { host_.erase(host); }
 
     std::shared_ptr<DeviceBuffer> find_node(const NodePtr& node) const;
     void add_node(const NodePtr& node, std::shared_ptr<DeviceBuffer> device);
