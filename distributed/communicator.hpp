@@ -64,6 +64,12 @@ public:
     // finishes before it returns.
     virtual std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                                int root);
+    // Whether sum_on_device sums device memory where it is (NCCL's communicator does).
+    virtual bool sums_device_memory() const { return false; }
+    // Sums `count` elements of `dtype` at device address `data` over all ranks, in place, queued
+    // on `stream` (a CUstream) after the work already there; later work on that stream sees the
+    // sum, so the host waits for nothing. Only where sums_device_memory(); the default throws.
+    virtual void sum_on_device(std::uint64_t data, std::int64_t count, DType dtype, void* stream);
 
 protected:
     void check_root(int root, const char* what) const; // throws unless 0 <= root < size()

@@ -193,6 +193,12 @@ std::unique_ptr<InFlight> NcclCommunicator::start_broadcast_in_place(void* data,
     return flight;
 }
 
+void NcclCommunicator::sum_on_device(std::uint64_t data, std::int64_t count, DType dtype,
+                                     void* stream) {
+    const NcclType type = nccl_type(dtype);
+    api_->all_reduce_on(data, data, static_cast<std::size_t>(count), type, comm_, stream);
+}
+
 std::shared_ptr<Communicator> nccl_world(std::shared_ptr<Communicator> bootstrap) {
     return std::make_shared<NcclCommunicator>(std::move(bootstrap), nccl_library());
 }

@@ -117,6 +117,12 @@ public:
                                static_cast<ncclComm_t>(comm), stream()),
               "ncclAllReduce");
     }
+    void all_reduce_on(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
+                       void* comm, void* stream) override {
+        check(f_.ncclAllReduce(ptr(send), ptr(recv), count, data_type(type), ncclSum,
+                               static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(stream)),
+              "ncclAllReduce");
+    }
     void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type, int root,
                 void* comm) override {
         check(f_.ncclReduce(ptr(send), ptr(recv), count, data_type(type), ncclSum, root,

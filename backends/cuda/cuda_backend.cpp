@@ -374,20 +374,11 @@ std::vector<int> fed_outputs(const CudaProgramCode& c, const std::vector<HostArr
     return feed;
 }
 
-// Whether the inputs not fed back are plain host arrays. One with a device copy (an unread
-// result of another program) is bound in place by a run without graph rather than copied to
-// the host and back.
-bool host_inputs(DeviceState& s, const CudaProgramCode& c, const std::vector<HostArray>& inputs,
-                 const std::vector<int>& feed) {
-    for (std::size_t b = 0; b < c.sizes.size(); ++b) {
-        const BufferBinding& bind = c.bindings[b];
-        if (bind.kind != BufferBinding::Kind::Placeholder || feed[b] >= 0) continue;
-        const HostArray& host = inputs.at(static_cast<std::size_t>(bind.index));
-        if (host.bytes() == 0) continue;
-        if (host.pending()) return false;
-        if (!host.changed() && s.residency.find_host(host.address(), host.bytes())) return false;
-    }
-    return true;
+// The device copy of an input that has one (a result of another program, or of this one's
+// earlier runs), else null.
+std::shared_ptr<cuda::DeviceBuffer> resident_input(DeviceState& s, const HostArray& host) {
+    if (host.bytes() == 0 || host.changed()) return nullptr;
+    return s.residency.find_host(host.address(), host.bytes());
 }
 
 std::vector<std::vector<std::int64_t>> sizes_of(const std::vector<HostArray>& inputs) {
@@ -399,7 +390,8 @@ std::vector<std::vector<std::int64_t>> sizes_of(const std::vector<HostArray>& in
 
 // A program's launches captured as CUDA graphs and replayed, for runs that repeat the run before
 // them: the same input sizes, the same inputs fed back from its results (parameters, optimizer
-// state), the others fresh host arrays (the batch, the learning rate). Every output has two
+// state), the others the same device arrays as then (a batch made on the device) or host arrays
+// (the batch, the learning rate). Every output has two
 // device buffers, sets 0 and 1: the graph of parity p reads its fed inputs from set p and writes
 // the outputs into set 1-p, so the next run, of the other parity, finds its fed inputs where
 // they are and nothing is copied on the device (two graphs, each captured on first use). The
@@ -425,6 +417,7 @@ public:
             done_[p] = std::make_shared<cuda::Event>();
         }
         device_in_.assign(n, nullptr);
+        resident_.assign(n, nullptr);
         leaf_.assign(n, nullptr);
         download_.assign(n, false);
         for (int o : c.outputs) {
@@ -453,6 +446,11 @@ public:
                         stage_out_[p][b] = std::make_shared<cuda::PinnedBuffer>(bytes);
             } else if (bind.kind == BufferBinding::Kind::Placeholder) {
                 if (feed_[b] >= 0) continue; // below, once every output has its sets
+                const HostArray& host = inputs.at(static_cast<std::size_t>(bind.index));
+                if ((resident_[b] = resident_input(s, host))) {
+                    ptr_[0][b] = ptr_[1][b] = resident_[b]->get();
+                    continue;
+                }
                 device_in_[b] = std::make_shared<cuda::DeviceBuffer>(s.allocator, bytes);
                 ptr_[0][b] = ptr_[1][b] = device_in_[b]->get();
                 for (int p = 0; p < 2; ++p)
@@ -476,9 +474,14 @@ public:
     // Whether this run repeats the previous one, a launch of these graphs, as they need.
     bool matches(const std::vector<HostArray>& inputs, const std::vector<NodePtr>& leaves,
                  const RunRecord& last, const std::vector<int>& feed) const {
-        if (!last.valid || !last.graphed || feed != feed_ || sizes_of(inputs) != input_sizes_ ||
-            !host_inputs(s_, c_, inputs, feed))
+        if (!last.valid || !last.graphed || feed != feed_ || sizes_of(inputs) != input_sizes_)
             return false;
+        for (std::size_t b = 0; b < c_.sizes.size(); ++b) {
+            const BufferBinding& bind = c_.bindings[b];
+            if (bind.kind != BufferBinding::Kind::Placeholder || feed_[b] >= 0) continue;
+            const HostArray& host = inputs.at(static_cast<std::size_t>(bind.index));
+            if (resident_input(s_, host) != resident_[b]) return false;
+        }
         for (std::size_t b = 0; b < leaf_.size(); ++b) {
             if (!leaf_[b]) continue;
             const NodePtr& node = leaves.at(static_cast<std::size_t>(c_.bindings[b].index));
@@ -509,7 +512,7 @@ public:
         for (std::size_t b = 0; b < c_.sizes.size(); ++b) {
             const BufferBinding& bind = c_.bindings[b];
             if (bind.kind != BufferBinding::Kind::Placeholder || c_.bytes[b] == 0) continue;
-            if (feed_[b] >= 0) {
+            if (feed_[b] >= 0 || resident_[b]) {
                 ++stats.resident_inputs;
                 continue;
             }
@@ -603,7 +606,10 @@ private:
                     last.pending[ub] = pending;
                     last.owner[ub] = storage;
                     written_[w].push_back({storage->data, storage, pending});
-                    s_.residency.add_host(storage, storage->data, set_[w][ub]);
+                    // A staged result is read from its staging: work on its device copy (an
+                    // all-reduce in place) would not reach the host, so none is registered.
+                    if (!stage_out_[p][ub])
+                        s_.residency.add_host(storage, storage->data, set_[w][ub]);
                     by_buffer[ub] = HostArray(c_.sizes[ub], c_.dtypes[ub], storage, storage->data,
                                               std::move(pending));
                 }
@@ -619,7 +625,9 @@ private:
     std::vector<std::vector<std::int64_t>> input_sizes_;
     std::vector<bool> download_; // per output buffer: copied to the host by the graph
     std::array<std::vector<std::shared_ptr<cuda::DeviceBuffer>>, 2> set_;
-    std::vector<std::shared_ptr<cuda::DeviceBuffer>> device_in_, leaf_;
+    // Per buffer: the program's copy of a host input, the device array bound as input (the same
+    // in every run), the leaf's device copy.
+    std::vector<std::shared_ptr<cuda::DeviceBuffer>> device_in_, resident_, leaf_;
     std::array<std::vector<std::shared_ptr<cuda::PinnedBuffer>>, 2> stage_in_, stage_out_;
     std::array<std::vector<cuda::DevicePtr>, 2> ptr_; // per buffer, for each parity
     std::vector<cuda::DevicePtr> scratch_;
@@ -663,9 +671,14 @@ private:
         s.device.make_current();
         s.residency.sweep();
         std::vector<int> feed = fed_outputs(*code_, inputs, last_);
-        if (graph_ && !graph_->matches(inputs, leaves_, last_, feed)) graph_.reset();
-        if (!graph_ && last_.valid && !last_.graphed && last_.input_sizes == sizes_of(inputs) &&
-            host_inputs(s, *code_, inputs, feed))
+        if (graph_ && !graph_->matches(inputs, leaves_, last_, feed)) {
+            graph_.reset();
+            // Runs that keep changing (inputs from programs whose results move) would capture
+            // again and again: such a program gives up graphs.
+            if (++discarded_ >= kMaxDiscardedGraphs) graphs_ = false;
+        }
+        if (graphs_ && !graph_ && last_.valid && !last_.graphed &&
+            last_.input_sizes == sizes_of(inputs))
             graph_ = std::make_unique<GraphReplay>(run, s, *code_, inputs, leaves_, last_, feed);
         if (graph_) return graph_->run(inputs, last_, stats, counters_);
         return run(inputs, leaves_, &last_);
@@ -674,7 +687,9 @@ private:
     std::shared_ptr<const CudaProgramCode> code_;
     std::vector<NodePtr> leaves_;
     std::shared_ptr<CudaCounters> counters_;
-    const bool graphs_;
+    static constexpr int kMaxDiscardedGraphs = 4;
+    bool graphs_;
+    int discarded_ = 0; // graphs dropped because a run did not repeat the one before
     std::mutex mutex_;
     RunRecord last_;
     std::unique_ptr<GraphReplay> graph_;
@@ -690,6 +705,17 @@ void set_cuda_image_hook(CudaImageHook hook) {
 
 std::string cuda_unavailable_reason() {
     return cuda::Device::unavailable_reason();
+}
+
+CudaDeviceArray cuda_device_array(const HostArray& a) {
+    if (!cuda::Device::unavailable_reason().empty() || !a.pending() || a.changed() ||
+        a.bytes() == 0)
+        return {};
+    DeviceState& s = device_state();
+    std::lock_guard<std::recursive_mutex> lock(s.mutex);
+    std::shared_ptr<cuda::DeviceBuffer> d = s.residency.find_host(a.address(), a.bytes());
+    if (!d || !a.pending()) return {}; // (read meanwhile: the host copy would go stale)
+    return {d->get(), s.stream.get()};
 }
 
 std::shared_ptr<const CudaProgramCode>

@@ -64,6 +64,18 @@ private:
 // Whether a CUDA device can be used here ("" if so, else why not). Never throws.
 std::string cuda_unavailable_reason();
 
+// Where a result of a cuda program lives on the device while the host has neither read nor
+// changed it: its device address and the stream the programs run on (a CUstream). Work queued
+// on that stream (NCCL's all-reduce of a gradient, in place) runs after the program that made
+// the result and before every later run and copy to the host, which see what it wrote; the
+// array then stands for the new contents. {0, nullptr} for any other array, or without a
+// device. Never throws.
+struct CudaDeviceArray {
+    std::uint64_t address = 0;
+    void* stream = nullptr;
+};
+CudaDeviceArray cuda_device_array(const HostArray& a);
+
 // For tests and tools: called with every program's CUDA source and its compiled image (PTX or
 // cubin) before the driver loads it (the fake-driver tests register the CPU emulation of the
 // source there). Pass nullptr to remove it.

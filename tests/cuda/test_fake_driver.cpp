@@ -19,6 +19,9 @@
 #include "cuda/cuda_testing.hpp"
 #include "cuda/emulator.hpp"
 #include "cuda/fake_driver/fake_driver_path.hpp"
+#include "distributed/data_parallel.hpp"
+#include "distributed/distributed_testing.hpp"
+#include "distributed/fake_nccl.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
 #include "nn/train_step.hpp"
@@ -502,6 +505,99 @@ TEST_CASE("cuda fake driver: graphs captured again when the step changes") {
     step(16, 7);
     step(16, 8);
     CHECK(graph_launches() == launched + 3);
+    for (std::size_t p = 0; p < graphed.params().size(); ++p)
+        test::check_same(graphed.params()[p], ref.params()[p], false, 1e-4, 1e-6);
+    backend::set_cuda_image_hook(nullptr);
+}
+
+// Data-parallel training over NCCL with its programs on the cuda backend: each rank's gradients
+// are summed where the program left them, in place, on the backend's stream (the fake NCCL sums
+// the fake device's memory, which is host memory), and the update's program reads the sums
+// there. Nothing crosses between host and device for them: NCCL stages only the initial
+// parameters' broadcast and the losses, and the only downloads are the losses. Two ranks take
+// one process's steps on the global batch.
+TEST_CASE("cuda fake driver: data-parallel gradients summed on the device by NCCL") {
+    if (!in_child())
+        return run_child("cuda fake driver: data-parallel gradients summed on the device by NCCL");
+    backend::set_cuda_image_hook(register_emulation);
+    namespace dt = distributed::test;
+    const int steps = 4, ranks = 2;
+    nn::Trainer one = dt::make_trainer(1, 0.0, {}, DType::F32, "cuda");
+    std::vector<double> want;
+    for (int s = 0; s < steps; ++s)
+        want.push_back(one.step(dt::batch(24, 100 + s), 0.05));
+    std::size_t param_bytes = 0;
+    for (const HostArray& p : one.params())
+        param_bytes += p.bytes();
+    std::vector<std::vector<double>> losses(ranks);
+    std::vector<std::vector<HostArray>> params(ranks);
+    std::vector<std::int64_t> device_sums(ranks);
+    auto world = dt::on_fake_nccl(ranks, [&](int r,
+                                             std::shared_ptr<distributed::NcclCommunicator> c) {
+        distributed::DataParallelTrainer dp(
+            c, dt::make_trainer(r == 0 ? 1 : 99, 0.0, {}, DType::F32, "cuda"), {.bucket_bytes = 0});
+        for (int s = 0; s < steps; ++s)
+            losses[r].push_back(dp.step(dt::batch(24, 100 + s), 0.05));
+        params[r] = dp.local().params();
+        device_sums[r] = dp.device_sums();
+    });
+    for (int r = 0; r < ranks; ++r) {
+        CAPTURE(r);
+        CHECK(device_sums[r] == steps * 4);
+        for (int s = 0; s < steps; ++s)
+            CHECK(losses[r][s] == doctest::Approx(want[s]).epsilon(1e-4));
+        for (const HostArray& p : params[r])
+            CHECK(p.pending()); // the update's results stayed on the device too
+    }
+    CHECK(world->sums_on_streams == ranks * steps * 4);
+    CHECK(world->streams.size() == 1);
+    CHECK(world->streams.count(nullptr) == 0);
+    // Rank 0 sends the parameters, both receive them; each step's loss goes in and out.
+    CHECK(world->staged_bytes == 3 * param_bytes + ranks * steps * 2 * sizeof(double));
+    CHECK(dt::flat(params[0]) == dt::flat(params[1]));
+    const std::vector<float> got = dt::flat(params[0]), expected = dt::flat(one.params());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-4).scale(1e-2));
+    backend::set_cuda_image_hook(nullptr);
+}
+
+// A batch made on the device (as the benchmark's, and PyTorch's peer's) and passed again each
+// step is bound in place by the graph: a step then uploads only the learning rate. Batches that
+// alternate make every other step run launch by launch and capture again; after four graphs
+// dropped that way the program gives graphs up. Every loss equals the reference's.
+TEST_CASE("cuda fake driver: a batch on the device is bound in place by the graph") {
+    if (!in_child())
+        return run_child("cuda fake driver: a batch on the device is bound in place by the graph");
+    backend::set_cuda_image_hook(register_emulation);
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
+    ComputeOptions on_cuda, on_reference;
+    on_cuda.backend = "cuda";
+    on_reference.backend = "reference";
+    const nn::Model model = nn::mlp({40, 24, 10}, 9);
+    nn::TrainStep graphed(model, sgd, on_cuda), ref(model, sgd, on_reference);
+    test::Batch a = test::batch(16, 40, 1), b = test::batch(16, 40, 2);
+    const HostArray ax = compute(array(a.x) + 0.0f, on_cuda), ay = compute(array(a.y) + 0, on_cuda);
+    const HostArray bx = compute(array(b.x) + 0.0f, on_cuda), by = compute(array(b.y) + 0, on_cuda);
+    REQUIRE(ax.pending());
+    auto step = [&](bool first, int s) {
+        CAPTURE(s);
+        const HostArray &x = first ? ax : bx, &y = first ? ay : by;
+        const HostArray &hx = first ? a.x : b.x, &hy = first ? a.y : b.y;
+        CHECK(graphed.step(x, y) == doctest::Approx(ref.step(hx, hy)).epsilon(1e-4));
+    };
+    step(true, 0);
+    for (int s = 1; s < 4; ++s) {
+        auto g0 = graph_counters();
+        step(true, s);
+        auto g1 = graph_counters();
+        CHECK(g1[1] == g0[1] + 1);
+        CHECK(g1[2] - g0[2] == 4); // the learning rate alone
+    }
+    CHECK(ax.pending()); // bound in place, never read
+    const std::uint64_t launched = cuda()->stats().graph_launches;
+    for (int s = 4; s < 14; ++s)
+        step(s % 2 == 1, s); // B, A, B, A, ...: captured again at s = 5, 7, 9; given up at 10
+    CHECK(cuda()->stats().graph_launches == launched + 3);
     for (std::size_t p = 0; p < graphed.params().size(); ++p)
         test::check_same(graphed.params()[p], ref.params()[p], false, 1e-4, 1e-6);
     backend::set_cuda_image_hook(nullptr);
