@@ -471,6 +471,20 @@ public:
         }
     }
 
+    // A launch may still read the staging or write the sets: it finishes before they go (freeing
+    // pinned memory does not wait for the device). A failed wait surfaces at the next call.
+    ~GraphReplay() {
+        if (!cuda::driver_alive()) return;
+        for (int p = 0; p < 2; ++p) {
+            try {
+                if (launched_[p]) done_[p]->synchronize();
+            } catch (const Error&) {
+            }
+        }
+    }
+    GraphReplay(const GraphReplay&) = delete;
+    GraphReplay& operator=(const GraphReplay&) = delete;
+
     // Whether this run repeats the previous one, a launch of these graphs, as they need.
     bool matches(const std::vector<HostArray>& inputs, const std::vector<NodePtr>& leaves,
                  const RunRecord& last, const std::vector<int>& feed) const {
