@@ -621,9 +621,8 @@ private:
                     last.owner[ub] = storage;
                     written_[w].push_back({storage->data, storage, pending});
                     // A staged result is read from its staging: work on its device copy (an
-                    // all-reduce in place) would not reach the host, so none is registered.
-                    if (!stage_out_[p][ub])
-                        s_.residency.add_host(storage, storage->data, set_[w][ub]);
+                    // all-reduce in place) would not reach the host.
+                    s_.residency.add_host(storage, storage->data, set_[w][ub], !stage_out_[p][ub]);
                     by_buffer[ub] = HostArray(c_.sizes[ub], c_.dtypes[ub], storage, storage->data,
                                               std::move(pending));
                 }
@@ -727,7 +726,7 @@ CudaDeviceArray cuda_device_array(const HostArray& a) {
         return {};
     DeviceState& s = device_state();
     std::lock_guard<std::recursive_mutex> lock(s.mutex);
-    std::shared_ptr<cuda::DeviceBuffer> d = s.residency.find_host(a.address(), a.bytes());
+    std::shared_ptr<cuda::DeviceBuffer> d = s.residency.find_writable_host(a.address(), a.bytes());
     if (!d || !a.pending()) return {}; // (read meanwhile: the host copy would go stale)
     return {d->get(), s.stream.get()};
 }

@@ -447,6 +447,12 @@ TEST_CASE("cuda fake driver: a training step replayed as a CUDA graph") {
     const backend::CudaStats after = cuda()->stats();
     CHECK(after.graphs_captured - before.graphs_captured == 2);
     CHECK(after.graph_launches - before.graph_launches == steps - 1);
+    // Unread parameters can be worked on where they are; the staged loss cannot (its host
+    // contents come from the staging).
+    REQUIRE(graphed.params()[0].pending());
+    CHECK(backend::cuda_device_array(graphed.params()[0]).address != 0);
+    REQUIRE(graphed_losses.back().pending());
+    CHECK(backend::cuda_device_array(graphed_losses.back()).address == 0);
     for (int s = 0; s < steps; ++s) {
         CAPTURE(s);
         CHECK(graphed_losses[static_cast<std::size_t>(s)].flat(0) ==
