@@ -1,5 +1,6 @@
 // On a GPU: the MLP's gradients and a few compiled training steps (nn::TrainStep) of the MLP
-// and the CNN on "cuda" equal the reference backend's within float tolerance. Without a device:
+// and the CNN on "cuda" equal the reference backend's within float tolerance; steps replayed as
+// CUDA graphs equal the same steps launch by launch. Without a device:
 // "skipped: no CUDA device (...)".
 #include "cuda/cuda_testing.hpp"
 #include "nn/layers.hpp"
@@ -72,4 +73,39 @@ TEST_CASE("cuda device: CNN training steps equal the reference") {
     // momentum epilogues) against the reference interpreter.
     if (test::skip_without_device()) return;
     check_steps(nn::mnist_cnn(7, 4, 8), 8, {1, 28, 28}, 3);
+}
+
+TEST_CASE("cuda device: MLP steps replayed as CUDA graphs equal the steps launch by launch") {
+    // The real driver's capture and replay (tests/cuda/test_fake_driver.cpp checks the fake's):
+    // the first step launch by launch, then two graphs captured and replayed; the batch passed
+    // from the host (staged through pinned memory) and made on the device (bound in place).
+    if (test::skip_without_device()) return;
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
+    ComputeOptions on_cuda;
+    on_cuda.backend = "cuda";
+    const nn::Model model = nn::mlp({64, 48, 10}, 7);
+    nn::TrainStep graphed(model, sgd, on_cuda), plain(model, sgd, on_cuda);
+    auto cuda = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
+    const test::Batch resident = test::batch(32, 64, 9);
+    const HostArray dx = compute(array(resident.x) + 0.0f, on_cuda),
+                    dy = compute(array(resident.y) + 0, on_cuda);
+    const backend::CudaStats before = cuda->stats();
+    for (unsigned step = 0; step < 8; ++step) {
+        CAPTURE(step);
+        test::Batch data = test::batch(32, 64, step % 3);
+        const bool on_device = step >= 5; // the last steps take a batch made on the device
+        const HostArray x = on_device ? dx : data.x, y = on_device ? dy : data.y;
+        const double lg = graphed.step(x, y);
+        if (step == 0) setenv("HEDRA_CUDA_GRAPHS", "0", 1);
+        const double lp = plain.step(x, y);
+        unsetenv("HEDRA_CUDA_GRAPHS");
+        CHECK(lg == lp);
+    }
+    // Steps 1-4 replayed; 5 runs launch by launch (the batch moved to the device), 6 and 7
+    // replayed again.
+    CHECK(cuda->stats().graph_launches - before.graph_launches == 6);
+    for (std::size_t k = 0; k < graphed.params().size(); ++k) {
+        CAPTURE(k);
+        test::check_same(graphed.params()[k], plain.params()[k], true);
+    }
 }
