@@ -1,9 +1,10 @@
 // The CUDA driver API, opened with dlopen("libcuda.so.1") on first use, so hedra builds and runs
 // on machines without a driver or a GPU; only cuda_driver.cpp includes <cuda.h>. RAII handles
-// for what hedra owns (stream, module, device memory); the context is the device's primary
-// context (the one the CUDA runtime, cuBLAS and PyTorch use, so pointers can be shared with
-// them in benchmarks). Every driver error becomes a hedra::Error naming the call and CUDA's
-// error name. At process exit, destructors stop calling the driver (it may already be gone).
+// for what hedra owns (stream, module, device and pinned memory, events, graphs); the context
+// is the device's primary context (the one the CUDA runtime, cuBLAS and PyTorch use, so pointers
+// can be shared with them in benchmarks). Every driver error becomes a hedra::Error naming the
+// call and CUDA's error name. At process exit, destructors stop calling the driver (it may
+// already be gone).
 #pragma once
 
 #include <array>
