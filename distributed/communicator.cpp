@@ -99,7 +99,7 @@ std::unique_ptr<InFlight> Communicator::start_broadcast_in_place(void* data, std
     return std::make_unique<Landed>();
 }
 
-void Communicator::sum_on_device(std::uint64_t, std::int64_t, DType, void*) {
+void Communicator::sum_on_device(const std::vector<DeviceSpan>&, void*) {
     throw Error("sum_on_device: the '" + name() +
                 "' communicator sums host memory only; use start_sum_in_place, or NCCL "
                 "(HEDRA_DIST=nccl) for device memory");

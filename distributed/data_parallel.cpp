@@ -106,10 +106,11 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
         // the sums where they are. Computed elsewhere, the host collectives below from now on.
         nn::Trainer::Gradients g = trainer_.gradients(local_inputs(global_inputs), 1.0 / share);
         if (std::optional<DeviceGradients> d = device_gradients(g.grads)) {
+            std::vector<Communicator::DeviceSpan> spans;
             for (std::size_t p : order_)
-                comm_->sum_on_device(d->address[p], g.grads[p].size(), g.grads[p].dtype(),
-                                     d->stream);
-            device_sums_ += static_cast<std::int64_t>(order_.size());
+                spans.push_back({d->address[p], g.grads[p].size(), g.grads[p].dtype()});
+            comm_->sum_on_device(spans, d->stream);
+            device_sums_ += static_cast<std::int64_t>(spans.size());
             return finish_step(g, share, lr);
         }
         host_gradients_ = true;

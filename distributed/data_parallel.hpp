@@ -82,7 +82,7 @@ public:
     const CollectiveCost& cost() const { return cost_; }
     // Bytes of optimizer state this rank holds.
     std::int64_t optimizer_state_bytes() const;
-    // Gradients summed on the device so far (sum_on_device calls).
+    // Gradients summed on the device so far (their spans in sum_on_device calls).
     std::int64_t device_sums() const { return device_sums_; }
 
 private:

@@ -32,7 +32,7 @@ public:
     std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                        int root) override;
     bool sums_device_memory() const override { return true; }
-    void sum_on_device(std::uint64_t data, std::int64_t count, DType dtype, void* stream) override;
+    void sum_on_device(const std::vector<DeviceSpan>& spans, void* stream) override;
 
 protected:
     void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override;

@@ -518,7 +518,8 @@ TEST_CASE("cuda fake driver: graphs captured again when the step changes") {
 }
 
 // Data-parallel training over NCCL with its programs on the cuda backend: each rank's gradients
-// are summed where the program left them, in place, on the backend's stream (the fake NCCL sums
+// are summed where the program left them, in place, on the backend's stream, as one NCCL group
+// (the fake NCCL sums
 // the fake device's memory, which is host memory), and the update's program reads the sums
 // there. Nothing crosses between host and device for them: NCCL stages only the initial
 // parameters' broadcast and the losses, and the only downloads are the losses. Two ranks take
@@ -557,6 +558,9 @@ TEST_CASE("cuda fake driver: data-parallel gradients summed on the device by NCC
             CHECK(p.pending()); // the update's results stayed on the device too
     }
     CHECK(world->sums_on_streams == ranks * steps * 4);
+    CHECK(world->groups == ranks * steps); // one group per rank and step
+    CHECK(world->open_groups == 0);
+    CHECK(world->sums_outside_groups == 0);
     CHECK(world->streams.size() == 1);
     CHECK(world->streams.count(nullptr) == 0);
     // Rank 0 sends the parameters, both receive them; each step's loss goes in and out.

@@ -29,6 +29,9 @@ struct FakeWorld {
     std::size_t staged_bytes = 0; // copied between host and device memory, both ways
     int sums_on_streams = 0;      // all_reduce_on calls (device memory summed in place)
     std::set<void*> streams;      // the streams they were queued on
+    int groups = 0;               // ncclGroupEnd calls
+    int open_groups = 0;          // ncclGroupStart calls not yet ended, over all ranks
+    int sums_outside_groups = 0;  // all_reduce_on calls outside a group
 };
 
 inline DType dtype_of(NcclType t) {
@@ -77,8 +80,21 @@ public:
             std::lock_guard<std::mutex> lock(world_->mutex);
             ++world_->sums_on_streams;
             world_->streams.insert(stream);
+            if (!in_group_) ++world_->sums_outside_groups;
         }
         all_reduce(send, recv, count, type, comm);
+    }
+    // A fake group runs its collectives as they come (the in-process ranks pair them in order).
+    void group_start() override {
+        in_group_ = true;
+        std::lock_guard<std::mutex> lock(world_->mutex);
+        ++world_->open_groups;
+    }
+    void group_end() override {
+        in_group_ = false;
+        std::lock_guard<std::mutex> lock(world_->mutex);
+        --world_->open_groups;
+        ++world_->groups;
     }
     void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type, int root,
                 void* comm) override {
@@ -139,6 +155,7 @@ private:
     }
     std::shared_ptr<FakeWorld> world_;
     int queries_ = 0;
+    bool in_group_ = false;
 };
 
 // `ranks` threads, each running `body` with an NcclCommunicator over the fake.

@@ -82,6 +82,35 @@ TEST_CASE("nccl: data-parallel training over a fake NCCL takes one process's ste
     }
 }
 
+// Device memory summed where it is: the fake's "device" memory is host memory, two spans in one
+// group, queued on the stream the caller names, nothing staged.
+TEST_CASE("nccl: sum_on_device sums device memory in place, as one group") {
+    const int n = 2;
+    int stream = 0; // any address stands for the caller's stream
+    std::vector<std::vector<double>> got(n);
+    auto world = on_fake_nccl(n, [&](int r, std::shared_ptr<NcclCommunicator> c) {
+        CHECK(c->sums_device_memory());
+        std::vector<float> a{1.0f * float(r + 1), 2.0f}, b{10.0f * float(r + 1)};
+        c->sum_on_device({{reinterpret_cast<std::uint64_t>(a.data()), 2, DType::F32},
+                          {reinterpret_cast<std::uint64_t>(b.data()), 1, DType::F32}},
+                         &stream);
+        got[r] = {a[0], a[1], b[0]};
+        CHECK_ERROR(c->sum_on_device({{reinterpret_cast<std::uint64_t>(a.data()), 2, DType::BF16}},
+                                     &stream),
+                    "nccl", "bf16");
+    });
+    for (int r = 0; r < n; ++r)
+        CHECK(got[r] == std::vector<double>{3.0, 4.0, 30.0});
+    CHECK(world->sums_on_streams == 2 * n);
+    CHECK(world->groups == n);
+    CHECK(world->sums_outside_groups == 0);
+    CHECK(world->streams == std::set<void*>{&stream});
+    CHECK(world->staged_bytes == 0);
+    SelfCommunicator self;
+    CHECK_FALSE(self.sums_device_memory());
+    CHECK_ERROR(self.sum_on_device({}, nullptr), "sum_on_device", "host memory only");
+}
+
 TEST_CASE("nccl: the real library opens where the toolkit has it; without a GPU it says so") {
     std::string why;
     const std::string version = nccl_library_version(&why);
