@@ -1,6 +1,7 @@
 // The cuda backend: program cache, compilation and device-resident runs (see the header).
 #include "backends/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -142,6 +143,8 @@ struct RunRecord {
     std::vector<std::shared_ptr<cuda::DeviceBuffer>> device;
     std::vector<std::shared_ptr<DeferredContents>> pending; // done(): the host read the result
     std::vector<std::weak_ptr<void>> owner;
+    // Per buffer bound to an input not fed back: its device copy, if it had one.
+    std::vector<std::shared_ptr<cuda::DeviceBuffer>> resident;
     void reset(std::size_t buffers, const std::vector<HostArray>& inputs) {
         valid = true;
         graphed = false;
@@ -379,6 +382,19 @@ std::vector<int> fed_outputs(const CudaProgramCode& c, const std::vector<HostArr
 std::shared_ptr<cuda::DeviceBuffer> resident_input(DeviceState& s, const HostArray& host) {
     if (host.bytes() == 0 || host.changed()) return nullptr;
     return s.residency.find_host(host.address(), host.bytes());
+}
+
+// Per buffer bound to an input not fed back: its device copy, if it has one.
+std::vector<std::shared_ptr<cuda::DeviceBuffer>>
+resident_inputs(DeviceState& s, const CudaProgramCode& c, const std::vector<HostArray>& inputs,
+                const std::vector<int>& feed) {
+    std::vector<std::shared_ptr<cuda::DeviceBuffer>> out(c.sizes.size());
+    for (std::size_t b = 0; b < c.sizes.size(); ++b) {
+        const BufferBinding& bind = c.bindings[b];
+        if (bind.kind == BufferBinding::Kind::Placeholder && feed[b] < 0)
+            out[b] = resident_input(s, inputs.at(static_cast<std::size_t>(bind.index)));
+    }
+    return out;
 }
 
 std::vector<std::vector<std::int64_t>> sizes_of(const std::vector<HostArray>& inputs) {
@@ -684,17 +700,25 @@ private:
         s.device.make_current();
         s.residency.sweep();
         std::vector<int> feed = fed_outputs(*code_, inputs, last_);
+        std::vector<std::shared_ptr<cuda::DeviceBuffer>> resident =
+            resident_inputs(s, *code_, inputs, feed);
         if (graph_ && !graph_->matches(inputs, leaves_, last_, feed)) {
             graph_.reset();
-            // Runs that keep changing (inputs from programs whose results move) would capture
-            // again and again: such a program gives up graphs.
+            // Runs that keep changing would capture again and again: such a program gives up
+            // graphs.
             if (++discarded_ >= kMaxDiscardedGraphs) graphs_ = false;
         }
+        // A capture needs two runs alike: device inputs that move every run (the results of
+        // another program, say) never start one.
         if (graphs_ && !graph_ && last_.valid && !last_.graphed &&
-            last_.input_sizes == sizes_of(inputs))
+            last_.input_sizes == sizes_of(inputs) && last_.resident.size() == resident.size() &&
+            std::equal(resident.begin(), resident.end(), last_.resident.begin(),
+                       [](const auto& now, const auto& before) { return !now || now == before; }))
             graph_ = std::make_unique<GraphReplay>(run, s, *code_, inputs, leaves_, last_, feed);
-        if (graph_) return graph_->run(inputs, last_, stats, counters_);
-        return run(inputs, leaves_, &last_);
+        std::vector<HostArray> out =
+            graph_ ? graph_->run(inputs, last_, stats, counters_) : run(inputs, leaves_, &last_);
+        last_.resident = std::move(resident);
+        return out;
     }
 
     std::shared_ptr<const CudaProgramCode> code_;
