@@ -355,7 +355,8 @@ bool graphable(const CudaProgramCode& c) {
 }
 
 // Per buffer bound to an input: the output buffer whose result of the previous run the input is
-// (-1: none, or a result changed on the host since).
+// (-1: none, or a result changed on the host since). A result still alive owns its memory, so an
+// input at its address is that result; a dropped one's memory may hold a new array by now.
 std::vector<int> fed_outputs(const CudaProgramCode& c, const std::vector<HostArray>& inputs,
                              const RunRecord& last) {
     std::vector<int> feed(c.sizes.size(), -1);
@@ -367,8 +368,8 @@ std::vector<int> fed_outputs(const CudaProgramCode& c, const std::vector<HostArr
         if (host.bytes() == 0 || host.changed()) continue;
         for (int o : c.outputs) {
             auto uo = static_cast<std::size_t>(o);
-            if (last.address[uo] == host.address() && c.sizes[uo] == c.sizes[b] &&
-                c.dtypes[uo] == c.dtypes[b]) {
+            if (last.address[uo] == host.address() && !last.owner[uo].expired() &&
+                c.sizes[uo] == c.sizes[b] && c.dtypes[uo] == c.dtypes[b]) {
                 feed[b] = o;
                 break;
             }

@@ -682,3 +682,16 @@ TEST_CASE("cuda fake driver: a GPT step replayed as a CUDA graph") {
     }
     backend::set_cuda_image_hook(nullptr);
 }
+
+// The device tests (test_gpu_training.cpp) on the fake driver, their kernels emulated: the MLP's
+// gradients and training steps against the reference, the steps replayed as CUDA graphs against
+// the same steps launch by launch (the CNN's steps, minutes on the emulator, only on a device).
+TEST_CASE("cuda fake driver: the device training tests") {
+    for (const char* name : {"cuda device: MLP gradients equal the reference",
+                             "cuda device: MLP training steps equal the reference",
+                             "cuda device: MLP steps replayed as CUDA graphs equal the steps "
+                             "launch by launch"}) {
+        CAPTURE(name);
+        run_child(name);
+    }
+}

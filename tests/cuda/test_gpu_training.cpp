@@ -1,8 +1,10 @@
 // On a GPU: the MLP's gradients and a few compiled training steps (nn::TrainStep) of the MLP
 // and the CNN on "cuda" equal the reference backend's within float tolerance; steps replayed as
-// CUDA graphs equal the same steps launch by launch. Without a device:
+// CUDA graphs equal the same steps launch by launch. test_fake_driver.cpp runs them on the fake
+// driver too, their kernels emulated. Without a device:
 // "skipped: no CUDA device (...)".
 #include "cuda/cuda_testing.hpp"
+#include "cuda/fake_driver/fake_emulation.hpp"
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
@@ -12,6 +14,7 @@ using namespace hedra;
 
 TEST_CASE("cuda device: MLP gradients equal the reference") {
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     nn::Model model = nn::mlp({64, 48, 10}, 7);
     test::Batch data = test::batch(32, 64, 1);
     std::vector<Array> params;
@@ -64,6 +67,7 @@ void check_steps(const nn::Model& model, std::int64_t batch, std::vector<std::in
 
 TEST_CASE("cuda device: MLP training steps equal the reference") {
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     check_steps(nn::mlp({64, 48, 10}, 7), 32, {64}, 5);
 }
 
@@ -72,6 +76,7 @@ TEST_CASE("cuda device: CNN training steps equal the reference") {
     // gradients, pools and their scatter back, the loss's block reductions, the chained
     // momentum epilogues) against the reference interpreter.
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     check_steps(nn::mnist_cnn(7, 4, 8), 8, {1, 28, 28}, 3);
 }
 
@@ -80,6 +85,7 @@ TEST_CASE("cuda device: MLP steps replayed as CUDA graphs equal the steps launch
     // the first step launch by launch, then two graphs captured and replayed; the batch passed
     // from the host (staged through pinned memory) and made on the device (bound in place).
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
     ComputeOptions on_cuda;
     on_cuda.backend = "cuda";
