@@ -560,6 +560,8 @@ public:
         launched_[p] = true;
         ++stats.graph_launches;
         stats.launches += c_.lowered.launches.size();
+        for (const auto& staged : stage_out_[p])
+            stats.downloads += staged ? 1 : 0;
         next_ = w;
         return results(p, inputs, last, counters);
     }
@@ -687,6 +689,7 @@ public:
         counters_->stats.uploads += local.uploads;
         counters_->stats.resident_inputs += local.resident_inputs;
         counters_->stats.launches += local.launches;
+        counters_->stats.downloads += local.downloads; // inside graphs
         counters_->stats.graphs_captured += local.graphs_captured;
         counters_->stats.graph_launches += local.graph_launches;
         return out;

@@ -32,7 +32,8 @@ struct CudaStats {
     std::uint64_t images_from_disk = 0;  // NVRTC skipped: the image came from the disk cache
     std::uint64_t uploads = 0;           // host-to-device copies of inputs and leaves
     std::uint64_t resident_inputs = 0;   // inputs that already had a device copy
-    std::uint64_t downloads = 0;         // device-to-host copies of outputs (on first read)
+    std::uint64_t downloads = 0;         // device-to-host copies of outputs: on first read, or
+                                         // in each graph launch for those it stages (the loss)
     std::uint64_t launches = 0;          // kernels run, those of graph launches included
     std::uint64_t graphs_captured = 0;   // CUDA graphs captured (two per replayed program)
     std::uint64_t graph_launches = 0;    // runs that launched a captured graph
