@@ -8,7 +8,9 @@
 // - train_step: steady-state training steps (nn::TrainStep, SGD with momentum) of the two MLPs
 //   and the MNIST CNN (nn::mnist_cnn, batch 64) on the cuda backend, timed per step on the wall
 //   clock, with the number of kernel launches per step; the batch on the device (hedra_ms, as the
-//   peer's) and passed from the host (host_batch_ms). The PyTorch CUDA peer runs in Python
+//   peer's) and passed from the host (host_batch_ms), both replayed as CUDA graphs after the
+//   warm-up (graph_launches_per_step), and the device batch launch by launch (no_graph_ms,
+//   HEDRA_CUDA_GRAPHS=0). The PyTorch CUDA peer runs in Python
 //   (bench/gpu_check.sh) with the same shapes.
 // After each matmul, a "<kind>_tuned ... tiles=BM,BN,chunk/splits" line times the autotuner's
 // choice (cuda_autotune.hpp; its tuning time in tune_s). Then "matmul_tiles n=...
@@ -26,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
@@ -377,6 +380,7 @@ StepTiming time_steps(nn::TrainStep& ts, const HostArray& images, const HostArra
     delta.uploads = after.uploads - before.uploads;
     delta.downloads = after.downloads - before.downloads;
     delta.resident_inputs = after.resident_inputs - before.resident_inputs;
+    delta.graph_launches = after.graph_launches - before.graph_launches;
     return {ms, delta, loss};
 }
 
@@ -410,16 +414,30 @@ void bench_train_step(const char* name, nn::Model model, std::int64_t classes, s
     for (int i = 0; i < 3; ++i)
         ts.step(device_images, device_labels);
     StepTiming device = time_steps(ts, device_images, device_labels, steps);
+    // The same steps launch by launch: a TrainStep whose program is made with
+    // HEDRA_CUDA_GRAPHS=0 (read then), from the same compiled code.
+    const char* graphs = std::getenv("HEDRA_CUDA_GRAPHS");
+    const std::string graphs_before = graphs ? graphs : "";
+    nn::TrainStep plain(ts.model(), std::make_shared<nn::Sgd>(nn::SgdOptions{0.01, 0.9}), on_cuda);
+    setenv("HEDRA_CUDA_GRAPHS", "0", 1);
+    for (int i = 0; i < 3; ++i)
+        plain.step(device_images, device_labels);
+    if (graphs)
+        setenv("HEDRA_CUDA_GRAPHS", graphs_before.c_str(), 1);
+    else
+        unsetenv("HEDRA_CUDA_GRAPHS");
+    StepTiming launched = time_steps(plain, device_images, device_labels, steps);
     const backend::CudaStats& d = device.delta;
-    std::printf("train_step model=%s batch=%lld hedra_ms=%.4f host_batch_ms=%.4f "
-                "kernels_per_step=%.1f uploads_per_step=%.1f host_batch_uploads_per_step=%.1f "
-                "downloads_per_step=%.2f resident_inputs_per_step=%.1f compile_s=%.2f "
-                "tuned_kernels=%llu loss=%.4f\n",
-                name, (long long)batch, device.ms, host.ms, double(d.launches) / steps,
-                double(d.uploads) / steps, double(host.delta.uploads) / steps,
-                double(d.downloads) / steps, double(d.resident_inputs) / steps,
-                ts.compile_seconds(),
-                (unsigned long long)(cuda->stats().tuned_kernels - tuned_before), device.loss);
+    std::printf(
+        "train_step model=%s batch=%lld hedra_ms=%.4f host_batch_ms=%.4f "
+        "no_graph_ms=%.4f graph_launches_per_step=%.2f "
+        "kernels_per_step=%.1f uploads_per_step=%.1f host_batch_uploads_per_step=%.1f "
+        "downloads_per_step=%.2f resident_inputs_per_step=%.1f compile_s=%.2f "
+        "tuned_kernels=%llu loss=%.4f\n",
+        name, (long long)batch, device.ms, host.ms, launched.ms, double(d.graph_launches) / steps,
+        double(d.launches) / steps, double(d.uploads) / steps, double(host.delta.uploads) / steps,
+        double(d.downloads) / steps, double(d.resident_inputs) / steps, ts.compile_seconds(),
+        (unsigned long long)(cuda->stats().tuned_kernels - tuned_before), device.loss);
     std::fflush(stdout);
 }
 

@@ -282,6 +282,8 @@ summarize() {
             "$(value downloads_per_step "$line")" \
             "$(value compile_s "$line")" "$(value host_batch_ms "$line")" \
             "$(value host_batch_uploads_per_step "$line")"
+        printf '             hedra launch by launch (HEDRA_CUDA_GRAPHS=0) %8s ms  graph launches/step %s\n' \
+            "$(value no_graph_ms "$line")" "$(value graph_launches_per_step "$line")"
         local graph
         graph=$(value torch_ms "$(grep -E "^train_step_graph model=$model " "$LOGS/torch_graph.log" | head -1)")
         [ -n "$graph" ] && printf '             torch as one CUDA graph %8s ms  speedup %s\n' "$graph" \

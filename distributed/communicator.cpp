@@ -99,6 +99,12 @@ std::unique_ptr<InFlight> Communicator::start_broadcast_in_place(void* data, std
     return std::make_unique<Landed>();
 }
 
+void Communicator::sum_on_device(const std::vector<DeviceSpan>&, void*) {
+    throw Error("sum_on_device: the '" + name() +
+                "' communicator sums host memory only; use start_sum_in_place, or NCCL "
+                "(HEDRA_DIST=nccl) for device memory");
+}
+
 void Communicator::check_root(int root, const char* what) const {
     if (root < 0 || root >= size())
         throw Error(std::string(what) + ": root " + std::to_string(root) +

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/host_array.hpp"
 
@@ -64,6 +65,19 @@ public:
     // finishes before it returns.
     virtual std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                                int root);
+    // Whether sum_on_device sums device memory where it is (NCCL's communicator does).
+    virtual bool sums_device_memory() const { return false; }
+    // `count` elements of `dtype` at a device address.
+    struct DeviceSpan {
+        std::uint64_t data = 0;
+        std::int64_t count = 0;
+        DType dtype = DType::F32;
+    };
+    // Sums each span over all ranks, in place, queued on `stream` (a CUstream) after the work
+    // already there, as one group (NCCL's ncclGroupStart/End: small ones share a launch); later
+    // work on that stream sees the sums, so the host waits for nothing. Every rank passes its
+    // spans in the same order. Only where sums_device_memory(); the default throws.
+    virtual void sum_on_device(const std::vector<DeviceSpan>& spans, void* stream);
 
 protected:
     void check_root(int root, const char* what) const; // throws unless 0 <= root < size()

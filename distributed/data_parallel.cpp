@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "core/error.hpp"
+#include "distributed/device_gradients.hpp"
 #include "nn/io/safetensors.hpp"
 
 namespace hedra::distributed {
@@ -98,6 +100,26 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
     const auto [first, last] = shard(batch);
     const double share = static_cast<double>(last - first) / static_cast<double>(batch);
     // Gradients of (local loss) * share: their sum over ranks is the global batch's gradient.
+    if (comm_->sums_device_memory() && !sharded_ && !host_gradients_) {
+        // Computed on a device (the cuda backend), they are summed there, in place, on the
+        // stream of the program that made them: the update's program, on the same stream, reads
+        // the sums where they are. Computed elsewhere, the host collectives below from now on.
+        nn::Trainer::Gradients g = trainer_.gradients(local_inputs(global_inputs), 1.0 / share);
+        if (std::optional<DeviceGradients> d = device_gradients(g.grads)) {
+            std::vector<Communicator::DeviceSpan> spans;
+            for (std::size_t p : order_)
+                spans.push_back({d->address[p], g.grads[p].size(), g.grads[p].dtype()});
+            comm_->sum_on_device(spans, d->stream);
+            device_sums_ += static_cast<std::int64_t>(spans.size());
+            return finish_step(g, share, lr);
+        }
+        host_gradients_ = true;
+        GradientFlights flights(*comm_, plan_, trainer_.params().size());
+        for (std::size_t p : order_)
+            flights.ready(p, g.grads[p].raw_mutable());
+        flights.finish();
+        return finish_step(g, share, lr);
+    }
     GradientFlights flights(*comm_, plan_, trainer_.params().size());
     nn::Trainer::Gradients g;
     if (options_.overlap) {
@@ -112,13 +134,7 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
     flights.finish();
     comm_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    HostArray weighted({1}, DType::F64);
-    weighted.set_flat(0, g.loss.flat(0) * share);
-    const double global_loss = comm_->all_reduce(weighted).flat(0);
-    if (sharded_)
-        sharded_->update(trainer_, g.grads, lr);
-    else
-        trainer_.apply_gradients(g.grads, lr);
+    const double global_loss = finish_step(g, share, lr);
     if (!order_learned_ && options_.overlap) {
         // Rank 0's order, so that every rank starts the same collectives in the same order.
         std::vector<std::int64_t> seen(flights.arrival().begin(), flights.arrival().end());
@@ -130,6 +146,17 @@ double DataParallelTrainer::step(const std::vector<HostArray>& global_inputs, do
         replan(std::move(learned));
         order_learned_ = true;
     }
+    return global_loss;
+}
+
+double DataParallelTrainer::finish_step(const nn::Trainer::Gradients& g, double share, double lr) {
+    HostArray weighted({1}, DType::F64);
+    weighted.set_flat(0, g.loss.flat(0) * share);
+    const double global_loss = comm_->all_reduce(weighted).flat(0);
+    if (sharded_)
+        sharded_->update(trainer_, g.grads, lr);
+    else
+        trainer_.apply_gradients(g.grads, lr);
     return global_loss;
 }
 

@@ -13,6 +13,12 @@
 // group measured at construction. With shard_optimizer_state (ZeRO stage 1,
 // sharded_optimizer.hpp) each gradient is reduced to the rank that owns its parameter, which
 // updates it with the only copy of its optimizer state and broadcasts it.
+//
+// Over NCCL (a communicator that sums device memory) with the gradients computed on the cuda
+// backend, each gradient is summed where the program left it, in place, on the program's stream
+// (device_gradients.hpp): nothing is staged through the host, and the update's program reads the
+// sums on the device. Its collectives start after the backward pass (one per gradient, in the
+// plan's order); the sharded optimizer keeps to the host path.
 #pragma once
 
 #include <cstdint>
@@ -76,10 +82,14 @@ public:
     const CollectiveCost& cost() const { return cost_; }
     // Bytes of optimizer state this rank holds.
     std::int64_t optimizer_state_bytes() const;
+    // Gradients summed on the device so far (their spans in sum_on_device calls).
+    std::int64_t device_sums() const { return device_sums_; }
 
 private:
     std::int64_t batch_of(const std::vector<HostArray>& global_inputs) const;
     void replan(std::vector<std::size_t> order);
+    // The global loss from this rank's; the update with the summed gradients.
+    double finish_step(const nn::Trainer::Gradients& g, double share, double lr);
 
     std::shared_ptr<Communicator> comm_;
     nn::Trainer trainer_;
@@ -89,6 +99,8 @@ private:
     std::vector<std::size_t> order_; // the gradients' start order
     FlightPlan plan_;
     bool order_learned_ = false;
+    bool host_gradients_ = false; // the gradients were not on a device: host collectives
+    std::int64_t device_sums_ = 0;
     double comm_seconds_ = 0.0;
 };
 

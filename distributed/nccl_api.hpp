@@ -35,6 +35,12 @@ public:
     // broadcast and all-gather in bytes.
     virtual void all_reduce(DeviceAddress send, DeviceAddress recv, std::size_t count,
                             NcclType type, void* comm) = 0;
+    // The same, queued on `stream` (a CUstream: the cuda backend's) instead of the API's own.
+    virtual void all_reduce_on(DeviceAddress send, DeviceAddress recv, std::size_t count,
+                               NcclType type, void* comm, void* stream) = 0;
+    // ncclGroupStart/End: the collectives between them are queued as one.
+    virtual void group_start() = 0;
+    virtual void group_end() = 0;
     virtual void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
                         int root, void* comm) = 0;
     virtual void broadcast(DeviceAddress send, DeviceAddress recv, std::size_t bytes, int root,

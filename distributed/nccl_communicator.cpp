@@ -193,6 +193,21 @@ std::unique_ptr<InFlight> NcclCommunicator::start_broadcast_in_place(void* data,
     return flight;
 }
 
+void NcclCommunicator::sum_on_device(const std::vector<DeviceSpan>& spans, void* stream) {
+    for (const DeviceSpan& s : spans)
+        nccl_type(s.dtype); // every dtype checked before any is queued
+    api_->group_start();
+    try {
+        for (const DeviceSpan& s : spans)
+            api_->all_reduce_on(s.data, s.data, static_cast<std::size_t>(s.count),
+                                nccl_type(s.dtype), comm_, stream);
+    } catch (...) {
+        api_->group_end();
+        throw;
+    }
+    api_->group_end();
+}
+
 std::shared_ptr<Communicator> nccl_world(std::shared_ptr<Communicator> bootstrap) {
     return std::make_shared<NcclCommunicator>(std::move(bootstrap), nccl_library());
 }

@@ -3,7 +3,8 @@
 // makes NCCL's unique id and broadcasts it). hedra's collectives take host arrays, so each is
 // staged through device memory (copy in, collective, copy out, all on one stream);
 // start_sum_in_place queues the three and returns, so a step's gradients are summed while its
-// backward pass goes on.
+// backward pass goes on. sum_on_device sums device memory in place on the caller's stream (the
+// cuda backend's): a step's gradients computed there are summed where they are, with no copy.
 #pragma once
 
 #include <memory>
@@ -30,6 +31,8 @@ public:
                                                     int root) override;
     std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                        int root) override;
+    bool sums_device_memory() const override { return true; }
+    void sum_on_device(const std::vector<DeviceSpan>& spans, void* stream) override;
 
 protected:
     void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override;

@@ -32,7 +32,9 @@ namespace cuda = backend::cuda;
     X(ncclBroadcast)                                                                               \
     X(ncclAllGather)                                                                               \
     X(ncclReduceScatter)                                                                           \
-    X(ncclGetErrorString)
+    X(ncclGetErrorString)                                                                          \
+    X(ncclGroupStart)                                                                              \
+    X(ncclGroupEnd)
 
 struct Functions {
 #define HEDRA_DECLARE(fn) decltype(&::fn) fn = nullptr;
@@ -117,6 +119,14 @@ public:
                                static_cast<ncclComm_t>(comm), stream()),
               "ncclAllReduce");
     }
+    void all_reduce_on(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
+                       void* comm, void* stream) override {
+        check(f_.ncclAllReduce(ptr(send), ptr(recv), count, data_type(type), ncclSum,
+                               static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(stream)),
+              "ncclAllReduce");
+    }
+    void group_start() override { check(f_.ncclGroupStart(), "ncclGroupStart"); }
+    void group_end() override { check(f_.ncclGroupEnd(), "ncclGroupEnd"); }
     void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type, int root,
                 void* comm) override {
         check(f_.ncclReduce(ptr(send), ptr(recv), count, data_type(type), ncclSum, root,

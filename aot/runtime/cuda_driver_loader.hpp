@@ -31,6 +31,9 @@ using CUstream = void*;
 using CUevent = void*;
 using CUjit_option = int;
 using CUdevice_attribute = int;
+using CUgraph = void*;
+using CUgraphExec = void*;
+using CUstreamCaptureMode = int;
 using std::size_t;
 
 // The driver's entry points; optional ones may be null.

@@ -1,7 +1,10 @@
 // On a GPU: the MLP's gradients and a few compiled training steps (nn::TrainStep) of the MLP
-// and the CNN on "cuda" equal the reference backend's within float tolerance. Without a device:
+// and the CNN on "cuda" equal the reference backend's within float tolerance; steps replayed as
+// CUDA graphs equal the same steps launch by launch. test_fake_driver.cpp runs them on the fake
+// driver too, their kernels emulated. Without a device:
 // "skipped: no CUDA device (...)".
 #include "cuda/cuda_testing.hpp"
+#include "cuda/fake_driver/fake_emulation.hpp"
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
@@ -11,6 +14,7 @@ using namespace hedra;
 
 TEST_CASE("cuda device: MLP gradients equal the reference") {
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     nn::Model model = nn::mlp({64, 48, 10}, 7);
     test::Batch data = test::batch(32, 64, 1);
     std::vector<Array> params;
@@ -63,6 +67,7 @@ void check_steps(const nn::Model& model, std::int64_t batch, std::vector<std::in
 
 TEST_CASE("cuda device: MLP training steps equal the reference") {
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     check_steps(nn::mlp({64, 48, 10}, 7), 32, {64}, 5);
 }
 
@@ -71,5 +76,42 @@ TEST_CASE("cuda device: CNN training steps equal the reference") {
     // gradients, pools and their scatter back, the loss's block reductions, the chained
     // momentum epilogues) against the reference interpreter.
     if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
     check_steps(nn::mnist_cnn(7, 4, 8), 8, {1, 28, 28}, 3);
+}
+
+TEST_CASE("cuda device: MLP steps replayed as CUDA graphs equal the steps launch by launch") {
+    // The real driver's capture and replay (tests/cuda/test_fake_driver.cpp checks the fake's):
+    // the first step launch by launch, then two graphs captured and replayed; the batch passed
+    // from the host (staged through pinned memory) and made on the device (bound in place).
+    if (test::skip_without_device()) return;
+    test::emulate_on_fake_driver();
+    auto sgd = std::make_shared<nn::Sgd>(nn::SgdOptions{0.1, 0.9});
+    ComputeOptions on_cuda;
+    on_cuda.backend = "cuda";
+    const nn::Model model = nn::mlp({64, 48, 10}, 7);
+    nn::TrainStep graphed(model, sgd, on_cuda), plain(model, sgd, on_cuda);
+    auto cuda = std::dynamic_pointer_cast<backend::CudaBackend>(get_backend("cuda"));
+    const test::Batch resident = test::batch(32, 64, 9);
+    const HostArray dx = compute(array(resident.x) + 0.0f, on_cuda),
+                    dy = compute(array(resident.y) + 0, on_cuda);
+    const backend::CudaStats before = cuda->stats();
+    for (unsigned step = 0; step < 8; ++step) {
+        CAPTURE(step);
+        test::Batch data = test::batch(32, 64, step % 3);
+        const bool on_device = step >= 5; // the last steps take a batch made on the device
+        const HostArray x = on_device ? dx : data.x, y = on_device ? dy : data.y;
+        const double lg = graphed.step(x, y);
+        if (step == 0) setenv("HEDRA_CUDA_GRAPHS", "0", 1);
+        const double lp = plain.step(x, y);
+        unsetenv("HEDRA_CUDA_GRAPHS");
+        CHECK(lg == lp);
+    }
+    // Steps 1-4 replayed; 5 runs launch by launch (the batch moved to the device), 6 and 7
+    // replayed again.
+    CHECK(cuda->stats().graph_launches - before.graph_launches == 6);
+    for (std::size_t k = 0; k < graphed.params().size(); ++k) {
+        CAPTURE(k);
+        test::check_same(graphed.params()[k], plain.params()[k], true);
+    }
 }

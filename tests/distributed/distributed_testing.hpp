@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hedra.hpp"
@@ -37,13 +38,15 @@ inline std::vector<HostArray> batch(int b, unsigned seed) {
 // With clip_norm > 0, global-norm clipping; the loss also returns the count of correct rows
 // (i64) and the batch's mean squared logit (f32) as extra outputs.
 // decay_mask: AdamW's per-parameter flags (empty: its default). precision: TrainerOptions'.
+// backend: where the programs run.
 inline nn::Trainer make_trainer(unsigned seed, double clip_norm = 0.0,
-                                std::vector<bool> decay_mask = {}, DType precision = DType::F32) {
+                                std::vector<bool> decay_mask = {}, DType precision = DType::F32,
+                                const std::string& backend = "openmp") {
     std::vector<HostArray> params{
         values({kHidden, kIn}, seed, 0.5), values({kHidden}, seed + 1, 0.1),
         values({kClasses, kHidden}, seed + 2, 0.5), values({kClasses}, seed + 3, 0.1)};
     nn::TrainerOptions o;
-    o.compute.backend = "openmp";
+    o.compute.backend = backend;
     o.compute.num_threads = 1;
     o.clip_norm = clip_norm;
     o.precision = precision;

@@ -18,140 +18,12 @@
 #include "distributed/in_process.hpp"
 #include "distributed/nccl_communicator.hpp"
 #include "distributed_testing.hpp"
+#include "fake_nccl.hpp"
 #include "hedra.hpp"
 
 using namespace hedra;
 using namespace hedra::distributed;
 using namespace hedra::distributed::test;
-
-namespace {
-
-// What the fake ranks share: NCCL's group (in-process ranks do the arithmetic), the id rank 0
-// made, and the device memory still allocated.
-struct FakeWorld {
-    explicit FakeWorld(int ranks) : group(in_process_group(ranks)) {}
-    std::vector<std::shared_ptr<Communicator>> group;
-    std::mutex mutex;
-    NcclUniqueId made;
-    int ids_made = 0, destroyed = 0;
-    std::set<DeviceAddress> live;
-};
-
-DType dtype_of(NcclType t) {
-    switch (t) {
-    case NcclType::Int32:
-        return DType::I32;
-    case NcclType::Int64:
-        return DType::I64;
-    case NcclType::Float32:
-        return DType::F32;
-    case NcclType::Float64:
-        return DType::F64;
-    }
-    return DType::Bool;
-}
-
-class FakeNccl : public NcclApi {
-public:
-    explicit FakeNccl(std::shared_ptr<FakeWorld> world) : world_(std::move(world)) {}
-    std::string version() override { return "fake"; }
-    NcclUniqueId unique_id() override {
-        std::lock_guard<std::mutex> lock(world_->mutex);
-        ++world_->ids_made;
-        for (std::size_t i = 0; i < world_->made.bytes.size(); ++i)
-            world_->made.bytes[i] = static_cast<char>(std::rand());
-        return world_->made;
-    }
-    void* init_rank(int ranks, const NcclUniqueId& id, int rank) override {
-        std::lock_guard<std::mutex> lock(world_->mutex);
-        if (id.bytes != world_->made.bytes) throw Error("fake nccl: not rank 0's unique id");
-        if (ranks != static_cast<int>(world_->group.size())) throw Error("fake nccl: ranks");
-        return world_->group.at(static_cast<std::size_t>(rank)).get();
-    }
-    void destroy(void*) override {
-        std::lock_guard<std::mutex> lock(world_->mutex);
-        ++world_->destroyed;
-    }
-    void all_reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
-                    void* comm) override {
-        HostArray sum = group(comm).all_reduce(array_at(send, count, dtype_of(type)));
-        std::memcpy(at(recv), sum.raw(), sum.bytes());
-    }
-    void reduce(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type, int root,
-                void* comm) override {
-        HostArray sum = group(comm).all_reduce(array_at(send, count, dtype_of(type)));
-        if (group(comm).rank() == root) std::memcpy(at(recv), sum.raw(), sum.bytes());
-    }
-    void broadcast(DeviceAddress send, DeviceAddress recv, std::size_t bytes, int root,
-                   void* comm) override {
-        HostArray b = group(comm).broadcast(array_at(send, bytes, DType::Bool), root);
-        std::memcpy(at(recv), b.raw(), bytes);
-    }
-    void all_gather(DeviceAddress send, DeviceAddress recv, std::size_t bytes,
-                    void* comm) override {
-        HostArray all = group(comm).all_gather(array_at(send, bytes, DType::Bool));
-        std::memcpy(at(recv), all.raw(), all.bytes());
-    }
-    void reduce_scatter(DeviceAddress send, DeviceAddress recv, std::size_t count, NcclType type,
-                        void* comm) override {
-        Communicator& c = group(comm);
-        HostArray part = c.reduce_scatter(
-            array_at(send, count * static_cast<std::size_t>(c.size()), dtype_of(type)));
-        std::memcpy(at(recv), part.raw(), part.bytes());
-    }
-    DeviceAddress allocate(std::size_t bytes) override {
-        auto p = reinterpret_cast<DeviceAddress>(std::malloc(bytes ? bytes : 1));
-        std::lock_guard<std::mutex> lock(world_->mutex);
-        world_->live.insert(p);
-        return p;
-    }
-    void free(DeviceAddress p) override {
-        {
-            std::lock_guard<std::mutex> lock(world_->mutex);
-            if (!world_->live.erase(p)) throw Error("fake nccl: freeing what is not allocated");
-        }
-        std::free(at(p));
-    }
-    void copy_to_device(DeviceAddress dst, const void* src, std::size_t bytes) override {
-        std::memcpy(at(dst), src, bytes);
-    }
-    void copy_to_host(void* dst, DeviceAddress src, std::size_t bytes) override {
-        std::memcpy(dst, at(src), bytes);
-    }
-    // Busy on every other query: the communicator must wait for the stream before copying out.
-    bool stream_done() override { return ++queries_ % 2 == 0; }
-    void synchronize() override {}
-
-private:
-    static void* at(DeviceAddress a) { return reinterpret_cast<void*>(a); }
-    static Communicator& group(void* comm) { return *static_cast<Communicator*>(comm); }
-    static HostArray array_at(DeviceAddress a, std::size_t count, DType t) {
-        HostArray out({static_cast<std::int64_t>(count)}, t);
-        std::memcpy(out.raw_mutable(), at(a), out.bytes());
-        return out;
-    }
-    std::shared_ptr<FakeWorld> world_;
-    int queries_ = 0;
-};
-
-// `ranks` threads, each running `body` with an NcclCommunicator over the fake.
-template <class Body>
-std::shared_ptr<FakeWorld> on_fake_nccl(int ranks, Body body) {
-    auto world = std::make_shared<FakeWorld>(ranks);
-    auto bootstrap = in_process_group(ranks);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ranks; ++r)
-        threads.emplace_back([&, r] {
-            auto comm = std::make_shared<NcclCommunicator>(bootstrap[static_cast<std::size_t>(r)],
-                                                           std::make_shared<FakeNccl>(world));
-            body(r, comm);
-        });
-    for (std::thread& t : threads)
-        t.join();
-    return world;
-}
-
-} // namespace
 
 TEST_CASE("nccl: collectives over a fake NCCL against sums formed here") {
     const int n = 3;
@@ -199,6 +71,7 @@ TEST_CASE("nccl: data-parallel training over a fake NCCL takes one process's ste
             params[r] = flat(dp.local().params());
         });
         CHECK(world->live.empty());
+        CHECK(world->sums_on_streams == 0); // host gradients (openmp): staged collectives
         for (int r = 0; r < 2; ++r)
             for (int s = 0; s < 10; ++s)
                 CHECK(losses[r][s] == doctest::Approx(want[s]).epsilon(1e-5));
@@ -207,6 +80,35 @@ TEST_CASE("nccl: data-parallel training over a fake NCCL takes one process's ste
         for (std::size_t i = 0; i < want_params.size(); ++i)
             CHECK(params[0][i] == doctest::Approx(want_params[i]).epsilon(1e-5).scale(1e-2));
     }
+}
+
+// Device memory summed where it is: the fake's "device" memory is host memory, two spans in one
+// group, queued on the stream the caller names, nothing staged.
+TEST_CASE("nccl: sum_on_device sums device memory in place, as one group") {
+    const int n = 2;
+    int stream = 0; // any address stands for the caller's stream
+    std::vector<std::vector<double>> got(n);
+    auto world = on_fake_nccl(n, [&](int r, std::shared_ptr<NcclCommunicator> c) {
+        CHECK(c->sums_device_memory());
+        std::vector<float> a{1.0f * float(r + 1), 2.0f}, b{10.0f * float(r + 1)};
+        c->sum_on_device({{reinterpret_cast<std::uint64_t>(a.data()), 2, DType::F32},
+                          {reinterpret_cast<std::uint64_t>(b.data()), 1, DType::F32}},
+                         &stream);
+        got[r] = {a[0], a[1], b[0]};
+        CHECK_ERROR(c->sum_on_device({{reinterpret_cast<std::uint64_t>(a.data()), 2, DType::BF16}},
+                                     &stream),
+                    "nccl", "bf16");
+    });
+    for (int r = 0; r < n; ++r)
+        CHECK(got[r] == std::vector<double>{3.0, 4.0, 30.0});
+    CHECK(world->sums_on_streams == 2 * n);
+    CHECK(world->groups == n);
+    CHECK(world->sums_outside_groups == 0);
+    CHECK(world->streams == std::set<void*>{&stream});
+    CHECK(world->staged_bytes == 0);
+    SelfCommunicator self;
+    CHECK_FALSE(self.sums_device_memory());
+    CHECK_ERROR(self.sum_on_device({}, nullptr), "sum_on_device", "host memory only");
 }
 
 TEST_CASE("nccl: the real library opens where the toolkit has it; without a GPU it says so") {

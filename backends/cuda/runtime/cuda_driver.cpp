@@ -245,6 +245,10 @@ void Event::record(const Stream& stream) {
           "cuEventRecord");
 }
 
+void Event::synchronize() const {
+    check(g_api.cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
+}
+
 float Event::milliseconds_since(const Event& start) const {
     check(g_api.cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
     float ms = 0;
@@ -252,6 +256,50 @@ float Event::milliseconds_since(const Event& start) const {
                                    static_cast<CUevent>(event_)),
           "cuEventElapsedTime");
     return ms;
+}
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
+    check(g_api.cuMemHostAlloc(&data_, bytes, 0), "cuMemHostAlloc");
+}
+
+PinnedBuffer::~PinnedBuffer() {
+    if (data_ && driver_alive()) g_api.cuMemFreeHost(data_);
+}
+
+bool Graph::available() {
+    return g_api.cuMemHostAlloc && g_api.cuMemFreeHost && g_api.cuStreamBeginCapture &&
+           g_api.cuStreamEndCapture && g_api.cuGraphInstantiate && g_api.cuGraphLaunch &&
+           g_api.cuGraphExecDestroy && g_api.cuGraphDestroy;
+}
+
+Graph::Graph(const Stream& stream, const std::function<void()>& enqueue) {
+    auto s = static_cast<CUstream>(stream.get());
+    // Thread-local: other threads may allocate or synchronize meanwhile (deferred downloads).
+    check(g_api.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+    CUgraph graph = nullptr;
+    try {
+        enqueue();
+    } catch (...) {
+        g_api.cuStreamEndCapture(s, &graph); // the stream leaves capture mode either way
+        if (graph) g_api.cuGraphDestroy(graph);
+        throw;
+    }
+    check(g_api.cuStreamEndCapture(s, &graph), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    CUresult r = g_api.cuGraphInstantiate(&exec, graph, 0);
+    g_api.cuGraphDestroy(graph); // the instantiated graph does not need it
+    check(r, "cuGraphInstantiate");
+    exec_ = exec;
+}
+
+Graph::~Graph() {
+    if (exec_ && driver_alive()) g_api.cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
+}
+
+void Graph::launch(const Stream& stream) const {
+    check(g_api.cuGraphLaunch(static_cast<CUgraphExec>(exec_), static_cast<CUstream>(stream.get())),
+          "cuGraphLaunch");
 }
 
 void launch(void* function, const std::array<unsigned, 3>& grid,

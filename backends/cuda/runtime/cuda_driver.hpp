@@ -1,14 +1,16 @@
 // The CUDA driver API, opened with dlopen("libcuda.so.1") on first use, so hedra builds and runs
 // on machines without a driver or a GPU; only cuda_driver.cpp includes <cuda.h>. RAII handles
-// for what hedra owns (stream, module, device memory); the context is the device's primary
-// context (the one the CUDA runtime, cuBLAS and PyTorch use, so pointers can be shared with
-// them in benchmarks). Every driver error becomes a hedra::Error naming the call and CUDA's
-// error name. At process exit, destructors stop calling the driver (it may already be gone).
+// for what hedra owns (stream, module, device and pinned memory, events, graphs); the context
+// is the device's primary context (the one the CUDA runtime, cuBLAS and PyTorch use, so pointers
+// can be shared with them in benchmarks). Every driver error becomes a hedra::Error naming the
+// call and CUDA's error name. At process exit, destructors stop calling the driver (it may
+// already be gone).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "scheduler/target.hpp"
@@ -99,11 +101,45 @@ public:
     Event(const Event&) = delete;
     Event& operator=(const Event&) = delete;
     void record(const Stream& stream);
+    void synchronize() const; // waits for the work recorded before it
     // Waits for this event; the time between `start` and it.
     float milliseconds_since(const Event& start) const;
 
 private:
     void* event_ = nullptr; // CUevent
+};
+
+// Page-locked host memory (cuMemHostAlloc): copies between it and the device run asynchronously
+// and can be captured into a graph, as copies from ordinary (pageable) memory cannot.
+class PinnedBuffer {
+public:
+    explicit PinnedBuffer(std::size_t bytes); // bytes > 0
+    ~PinnedBuffer();
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+    void* get() const { return data_; }
+    std::size_t bytes() const { return bytes_; }
+
+private:
+    void* data_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+// A CUDA graph: the work that `enqueue` puts on `stream`, captured once (nothing runs then) and
+// instantiated; launch() replays all of it with one driver call. `enqueue` must not allocate,
+// free or synchronize (the driver rejects that during a capture).
+class Graph {
+public:
+    // Whether the driver has the graph and pinned-memory entry points.
+    static bool available();
+    Graph(const Stream& stream, const std::function<void()>& enqueue);
+    ~Graph();
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    void launch(const Stream& stream) const;
+
+private:
+    void* exec_ = nullptr; // CUgraphExec
 };
 
 // cuLaunchKernel with one DevicePtr argument per kernel parameter.

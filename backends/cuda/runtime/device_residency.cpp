@@ -13,8 +13,15 @@ std::shared_ptr<DeviceBuffer> DeviceResidency::find_host(const void* host,
 }
 
 void DeviceResidency::add_host(const std::shared_ptr<void>& owner, const void* host,
-                               std::shared_ptr<DeviceBuffer> device) {
-    host_[host] = {owner, std::move(device)};
+                               std::shared_ptr<DeviceBuffer> device, bool writable) {
+    host_[host] = {owner, std::move(device), writable};
+}
+
+std::shared_ptr<DeviceBuffer> DeviceResidency::find_writable_host(const void* host,
+                                                                  std::size_t bytes) const {
+    auto it = host_.find(host);
+    if (it == host_.end() || !it->second.writable) return nullptr;
+    return find_host(host, bytes);
 }
 
 std::shared_ptr<DeviceBuffer> DeviceResidency::find_node(const NodePtr& node) const {

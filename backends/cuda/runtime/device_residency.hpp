@@ -22,8 +22,15 @@ class DeviceResidency {
 public:
     // The device copy of `bytes` bytes at `host`, if one is registered and still alive.
     std::shared_ptr<DeviceBuffer> find_host(const void* host, std::size_t bytes) const;
+    // `writable`: work on the device copy reaches the host array (its contents are copied from
+    // there when read); not for a result whose host contents come from elsewhere (a graph's
+    // staging).
     void add_host(const std::shared_ptr<void>& owner, const void* host,
-                  std::shared_ptr<DeviceBuffer> device);
+                  std::shared_ptr<DeviceBuffer> device, bool writable = true);
+    // find_host, for a writable copy only.
+    std::shared_ptr<DeviceBuffer> find_writable_host(const void* host, std::size_t bytes) const;
+    // Forgets the device copy of `host` (its device memory is about to be overwritten).
+    void erase_host(const void* host) { host_.erase(host); }
 
     std::shared_ptr<DeviceBuffer> find_node(const NodePtr& node) const;
     void add_node(const NodePtr& node, std::shared_ptr<DeviceBuffer> device);
@@ -35,6 +42,7 @@ private:
     struct HostEntry {
         std::weak_ptr<void> owner;
         std::shared_ptr<DeviceBuffer> device;
+        bool writable = true;
     };
     struct NodeEntry {
         std::weak_ptr<const Node> node;

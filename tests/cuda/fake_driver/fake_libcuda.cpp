@@ -4,11 +4,17 @@
 // emulator.hpp), which the test registers for the PTX image it expects the backend to load.
 // It checks what a real driver would reject: pointers that are not live allocations, copies
 // out of bounds, launches of functions the module lacks, more than 1024 threads per block.
+// Stream capture records the launches and copies made on the stream instead of running them
+// (with the kernel arguments' values, as the driver copies them); cuGraphLaunch replays them in
+// order. During a capture it refuses what a real driver refuses (allocating, freeing and
+// synchronizing), and copies captured to or from host memory must use pinned memory
+// (cuMemHostAlloc), which is what keeps such copies asynchronous on a device.
 // Loaded by the backend through $HEDRA_CUDA_DRIVER (see tests/cuda/test_fake_driver.cpp).
 #include <chrono>
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -33,10 +39,28 @@ struct Function {
     int params;
 };
 
+// A launch or a copy made on a capturing stream, as a graph replays it.
+struct Operation {
+    enum class Kind { Launch, HostToDevice, DeviceToHost } kind;
+    Function* function = nullptr;
+    unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    std::vector<CUdeviceptr> args;
+    CUdeviceptr device = 0;
+    void* host = nullptr;
+    std::size_t bytes = 0;
+};
+struct Graph {
+    std::vector<Operation> operations;
+};
+
 std::mutex g_mutex;
 std::map<std::uintptr_t, std::size_t> g_allocations; // address -> bytes
+std::map<std::uintptr_t, std::size_t> g_pinned;      // cuMemHostAlloc'ed address -> bytes
 std::map<std::string, void*> g_emulations;           // PTX -> emulation library
 std::uint64_t g_launches = 0, g_h2d = 0, g_d2h = 0;
+std::uint64_t g_h2d_bytes = 0, g_graphs = 0, g_graph_launches = 0;
+std::atomic<bool> g_capturing{false};
+std::vector<Operation> g_captured;
 int g_context = 0, g_stream = 0;
 // HEDRA_FAKE_CUDA_NOOP=1: any module loads and launches only check their arguments, so that
 // what remains is the backend's own host time per launch (docs/cuda.md, "Host time per step").
@@ -47,6 +71,53 @@ bool in_allocation(std::uintptr_t p, std::size_t bytes) {
     if (it == g_allocations.begin()) return false;
     --it;
     return p >= it->first && p + bytes <= it->first + it->second;
+}
+
+bool in_pinned(const void* host, std::size_t bytes) {
+    auto p = reinterpret_cast<std::uintptr_t>(host);
+    auto it = g_pinned.upper_bound(p);
+    if (it == g_pinned.begin()) return false;
+    --it;
+    return p >= it->first && p + bytes <= it->first + it->second;
+}
+
+// The copies and the launch, run now (g_mutex held by the caller for the copies).
+CUresult copy_to_device(CUdeviceptr dst, const void* src, std::size_t n) {
+    if (!in_allocation(static_cast<std::uintptr_t>(dst), n)) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(reinterpret_cast<void*>(dst), src, n);
+    ++g_h2d;
+    g_h2d_bytes += n;
+    return CUDA_SUCCESS;
+}
+
+CUresult copy_to_host(void* dst, CUdeviceptr src, std::size_t n) {
+    if (!in_allocation(static_cast<std::uintptr_t>(src), n)) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(dst, reinterpret_cast<void*>(src), n);
+    ++g_d2h;
+    return CUDA_SUCCESS;
+}
+
+CUresult run_kernel(Function* fn, const unsigned* grid, const unsigned* block,
+                    const std::vector<CUdeviceptr>& values) {
+    std::vector<void*> args;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        for (CUdeviceptr p : values) {
+            if (p != 0 && !in_allocation(static_cast<std::uintptr_t>(p), 1))
+                return CUDA_ERROR_ILLEGAL_ADDRESS;
+            args.push_back(reinterpret_cast<void*>(p));
+        }
+        ++g_launches;
+    }
+    if (g_noop) return CUDA_SUCCESS;
+    using Launcher = void (*)(void (*)(void**), void**, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned);
+    auto launch = reinterpret_cast<Launcher>(dlsym(fn->module->emulation, "hd_emu_launch"));
+    auto kernel = reinterpret_cast<void (*)(void**)>(
+        dlsym(fn->module->emulation, (fn->name + "_emu").c_str()));
+    if (!launch || !kernel) return CUDA_ERROR_NOT_FOUND;
+    launch(kernel, args.data(), grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    return CUDA_SUCCESS;
 }
 
 } // namespace
@@ -65,6 +136,13 @@ void hedra_fake_cuda_counters(std::uint64_t* launches, std::uint64_t* h2d, std::
     *h2d = g_h2d;
     *d2h = g_d2h;
     *live_allocations = g_allocations.size();
+}
+void hedra_fake_cuda_graph_counters(std::uint64_t* graphs, std::uint64_t* graph_launches,
+                                    std::uint64_t* h2d_bytes) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    *graphs = g_graphs;
+    *graph_launches = g_graph_launches;
+    *h2d_bytes = g_h2d_bytes;
 }
 
 CUresult cuInit(unsigned) {
@@ -126,6 +204,7 @@ CUresult cuCtxSetCurrent(CUcontext c) {
     return c == reinterpret_cast<CUcontext>(&g_context) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 CUresult cuMemAlloc(CUdeviceptr* p, std::size_t bytes) {
+    if (g_capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
     void* m = std::malloc(bytes);
     if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -137,6 +216,7 @@ CUresult cuMemAlloc(CUdeviceptr* p, std::size_t bytes) {
 }
 CUresult cuMemFree(CUdeviceptr p) {
     std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!g_allocations.erase(static_cast<std::uintptr_t>(p))) return CUDA_ERROR_INVALID_VALUE;
     std::free(reinterpret_cast<void*>(p));
     return CUDA_SUCCESS;
@@ -145,19 +225,50 @@ CUresult cuMemGetInfo(std::size_t* free, std::size_t* total) {
     *free = *total = std::size_t(1) << 34;
     return CUDA_SUCCESS;
 }
+CUresult cuMemHostAlloc(void** p, std::size_t bytes, unsigned) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    void* m = std::malloc(bytes);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    g_pinned[reinterpret_cast<std::uintptr_t>(m)] = bytes;
+    *p = m;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemFreeHost(void* p) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (!g_pinned.erase(reinterpret_cast<std::uintptr_t>(p))) return CUDA_ERROR_INVALID_VALUE;
+    std::free(p);
+    return CUDA_SUCCESS;
+}
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t n, CUstream) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (!in_allocation(static_cast<std::uintptr_t>(dst), n)) return CUDA_ERROR_INVALID_VALUE;
-    std::memcpy(reinterpret_cast<void*>(dst), src, n);
-    ++g_h2d;
-    return CUDA_SUCCESS;
+    if (g_capturing) {
+        if (!in_pinned(src, n) || !in_allocation(static_cast<std::uintptr_t>(dst), n))
+            return CUDA_ERROR_INVALID_VALUE;
+        Operation op{Operation::Kind::HostToDevice};
+        op.device = dst;
+        op.host = const_cast<void*>(src);
+        op.bytes = n;
+        g_captured.push_back(op);
+        return CUDA_SUCCESS;
+    }
+    return copy_to_device(dst, src, n);
 }
 CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t n, CUstream) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (!in_allocation(static_cast<std::uintptr_t>(src), n)) return CUDA_ERROR_INVALID_VALUE;
-    std::memcpy(dst, reinterpret_cast<void*>(src), n);
-    ++g_d2h;
-    return CUDA_SUCCESS;
+    if (g_capturing) {
+        if (!in_pinned(dst, n) || !in_allocation(static_cast<std::uintptr_t>(src), n))
+            return CUDA_ERROR_INVALID_VALUE;
+        Operation op{Operation::Kind::DeviceToHost};
+        op.device = src;
+        op.host = dst;
+        op.bytes = n;
+        g_captured.push_back(op);
+        return CUDA_SUCCESS;
+    }
+    return copy_to_host(dst, src, n);
 }
 CUresult cuStreamCreate(CUstream* s, unsigned) {
     *s = reinterpret_cast<CUstream>(&g_stream);
@@ -167,9 +278,58 @@ CUresult cuStreamDestroy(CUstream) {
     return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream) {
-    return CUDA_SUCCESS;
+    return g_capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 CUresult cuStreamQuery(CUstream) { // launches run when made: nothing is ever pending
+    return g_capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+CUresult cuStreamBeginCapture(CUstream, CUstreamCaptureMode) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    g_capturing = true;
+    g_captured.clear();
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamEndCapture(CUstream, CUgraph* graph) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    g_capturing = false;
+    *graph = reinterpret_cast<CUgraph>(new Graph{std::move(g_captured)});
+    g_captured.clear();
+    return CUDA_SUCCESS;
+}
+CUresult cuGraphInstantiate(CUgraphExec* exec, CUgraph graph, unsigned long long) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    *exec = reinterpret_cast<CUgraphExec>(new Graph(*reinterpret_cast<Graph*>(graph)));
+    ++g_graphs;
+    return CUDA_SUCCESS;
+}
+CUresult cuGraphDestroy(CUgraph graph) {
+    delete reinterpret_cast<Graph*>(graph);
+    return CUDA_SUCCESS;
+}
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+    delete reinterpret_cast<Graph*>(exec);
+    return CUDA_SUCCESS;
+}
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream) {
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        if (g_capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        ++g_graph_launches;
+    }
+    for (const Operation& op : reinterpret_cast<Graph*>(exec)->operations) {
+        CUresult r = CUDA_SUCCESS;
+        if (op.kind == Operation::Kind::Launch) {
+            r = run_kernel(op.function, op.grid, op.block, op.args);
+        } else {
+            std::lock_guard<std::mutex> lock(g_mutex);
+            r = op.kind == Operation::Kind::HostToDevice
+                    ? copy_to_device(op.device, op.host, op.bytes)
+                    : copy_to_host(op.host, op.device, op.bytes);
+        }
+        if (r != CUDA_SUCCESS) return r;
+    }
     return CUDA_SUCCESS;
 }
 CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned, CUjit_option*, void**) {
@@ -205,26 +365,23 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (gx == 0 || gy == 0 || gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024 || gy > 65535 ||
         gz > 65535 || shared != 0 || extra)
         return CUDA_ERROR_INVALID_VALUE;
-    std::vector<void*> args;
+    std::vector<CUdeviceptr> values;
+    for (int i = 0; i < fn->params; ++i)
+        values.push_back(*static_cast<CUdeviceptr*>(params[i]));
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
     {
         std::lock_guard<std::mutex> lock(g_mutex);
-        for (int i = 0; i < fn->params; ++i) {
-            auto p = *static_cast<CUdeviceptr*>(params[i]);
-            if (p != 0 && !in_allocation(static_cast<std::uintptr_t>(p), 1))
-                return CUDA_ERROR_ILLEGAL_ADDRESS;
-            args.push_back(reinterpret_cast<void*>(p));
+        if (g_capturing) {
+            Operation op{Operation::Kind::Launch};
+            op.function = fn;
+            std::copy(grid, grid + 3, op.grid);
+            std::copy(block, block + 3, op.block);
+            op.args = std::move(values);
+            g_captured.push_back(std::move(op));
+            return CUDA_SUCCESS;
         }
-        ++g_launches;
     }
-    if (g_noop) return CUDA_SUCCESS;
-    using Launcher = void (*)(void (*)(void**), void**, unsigned, unsigned, unsigned, unsigned,
-                              unsigned, unsigned);
-    auto launch = reinterpret_cast<Launcher>(dlsym(fn->module->emulation, "hd_emu_launch"));
-    auto kernel = reinterpret_cast<void (*)(void**)>(
-        dlsym(fn->module->emulation, (fn->name + "_emu").c_str()));
-    if (!launch || !kernel) return CUDA_ERROR_NOT_FOUND;
-    launch(kernel, args.data(), gx, gy, gz, bx, by, bz);
-    return CUDA_SUCCESS;
+    return run_kernel(fn, grid, block, values);
 }
 // Events hold the host time they were recorded at (fake launches run synchronously).
 CUresult cuEventCreate(CUevent* e, unsigned) {
@@ -242,7 +399,7 @@ CUresult cuEventRecord(CUevent e, CUstream) {
     return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent) {
-    return CUDA_SUCCESS;
+    return g_capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent stop) {
     *ms = static_cast<float>(*reinterpret_cast<double*>(stop) - *reinterpret_cast<double*>(start));
