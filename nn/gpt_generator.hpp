@@ -38,6 +38,8 @@ public:
 
     // The logits (batch × vocab, row-major) after the last token fed.
     const std::vector<float>& last_logits() const { return logits_; }
+    const GptConfig& config() const { return config_; }
+    std::int64_t batch() const { return batch_; }
     // Programs compiled so far (at most 2) and the seconds they took.
     int programs_compiled() const { return compiled_; }
     double compile_seconds() const { return compile_seconds_; }

@@ -8,6 +8,7 @@
 #include "hedra_python.hpp"
 #include "nn/clip_grad.hpp"
 #include "nn/gpt.hpp"
+#include "nn/gpt_generator.hpp"
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
@@ -170,6 +171,40 @@ void bind_gpt(nb::module_& nn) {
             return to_numpy_list(nn::gpt_init(config, seed));
         },
         "config"_a, "seed"_a, "nanoGPT's initialization from hedra's generator.");
+    nb::class_<nn::GptGenerator>(
+        nn, "GptGenerator",
+        "Text generation with a key-value cache: each new token is one cached decoding step; two "
+        "programs are compiled once, for every position.")
+        .def(
+            "__init__",
+            [](nn::GptGenerator* g, const nn::GptConfig& config, ArraySequence params,
+               std::int64_t batch, const std::string& backend, int num_threads) {
+                ComputeOptions options;
+                options.backend = backend;
+                options.num_threads = num_threads;
+                new (g) nn::GptGenerator(config, to_host_arrays(params), batch, options);
+            },
+            "config"_a, "params"_a, "batch"_a = 1, "backend"_a = "", "num_threads"_a = 0)
+        .def(
+            "generate",
+            [](nn::GptGenerator& g, const std::vector<std::vector<std::int64_t>>& prompt,
+               std::int64_t count, double temperature, std::int64_t top_k, std::uint64_t seed) {
+                return g.generate(prompt, count, nn::SamplingOptions{temperature, top_k, seed});
+            },
+            "prompt"_a, "count"_a, "temperature"_a = 0.0, "top_k"_a = 0, "seed"_a = 0,
+            "Feeds each row of `prompt` (batch rows of equal length), then appends `count` tokens "
+            "to each: greedy at temperature 0, else sampled (top_k > 0: among the k most likely) "
+            "from a generator seeded with `seed`. Returns the new tokens, one list per row.")
+        .def_prop_ro(
+            "last_logits",
+            [](const nn::GptGenerator& g) {
+                const std::vector<float>& l = g.last_logits();
+                const std::int64_t rows = l.empty() ? 0 : g.batch();
+                return to_numpy(HostArray::from(l, {rows, rows ? g.config().vocab : 0}));
+            },
+            "The logits (batch, vocab) after the last token fed; empty before any.")
+        .def_prop_ro("programs_compiled", &nn::GptGenerator::programs_compiled)
+        .def_prop_ro("compile_seconds", &nn::GptGenerator::compile_seconds);
 }
 
 void bind_optimizers(nb::module_& nn) {

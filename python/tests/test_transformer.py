@@ -72,3 +72,32 @@ def test_schedules_drive_a_trainer():
     schedule = nn.WarmupCosine(lr=3e-2, min_lr=3e-3, warmup=2, decay_steps=20)
     losses = [trainer.step([tokens, (tokens + 1) % 7], lr=schedule(s)) for s in range(15)]
     assert losses[-1] < losses[0]
+
+
+def test_gpt_generator_matches_the_full_forward_and_repeats_with_a_seed():
+    config = nn.GptConfig(vocab=13, block=12, layers=1, heads=2, embd=16)
+    params = nn.gpt_init(config, seed=3)
+    generator = nn.GptGenerator(config, params, batch=2)
+    assert generator.last_logits.shape == (0, 0)
+    prompt = [[1, 2, 3], [4, 5, 6]]
+    new = generator.generate(prompt, 5)
+    assert [len(row) for row in new] == [5, 5]
+    assert generator.programs_compiled == 2 and generator.compile_seconds > 0
+    # Greedy decoding with the cache = the argmax of the full forward at each position.
+    for row, tokens in zip(prompt, new):
+        text = list(row)
+        for token in tokens:
+            logits = hd.compute(nn.gpt_logits(config, params, np.array([text], dtype=np.int64)))
+            assert token == int(np.argmax(logits[0, -1]))
+            text.append(token)
+    full = np.array([row + tokens for row, tokens in zip(prompt, new)], dtype=np.int64)
+    want = hd.compute(nn.gpt_logits(config, params, full[:, :-1]))[:, -1]
+    np.testing.assert_allclose(generator.last_logits, want, rtol=1e-5, atol=1e-5)
+    # Sampling repeats with its seed; top_k=1 is greedy.
+    draws = [nn.GptGenerator(config, params, batch=2, backend="openmp", num_threads=1)
+             .generate(prompt, 6, temperature=0.8, top_k=5, seed=7) for _ in range(2)]
+    assert draws[0] == draws[1]
+    top1 = nn.GptGenerator(config, params, batch=2).generate(prompt, 5, temperature=1.0, top_k=1)
+    assert top1 == new
+    with pytest.raises(hd.Error):
+        generator.generate([[1] * 10, [2] * 10], 5)  # past the context of 12
