@@ -1,5 +1,5 @@
 // bench/compile: what compiling costs. For matmul (512², f32), a 20-node elementwise +
-// reduction graph, the three MNIST training steps of bench/train_step (MLP 784-300-100-10 at
+// reduction graph, a chain of 2000 elementwise maps, the three MNIST training steps of bench/train_step (MLP 784-300-100-10 at
 // batch 64, MLP 784-1024-1024-10 at 256, the CNN at 64: forward, backward, SGD update with a
 // run-time learning rate) and the W7 GPT step (forward, backward, AdamW):
 //   cold: a fresh process with an empty cache directory (isl, printing, clang, linking);
@@ -96,6 +96,16 @@ Program workload(const std::string& name) {
             h = tanh(h * 0.5f + float(i)) - sigmoid(h);
         return {{sum(h, {1}) + max(h, {1}) * 2.0f}, {x}};
     }
+    if (name == "chain2000") { // 2000 elementwise maps in a row over 1000 elements
+        Array x = placeholder(Shape::of({1000}), DType::F32, "x");
+        Array h = x;
+        for (int i = 0; i < 2000; ++i)
+            h = i % 4 == 0   ? h * 1.0001f
+                : i % 4 == 1 ? h + 0.5f
+                : i % 4 == 2 ? h - 0.25f
+                             : h * 0.9999f;
+        return {{h}, {x}};
+    }
     std::fprintf(stderr, "compile: unknown workload '%s'\n", name.c_str());
     std::exit(2);
 }
@@ -146,7 +156,7 @@ int main(int argc, char** argv) {
     bench::Args args = bench::parse_args(argc, argv);
     const int reps = args.reps > 0 ? args.reps : args.quick ? 1 : 3;
     for (const std::string name :
-         {"matmul", "graph20", "mlp_step", "mlp_large_step", "cnn_step", "gpt_step"}) {
+         {"matmul", "graph20", "chain2000", "mlp_step", "mlp_large_step", "cnn_step", "gpt_step"}) {
         if (!args.wants(name)) continue;
         std::vector<double> cold, warm;
         for (int r = 0; r < reps; ++r) {
