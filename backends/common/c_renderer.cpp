@@ -418,8 +418,12 @@ private:
         in_parallel_ = false;
         scope_.pop_back();
         if (!locals_.empty()) body = local_declarations() + body;
-        std::string fn = "static void " + name + "(" + iters + "long " + n.iterator +
-                         value_params() + params(true, &body) + ") {\n" + body + "}\n\n";
+        // Never inlined into the parallel loop: inlined there, clang fully unrolls the lane
+        // reductions' accumulator loops and leaves them scalar (a 768x128 layer norm: 60 µs
+        // against 16 µs called).
+        std::string fn = "__attribute__((noinline)) static void " + name + "(" + iters + "long " +
+                         n.iterator + value_params() + params(true, &body) + ") {\n" + body +
+                         "}\n\n";
         functions_ += fn;
         out += pad + options_.dialect.parallel_for + (simd ? " simd" : "") +
                " num_threads(hd_nt) if(hd_nt > 1) schedule(static)\n";
