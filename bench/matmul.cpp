@@ -1,8 +1,11 @@
 // bench/matmul: C = A·B in f32 for N = 256, 512, 1024, 2048, hedra's compiled matmul (a view, a
 // map and a sum: no hand-written kernel) against OpenBLAS cblas_sgemm, both at 1 and 2 threads,
 // timed alternately in this process. Target (issue 3): speedup >= 0.5 at N = 1024 and 2048.
+// Then the three contractions of a linear layer's training step at the W8 GPT's sizes (2048
+// tokens, width 384, the MLP's 1536): the forward y = x·wᵀ, the input gradient dx = dy·w and the
+// weight gradient dw = dyᵀ·x, whose sum runs over the tokens (linear_fwd, linear_dx, linear_dw).
 // OpenBLAS is a benchmark-only dependency; without it the lines say peer=missing(openblas).
-//   bench/matmul [--quick] [--threads 1,2] [--reps N] [--only 1024,2048]
+//   bench/matmul [--quick] [--threads 1,2] [--reps N] [--only 1024,2048,linear_dw]
 #include <random>
 
 #include "bench/bench_common.hpp"
@@ -16,14 +19,26 @@ using namespace hedra;
 
 namespace {
 
-std::vector<float> random_matrix(std::int64_t n, unsigned seed) {
+std::vector<float> random_matrix(std::int64_t rows, std::int64_t cols, unsigned seed) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> v(static_cast<std::size_t>(n * n));
+    std::vector<float> v(static_cast<std::size_t>(rows * cols));
     for (float& x : v)
         x = dist(gen);
     return v;
 }
+
+std::vector<float> random_matrix(std::int64_t n, unsigned seed) {
+    return random_matrix(n, n, seed);
+}
+
+// One contraction of a linear layer: C[m,n] = sum_k A·B with A stored [m,k] or [k,m] (a_t)
+// and B stored [k,n] or [n,k] (b_t), as the layer's tensors are.
+struct LinearCase {
+    const char* name;
+    std::int64_t m, n, k;
+    bool a_t, b_t;
+};
 
 int default_reps(std::int64_t n) {
     return n <= 256 ? 41 : n <= 512 ? 15 : n <= 1024 ? 7 : 3;
@@ -87,6 +102,63 @@ int main(int argc, char** argv) {
             char buf[64];
             std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
             bench::print_line("matmul_" + std::to_string(n), threads, t, peer, extra + buf);
+        }
+    }
+    const std::int64_t tokens = args.quick ? 64 : 2048, width = args.quick ? 32 : 384,
+                       hidden = 4 * width;
+    const LinearCase linear[] = {
+        {"linear_fwd", tokens, hidden, width, false, true}, // x[t,c] · w[h,c]ᵀ
+        {"linear_dx", tokens, width, hidden, false, false}, // dy[t,h] · w[h,c]
+        {"linear_dw", hidden, width, tokens, true, false},  // dy[t,h]ᵀ · x[t,c]
+    };
+    for (const LinearCase& lc : linear) {
+        if (!args.wants(lc.name)) continue;
+        const Shape a_shape = lc.a_t ? Shape::of({lc.k, lc.m}) : Shape::of({lc.m, lc.k});
+        const Shape b_shape = lc.b_t ? Shape::of({lc.n, lc.k}) : Shape::of({lc.k, lc.n});
+        Array a = placeholder(a_shape, DType::F32, "a");
+        Array b = placeholder(b_shape, DType::F32, "b");
+        Array c_lazy = matmul(lc.a_t ? transpose(a) : a, lc.b_t ? transpose(b) : b);
+        HostArray ha = HostArray::from(random_matrix(a_shape[0].size, a_shape[1].size, 1),
+                                       {a_shape[0].size, a_shape[1].size});
+        HostArray hb = HostArray::from(random_matrix(b_shape[0].size, b_shape[1].size, 2),
+                                       {b_shape[0].size, b_shape[1].size});
+        std::vector<float> c(static_cast<std::size_t>(lc.m * lc.n));
+        for (int threads : args.threads) {
+            ComputeOptions options;
+            options.num_threads = threads;
+            options.tile_sizes = args.tiles;
+            double c0 = bench::now_ms();
+            CompiledProgram program = compile({c_lazy}, {a, b}, options);
+            double compile_ms = bench::now_ms() - c0;
+            HostArray result;
+            auto run_hedra = [&] { result = program({ha, hb})[0]; };
+            auto run_peer = [&] {
+#ifdef HEDRA_BENCH_HAVE_OPENBLAS
+                openblas_set_num_threads(threads);
+                cblas_sgemm(CblasRowMajor, lc.a_t ? CblasTrans : CblasNoTrans,
+                            lc.b_t ? CblasTrans : CblasNoTrans, int(lc.m), int(lc.n), int(lc.k),
+                            1.0f, ha.values<float>().data(), int(a_shape[1].size),
+                            hb.values<float>().data(), int(b_shape[1].size), 0.0f, c.data(),
+                            int(lc.n));
+#endif
+            };
+            int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 9;
+            bench::select_clock(args, threads);
+            bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
+            double flop = 2.0 * double(lc.m) * double(lc.n) * double(lc.k);
+            std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));
+            if (have_peer) {
+                extra += " peer_gflops=" + std::to_string(int(flop / t.peer_ms / 1e6));
+                double diff = bench::max_relative_difference(result.values<float>().data(),
+                                                             c.data(), c.size());
+                if (!(diff < 1e-3)) {
+                    std::fprintf(stderr, "%s: hedra and openblas differ by %g\n", lc.name, diff);
+                    return 1;
+                }
+            }
+            char buf[64];
+            std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
+            bench::print_line(lc.name, threads, t, peer, extra + buf);
         }
     }
     return 0;

@@ -157,18 +157,20 @@ public:
     // Declares and fills the row panels: for each full block of R rows of A, K x R values, one
     // row of R per K step (the order print_block reads them in). Printed above the loops over
     // V tiles, with those loops bound to their first iteration (the copy does not use them).
+    // Panel by panel, so the writes run in sequence and each K step reads R neighbouring values
+    // (with one loop over all rows, every element paid a division and a remainder by R).
     void print_row_packs(int indent, std::string& out) {
         row_pack_base_ = cx_.next_name;
         cx_.next_name += row_packs_;
         std::string p = pad_of(indent);
-        out +=
-            p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + ua_ + ";\n";
+        out += p + "const long hd_alo = " + c_index_expr(n_.a->init) + ", hd_aup = " + ua_ + ";\n";
         for (std::size_t r = 0; r < reads_.size(); ++r)
             if (reads_[r].row_pack >= 0)
                 out += p + scalar_ + " " + row_pack_name(reads_[r].row_pack) + "[" +
                        std::to_string(row_pack_blocks_ * row_pack_rows_ * rows_) +
                        "] __attribute__((aligned(64)));\n";
-        out += p + "{\n";
+        const std::string rr = std::to_string(rows_);
+        out += p + "for (long hd_b = 0; hd_b < (hd_aup - hd_alo + 1) / " + rr + "; ++hd_b) {\n";
         for (const AstNode* l : n_.outer)
             out += p + "    const long " + l->iterator + " = " + c_index_expr(l->init) + ";\n";
         out += p + "    long hd_pi = 0;\n";
@@ -178,15 +180,15 @@ public:
                    c_index_expr(k->init) + "; " + c_index_expr(k->cond) + "; ++" + k->iterator +
                    ") {\n";
         std::string q = pad_of(indent + depth);
-        const std::string rr = std::to_string(rows_);
-        out += q + "for (long hd_a = hd_alo; hd_a < hd_alo + (hd_aup - hd_alo + 1) / " + rr +
-               " * " + rr + "; ++hd_a) {\n";
-        out += bind(q + "    ", "hd_a", c_index_expr(n_.v->init), false);
+        out += q + "#pragma clang loop unroll(full)\n";
+        out += q + "for (long hd_q = 0; hd_q < " + rr + "; ++hd_q) {\n";
+        out +=
+            bind(q + "    ", "hd_alo + hd_b * " + rr + "L + hd_q", c_index_expr(n_.v->init), false);
         for (std::size_t r = 0; r < reads_.size(); ++r)
             if (reads_[r].row_pack >= 0)
-                out += q + "    " + row_pack_name(reads_[r].row_pack) + "[(hd_a - hd_alo) / " + rr +
-                       " * " + std::to_string(row_pack_rows_ * rows_) + "L + hd_pi * " + rr +
-                       "L + (hd_a - hd_alo) % " + rr + "] = " +
+                out += q + "    " + row_pack_name(reads_[r].row_pack) + "[hd_b * " +
+                       std::to_string(row_pack_rows_ * rows_) + "L + hd_pi * " + rr +
+                       "L + hd_q] = " +
                        c_element(cx_.program.buffers[st_.reads[r].buffer], st_.reads[r].access) +
                        ";\n";
         out += q + "}\n" + q + "++hd_pi;\n";

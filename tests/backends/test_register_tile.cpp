@@ -46,9 +46,9 @@ std::string tile_text(const Lowered& l) {
     const AstNode* mark = find_mark(l.asts.at(0));
     if (!mark) return "";
     int names = 0;
-    backend::RegisterTileContext cx{
-        l.ir, l.ir.kernels[0], [](const AstNode&, int, std::string& out) { out += "S;\n"; }, names,
-        sched::cpu_target().vector_bytes};
+    backend::RegisterTileContext cx{l.ir, l.ir.kernels[0],
+                                    [](const AstNode&, int, std::string& out) { out += "S;\n"; },
+                                    names, sched::cpu_target().vector_bytes};
     std::string out;
     return backend::print_register_tile(cx, *mark, 0, out) ? out : "";
 }
@@ -147,4 +147,41 @@ TEST_CASE("register tile: every row and column remainder computes the naive prod
                     CHECK(got.flat(i * n + j) == doctest::Approx(want).epsilon(1e-5));
                 }
         }
+}
+
+// A weight gradient's product reads A transposed (A stored K x M, far apart along K): the tile
+// copies it into row panels of R rows first. Every full panel and the rows past the last one
+// compute the naive product.
+TEST_CASE("register tile: row panels of a transposed operand compute the naive product") {
+    std::mt19937 gen(11);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    const int m = 259, k = 37, n = 33; // two blocks of rows: 22 panels of 6; 21 and 1 row
+    std::vector<float> a(static_cast<std::size_t>(k * m)), b(static_cast<std::size_t>(k * n));
+    for (float& x : a)
+        x = dist(gen);
+    for (float& x : b)
+        x = dist(gen);
+    Array at = placeholder(Shape::of({k, m}), DType::F32, "a");
+    Array bt = placeholder(Shape::of({k, n}), DType::F32, "b");
+    Array product = matmul(transpose(at), bt);
+    Lowered l = lowered(sched::partition({product.node()}, {at.node(), bt.node()}));
+    std::string dump;
+    for (const AstNode& ast : l.asts)
+        dump += sched::to_string(ast);
+    INFO(dump);
+    CHECK(dump.find("row panels 22 blocks of 37 K") != std::string::npos);
+    ComputeOptions o;
+    o.backend = "openmp";
+    for (int threads : {1, 2}) {
+        o.num_threads = threads;
+        HostArray got = compile({product}, {at, bt},
+                                o)({HostArray::from(a, {k, m}), HostArray::from(b, {k, n})})[0];
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                double want = 0;
+                for (int p = 0; p < k; ++p)
+                    want += double(a[p * m + i]) * b[p * n + j];
+                CHECK(got.flat(i * n + j) == doctest::Approx(want).epsilon(1e-5));
+            }
+    }
 }
