@@ -3,7 +3,8 @@
 // timed alternately in this process. Target (issue 3): speedup >= 0.5 at N = 1024 and 2048.
 // Then the three contractions of a linear layer's training step at the W8 GPT's sizes (2048
 // tokens, width 384, the MLP's 1536): the forward y = x·wᵀ, the input gradient dx = dy·w and the
-// weight gradient dw = dyᵀ·x, whose sum runs over the tokens (linear_fwd, linear_dx, linear_dw).
+// weight gradient dw = dyᵀ·x, whose sum runs over the tokens (linear_fwd, linear_dx, linear_dw),
+// and the same for the MLP's second layer, 1536 -> 384 (linear2_fwd, linear2_dx, linear2_dw).
 // OpenBLAS is a benchmark-only dependency; without it the lines say peer=missing(openblas).
 //   bench/matmul [--quick] [--threads 1,2] [--reps N] [--only 1024,2048,linear_dw]
 #include <random>
@@ -110,6 +111,10 @@ int main(int argc, char** argv) {
         {"linear_fwd", tokens, hidden, width, false, true}, // x[t,c] · w[h,c]ᵀ
         {"linear_dx", tokens, width, hidden, false, false}, // dy[t,h] · w[h,c]
         {"linear_dw", hidden, width, tokens, true, false},  // dy[t,h]ᵀ · x[t,c]
+        // The MLP's second layer, hidden -> width: its forward sums over the hidden units.
+        {"linear2_fwd", tokens, width, hidden, false, true}, // h[t,h] · w[c,h]ᵀ
+        {"linear2_dx", tokens, hidden, width, false, false}, // dy[t,c] · w[c,h]
+        {"linear2_dw", width, hidden, tokens, true, false},  // dy[t,c]ᵀ · h[t,h]
     };
     for (const LinearCase& lc : linear) {
         if (!args.wants(lc.name)) continue;

@@ -38,9 +38,10 @@ struct ContractionPlan {
     std::vector<int> others;        // other output counters, inside the mark, in order
     std::vector<int> reduction;     // K counters, outermost first
     std::vector<std::int64_t> tile; // per counter: tile size (== extent: untiled)
-    // V's tile loop runs under the mark, above A (not in the outer band): the register tile
-    // then copies a broadcast operand whose K steps are far apart (dZ[b, o] in a weight
-    // gradient dZᵀ·X) into contiguous row panels once per A tile, for all V tiles.
+    // V's tile loop runs under the mark, above A (not in the outer band, so inside the K
+    // tiles): the register tile then copies a broadcast operand whose K steps are far apart
+    // (dZ[b, o] in a weight gradient dZᵀ·X) into contiguous row panels once per A tile and
+    // K tile, for all V tiles.
     bool v_tiles_inside = false;
 };
 

@@ -77,6 +77,44 @@ TEST_CASE("contraction plan: a long reduction is tiled so a packed panel fits th
     CHECK(plan->tile[2] * plan->tile[plan->v] * 4 <= 128 * 1024);
 }
 
+// A weight gradient dW = dYᵀ·X over many tokens: dY's rows (A) are far apart along the
+// tokens (K), so they are copied into row panels; with K tiled too, the V tiles run inside the
+// K tile (under the mark), so each A tile's panels are copied once per K tile, not once per
+// V tile as well.
+TEST_CASE("contraction plan: a weight gradient over a tiled K copies its row panels once per "
+          "K tile") {
+    Array dy = zeros_of({2048, 1536});
+    Array x = zeros_of({2048, 384});
+    Contraction c = contraction_of(matmul(transpose(dy), x));
+    const poly::Statement& st = c.ir.kernels[c.kernel].statements[c.statement];
+    auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
+    REQUIRE(plan);
+    CHECK(plan->a == 0); // dW's rows: dY's columns
+    CHECK(plan->v == 1);
+    REQUIRE(plan->reduction.size() == 1);
+    CHECK(plan->tile[plan->reduction[0]] < st.extents[plan->reduction[0]]);
+    CHECK(plan->v_tiles_inside);
+    CHECK(plan->tile[plan->a] < st.extents[plan->a]);
+}
+
+// x·Wᵀ: W's panel is gathered across its rows. A few rows keep K whole (no partial sums);
+// many rows read the panel once per register block, so it is tiled along K to stay in L1.
+TEST_CASE("contraction plan: x·Wᵀ keeps K whole for a batch, tiles it for many rows") {
+    for (auto [rows, k] : {std::pair<std::int64_t, std::int64_t>{64, 784}, {2048, 1536}}) {
+        CAPTURE(rows);
+        Contraction c = contraction_of(matmul(zeros_of({rows, k}), transpose(zeros_of({384, k}))));
+        const poly::Statement& st = c.ir.kernels[c.kernel].statements[c.statement];
+        auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
+        REQUIRE(plan);
+        REQUIRE(plan->reduction.size() == 1);
+        const std::int64_t kc = plan->tile[plan->reduction[0]];
+        if (rows == 64)
+            CHECK(kc == st.extents[plan->reduction[0]]);
+        else
+            CHECK(kc <= 256);
+    }
+}
+
 TEST_CASE("contraction plan: a per-row division folds into the product (softmax · V)") {
     // Attention's probabilities times V: exp(s) / sum(exp(s)) stays inlined in the
     // contraction, and division prints on the vector types.
