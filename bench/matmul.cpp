@@ -116,17 +116,31 @@ int main(int argc, char** argv) {
         {"linear2_dx", tokens, hidden, width, false, false}, // dy[t,c] · w[c,h]
         {"linear2_dw", width, hidden, tokens, true, false},  // dy[t,c]ᵀ · h[t,h]
     };
+    // The tokens as the GPT holds them, (batch, position): a contraction over both (the weight
+    // gradient) or beside both (the forward and input gradient), as the step's kernels are.
+    const std::int64_t batch = args.quick ? 2 : 8, positions = tokens / batch;
     for (const LinearCase& lc : linear) {
         if (!args.wants(lc.name)) continue;
         const Shape a_shape = lc.a_t ? Shape::of({lc.k, lc.m}) : Shape::of({lc.m, lc.k});
         const Shape b_shape = lc.b_t ? Shape::of({lc.n, lc.k}) : Shape::of({lc.k, lc.n});
-        Array a = placeholder(a_shape, DType::F32, "a");
-        Array b = placeholder(b_shape, DType::F32, "b");
-        Array c_lazy = matmul(lc.a_t ? transpose(a) : a, lc.b_t ? transpose(b) : b);
-        HostArray ha = HostArray::from(random_matrix(a_shape[0].size, a_shape[1].size, 1),
-                                       {a_shape[0].size, a_shape[1].size});
-        HostArray hb = HostArray::from(random_matrix(b_shape[0].size, b_shape[1].size, 2),
-                                       {b_shape[0].size, b_shape[1].size});
+        const bool dw = lc.a_t;
+        const std::int64_t a_cols = a_shape[1].size, b_cols = b_shape[1].size;
+        Array a = placeholder(Shape::of({batch, positions, a_cols}), DType::F32, "a");
+        Array b = dw ? placeholder(Shape::of({batch, positions, b_cols}), DType::F32, "b")
+                     : placeholder(b_shape, DType::F32, "b");
+        Array c_lazy;
+        if (dw) // dy[b,t,m]ᵀ · x[b,t,n]
+            c_lazy = sum(unflatten(a, 2, {lc.m, 1}) * unflatten(b, 2, {1, lc.n}), {0, 1});
+        else if (lc.b_t) // x[b,t,k] · w[n,k]ᵀ
+            c_lazy = sum(unflatten(a, 2, {1, lc.k}) * unflatten(b, 0, {1, 1, lc.n}), {3});
+        else // dy[b,t,k] · w[k,n]
+            c_lazy = sum(unflatten(a, 2, {lc.k, 1}) * unflatten(b, 0, {1, 1, lc.k}), {2});
+        HostArray ha =
+            HostArray::from(random_matrix(a_shape[0].size, a_cols, 1), {batch, positions, a_cols});
+        HostArray hb = dw ? HostArray::from(random_matrix(b_shape[0].size, b_cols, 2),
+                                            {batch, positions, b_cols})
+                          : HostArray::from(random_matrix(b_shape[0].size, b_cols, 2),
+                                            {b_shape[0].size, b_cols});
         std::vector<float> c(static_cast<std::size_t>(lc.m * lc.n));
         for (int threads : args.threads) {
             ComputeOptions options;
@@ -142,9 +156,8 @@ int main(int argc, char** argv) {
                 openblas_set_num_threads(threads);
                 cblas_sgemm(CblasRowMajor, lc.a_t ? CblasTrans : CblasNoTrans,
                             lc.b_t ? CblasTrans : CblasNoTrans, int(lc.m), int(lc.n), int(lc.k),
-                            1.0f, ha.values<float>().data(), int(a_shape[1].size),
-                            hb.values<float>().data(), int(b_shape[1].size), 0.0f, c.data(),
-                            int(lc.n));
+                            1.0f, ha.values<float>().data(), int(a_cols), hb.values<float>().data(),
+                            int(b_cols), 0.0f, c.data(), int(lc.n));
 #endif
             };
             int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 9;

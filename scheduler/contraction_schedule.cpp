@@ -20,7 +20,8 @@ constexpr std::int64_t kMaxReduction = 512;              // K points per tile (K
 constexpr std::int64_t kMinReduction = 256;              // ... with packed panels, at least
 constexpr std::int64_t kMaxPackedReduction = 2048;       // ... and at most
 constexpr std::int64_t kStridedPackReduction = 1024;     // a transposed panel: K whole up to this
-constexpr std::int64_t kStridedPackL1Reduction = 384;    // ... with many rows (kMaxTileRows)
+constexpr std::int64_t kStridedPackL1Reduction = 384;    // ... with many rows reading one panel:
+constexpr std::int64_t kStridedPackManyRows = 128;       // (rows of A per panel fill)
 constexpr std::int64_t kBroadcastPackBytes = 256 * 1024; // an A tile's copied broadcast rows
 constexpr std::int64_t kUnpackedWidth = 256;             // V tile when nothing is packed
 constexpr std::int64_t kMaxTileRows = 384;               // A tile (rows) when there are many
@@ -265,13 +266,14 @@ std::optional<ContractionPlan> plan_contraction(const poly::ProgramIR& program,
     // vector block of columns at a time, each K step one cache line of the source row, with K
     // whole: no partial sums to reload, and the init and epilogue join the tile (faster on
     // MLP-sized x·Wᵀ; docs/pipeline.md).
-    // With many rows, each panel serves many register blocks and is read again for each: it
-    // should stay in L1 (K x 32 lanes x 4 bytes: 48 KiB at K = 384), in tiles of 256 where K
-    // is longer (x·Wᵀ of the W8 GPT's second MLP layer, K = 1536: 0.75x -> 0.87x OpenBLAS).
+    // With many rows per panel fill (A's extent: a parallel loop outside refills it), each
+    // panel serves many register blocks and is read again for each: it should stay in L1
+    // (K x 32 lanes x 4 bytes: 48 KiB at K = 384), in tiles of 256 where K is longer (x·Wᵀ of
+    // the W8 GPT's second MLP layer, 8 x 256 rows, K = 1536: 0.67x -> 0.84x OpenBLAS).
     if (best->strided_pack)
-        k_max = st.extents[best->a] <= kMaxTileRows  ? std::max(k_max, kStridedPackReduction)
-                : k_total <= kStridedPackL1Reduction ? kStridedPackL1Reduction
-                                                     : kMinReduction;
+        k_max = st.extents[best->a] < kStridedPackManyRows ? std::max(k_max, kStridedPackReduction)
+                : k_total <= kStridedPackL1Reduction       ? kStridedPackL1Reduction
+                                                           : kMinReduction;
     std::int64_t kc = 1;
     for (std::size_t i = reduction.size(); i-- > 0;) {
         int k = reduction[i];

@@ -97,22 +97,36 @@ TEST_CASE("contraction plan: a weight gradient over a tiled K copies its row pan
     CHECK(plan->tile[plan->a] < st.extents[plan->a]);
 }
 
-// x·Wᵀ: W's panel is gathered across its rows. A few rows keep K whole (no partial sums);
-// many rows read the panel once per register block, so it is tiled along K to stay in L1.
-TEST_CASE("contraction plan: x·Wᵀ keeps K whole for a batch, tiles it for many rows") {
-    for (auto [rows, k] : {std::pair<std::int64_t, std::int64_t>{64, 784}, {2048, 1536}}) {
-        CAPTURE(rows);
-        Contraction c = contraction_of(matmul(zeros_of({rows, k}), transpose(zeros_of({384, k}))));
+// x·Wᵀ: a panel is gathered across the rows of one operand (strided along V). With few rows
+// per panel fill K stays whole (no partial sums); with many, each register block reads the
+// panel again, so K is tiled for the panel to stay in L1.
+TEST_CASE("contraction plan: x·Wᵀ keeps K whole for few rows, tiles it for many") {
+    struct Case {
+        std::int64_t rows, out, k;
+        bool whole;
+    };
+    for (const Case& t : {Case{64, 64, 784, true}, Case{2048, 384, 1536, false}}) {
+        CAPTURE(t.rows);
+        Contraction c =
+            contraction_of(matmul(zeros_of({t.rows, t.k}), transpose(zeros_of({t.out, t.k}))));
         const poly::Statement& st = c.ir.kernels[c.kernel].statements[c.statement];
         auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
         REQUIRE(plan);
         REQUIRE(plan->reduction.size() == 1);
         const std::int64_t kc = plan->tile[plan->reduction[0]];
-        if (rows == 64)
+        if (t.whole)
             CHECK(kc == st.extents[plan->reduction[0]]);
         else
             CHECK(kc <= 256);
     }
+    // A GPT's activations (batch, position, features): the batch runs outside, 256 rows per
+    // panel fill.
+    Contraction c =
+        contraction_of(nn::linear(zeros_of({8, 256, 1536}), zeros_of({384, 1536}), Array()));
+    auto plan = sched::plan_contraction(c.ir, c.ir.kernels[c.kernel], c.statement);
+    REQUIRE(plan);
+    REQUIRE(plan->reduction.size() == 1);
+    CHECK(plan->tile[plan->reduction[0]] <= 256);
 }
 
 TEST_CASE("contraction plan: a per-row division folds into the product (softmax · V)") {
