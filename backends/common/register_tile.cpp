@@ -103,8 +103,13 @@ public:
         const std::int64_t trip_v = sched::constant_trip(*n_.v);
         std::vector<int> row_counts;
         if (trip_a <= 0 || trip_a >= rows_) row_counts.push_back(rows_);
+        // The rows past the last block of R: one block of each power of two below R, largest
+        // first, which covers up to R - 1 rows.
         std::int64_t left = trip_a > 0 ? trip_a % rows_ : -1;
-        for (int r = 4; r >= 1; r /= 2)
+        int top = 1;
+        while (top * 2 < rows_)
+            top *= 2;
+        for (int r = top; r >= 1; r /= 2)
             if (r < rows_ && (left < 0 || left >= r)) {
                 row_counts.push_back(r);
                 if (left >= r) left -= r;

@@ -185,3 +185,16 @@ TEST_CASE("register tile: row panels of a transposed operand compute the naive p
             }
     }
 }
+
+// A target with more rows than 8 (the remainder blocks 4, 2, 1 covered only 7 rows past the last
+// block: 13 rows were left out): the remainder takes each power of two below R once.
+TEST_CASE("register tile: the rows past the last block of a 14-row tile are all computed") {
+    sched::CpuTarget cpu = sched::cpu_target_named("avx512");
+    cpu.register_tile_rows = 14;
+    Lowered l = lowered(test::matmul_ir(2 * 14 + 13, 64, 32), cpu);
+    const std::string text = tile_text(l);
+    INFO(text);
+    REQUIRE(!text.empty());
+    for (int rows : {8, 4, 2, 1})
+        CHECK(text.find("if (hd_r + " + std::to_string(rows - 1) + " <= ") != std::string::npos);
+}
