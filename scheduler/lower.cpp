@@ -171,6 +171,8 @@ const std::vector<PassInfo>& pass_list() {
          "which nodes are materialized: reductions, fuses, outputs, shared expensive maps"},
         {"partition.cap-expressions", "program", "partition.cap-expressions",
          "materialize the largest operand of a statement past 64 inlined nodes"},
+        {"partition.store-shared-maps", "program", "partition.store-shared-maps",
+         "a map whose inlined tree reads many buffers is stored when several kernels read it"},
         {"partition.distribute-fuses", "program", "partition.distribute-fuses",
          "a fuse read only by one map is computed piece by piece in the map's kernel"},
         {"partition.unroll-reductions", "program", "partition.unroll-reductions",

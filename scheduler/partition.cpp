@@ -132,6 +132,7 @@ ProgramIR Partitioner::run(const std::vector<NodePtr>& placeholders) {
     static constexpr Step kSteps[] = {
         {"partition.decide", &Partitioner::decide},
         {"partition.cap-expressions", &Partitioner::cap_expressions},
+        {"partition.store-shared-maps", &Partitioner::store_wide_shared_maps},
         {"partition.distribute-fuses", &Partitioner::distribute_fuses},
         {"partition.unroll-reductions", &Partitioner::unroll_small_reductions},
         {"partition.wide-sums", &Partitioner::find_wide_sums},

@@ -12,6 +12,8 @@
 //   recomputed in each (a bias add and a ReLU cost no pass over memory of their own); a map
 //   of more than a few operations or with a math function that is an operand of a contraction
 //   is stored too (inlined, it would be recomputed once per column of the other operand);
+//   a cheap map read by several kernels whose inlined tree reads many full-size buffers is
+//   stored (a residual stream, inlined, reads every earlier layer's output in each layer);
 // - reductions are materialized as an Assign of the identity over the result and an Update over
 //   the input's full counter box (so matmul is one kernel and its product is never stored),
 //   except a reduction of at most 4 terms per result read only inside one other kernel (a

@@ -154,6 +154,46 @@ void Partitioner::materialize_costly_operands() {
     }
 }
 
+// Kernels reading each node (its materialized consumers, or theirs through inlined maps) are
+// found consumers first; the full-size buffers each inlined tree reads, operands first. Storing
+// a map never adds kernels to the nodes below it (their reads of it become one kernel), so one
+// pass in operand order decides every map.
+void Partitioner::store_wide_shared_maps() {
+    const std::size_t n = g_.nodes.size();
+    constexpr std::size_t kCap = 16; // sets are only compared against small counts
+    auto merge = [](std::vector<int>& into, const std::vector<int>& from) {
+        for (int x : from) {
+            if (into.size() >= kCap) return;
+            auto at = std::lower_bound(into.begin(), into.end(), x);
+            if (at == into.end() || *at != x) into.insert(at, x);
+        }
+    };
+    std::vector<std::vector<int>> kernels(n);
+    for (std::size_t j = n; j-- > 0;)
+        for (int u : cn(static_cast<int>(j)).consumers) {
+            if (mat_[static_cast<std::size_t>(u)])
+                merge(kernels[j], {u});
+            else
+                merge(kernels[j], kernels[static_cast<std::size_t>(u)]);
+        }
+    std::vector<std::vector<int>> reads(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const int ii = static_cast<int>(i);
+        if (!inlinable_map(ii) || mat_[i]) continue;
+        const std::int64_t elements = cn(ii).node->shape.size();
+        for (int o : cn(ii).operands) {
+            if (inlinable_map(o) && !mat_[static_cast<std::size_t>(o)])
+                merge(reads[i], reads[static_cast<std::size_t>(o)]);
+            else if (kind(o) != NodeKind::Constant && kind(o) != NodeKind::Iota &&
+                     cn(o).node->shape.size() >= elements)
+                merge(reads[i], {o});
+        }
+        const auto k = static_cast<std::int64_t>(kernels[i].size()),
+                   r = static_cast<std::int64_t>(reads[i].size());
+        if (k >= 2 && (k - 1) * (r - 1) > kMaxSharedRereads) mat_[i] = true;
+    }
+}
+
 // A fuse read only inside one materialized map's kernel, element for element, is not
 // stored: that kernel computes the map once per piece (one statement per piece, in the
 // fuse's order, so the later piece still wins). A pooling adjoint routed through a ReLU's

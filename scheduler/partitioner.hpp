@@ -76,6 +76,15 @@ private:
     static constexpr std::int64_t kMaxOperandNodes = 5;
     void materialize_costly_operands();
 
+    // A cheap map read by several kernels is recomputed in each; when its inlined tree reads
+    // many buffers, each recomputation is a pass over all of them: a residual stream
+    // x + f(x) + g(...) inlined layer after layer read every earlier layer's output in every
+    // later layer's kernels (quadratic in the depth). Stored, it costs one write and one read
+    // per kernel: with K kernels reading it and R full-size buffers in its tree, it is stored
+    // when (K - 1)(R - 1) > kMaxSharedRereads.
+    static constexpr std::int64_t kMaxSharedRereads = 2;
+    void store_wide_shared_maps();
+
     void distribute_fuses();
 
     std::vector<int> roots() const;

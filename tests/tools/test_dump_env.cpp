@@ -45,31 +45,32 @@ TEST_CASE("HEDRA_DUMP: one numbered file per stage of each compile") {
     Array c = matmul(a, b);
     CompiledProgram program = compile({c}, {a, b}, ComputeOptions{});
     std::vector<std::string> names = files_in(dir);
-    REQUIRE(names.size() == 23);
+    REQUIRE(names.size() == 24);
     std::string prefix = names[0].substr(0, 5); // "0001-" unless an earlier test dumped
     std::vector<std::string> want{"001-graph.txt",
                                   "002-graph.dot",
                                   "003-partition.decide.txt",
                                   "004-partition.cap-expressions.txt",
-                                  "005-partition.distribute-fuses.txt",
-                                  "006-partition.unroll-reductions.txt",
-                                  "007-partition.wide-sums.txt",
-                                  "008-partition.epilogues.txt",
-                                  "009-partition.buffers.txt",
-                                  "010-partition.kernels.txt",
-                                  "011-partition.fuse-rows.txt",
-                                  "012-partition.in-place-pieces.txt",
-                                  "013-partition.split-reductions.txt",
-                                  "014-partition.stream-stencils.txt",
-                                  "015-partition.txt",
-                                  "016-k0-domains.txt",
-                                  "017-k0-accesses.txt",
-                                  "018-k0-deps.txt",
-                                  "019-k0-constraints.yaml",
-                                  "020-k0-schedule.yaml",
-                                  "021-k0-final-schedule.yaml",
-                                  "022-k0-ast.txt",
-                                  "023-code.cpp"};
+                                  "005-partition.store-shared-maps.txt",
+                                  "006-partition.distribute-fuses.txt",
+                                  "007-partition.unroll-reductions.txt",
+                                  "008-partition.wide-sums.txt",
+                                  "009-partition.epilogues.txt",
+                                  "010-partition.buffers.txt",
+                                  "011-partition.kernels.txt",
+                                  "012-partition.fuse-rows.txt",
+                                  "013-partition.in-place-pieces.txt",
+                                  "014-partition.split-reductions.txt",
+                                  "015-partition.stream-stencils.txt",
+                                  "016-partition.txt",
+                                  "017-k0-domains.txt",
+                                  "018-k0-accesses.txt",
+                                  "019-k0-deps.txt",
+                                  "020-k0-constraints.yaml",
+                                  "021-k0-schedule.yaml",
+                                  "022-k0-final-schedule.yaml",
+                                  "023-k0-ast.txt",
+                                  "024-code.cpp"};
     for (std::size_t i = 0; i < want.size(); ++i)
         CHECK(names[i] == prefix + want[i]);
     // The partition's steps write their decisions: after "decide" the sum is materialized and
@@ -77,21 +78,21 @@ TEST_CASE("HEDRA_DUMP: one numbered file per stage of each compile") {
     std::string decided = hedra::test::read_text(dir + "/" + prefix + "003-partition.decide.txt");
     CHECK(decided.find("reduce (7,3): output materialized") != std::string::npos);
     CHECK(decided.find("map (7,3,5): inlined") != std::string::npos);
-    std::string buffers = hedra::test::read_text(dir + "/" + prefix + "009-partition.buffers.txt");
+    std::string buffers = hedra::test::read_text(dir + "/" + prefix + "010-partition.buffers.txt");
     CHECK(buffers.find("reduce (7,3): output materialized buffer=b2") != std::string::npos);
     CHECK(hedra::test::read_text(dir + "/" + prefix + "001-graph.txt") == to_string({c.node()}));
     CHECK(hedra::test::read_text(dir + "/" + prefix + "002-graph.dot").rfind("digraph", 0) == 0);
-    std::string domains = hedra::test::read_text(dir + "/" + prefix + "016-k0-domains.txt");
+    std::string domains = hedra::test::read_text(dir + "/" + prefix + "017-k0-domains.txt");
     CHECK(
         domains.find("S1 := { S1[i0, i1, i2] : 0 <= i0 <= 6 and 0 <= i1 <= 2 and 0 <= i2 <= 4 }") !=
         std::string::npos);
-    CHECK(hedra::test::read_text(dir + "/" + prefix + "023-code.cpp").find("hedra_program") !=
+    CHECK(hedra::test::read_text(dir + "/" + prefix + "024-code.cpp").find("hedra_program") !=
           std::string::npos);
 
     // The same graph again: a cache hit compiles nothing and writes nothing.
     Array c2 = matmul(a, b);
     CompiledProgram again = compile({c2}, {a, b}, ComputeOptions{});
-    CHECK(files_in(dir).size() == 23);
+    CHECK(files_in(dir).size() == 24);
 
     // Another graph: the next compile number.
     Array d = placeholder(Shape::of({9}), DType::F32, "d");
