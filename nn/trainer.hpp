@@ -66,6 +66,11 @@ struct TrainerOptions {
     // defaults) for f16, none for bf16, whose range is f32's. It needs precision bf16 or f16 and
     // covers step() and step_outputs(); gradients() and step_accumulated() refuse it.
     std::optional<LossScaling> loss_scaling = std::nullopt;
+    // The step and apply programs write the new parameters and optimizer state into the memory
+    // of the old ones (CompileOptions::donate) where their partition allows it, so a step
+    // allocates no new parameter or state arrays. Arrays from params() or optimizer_state()
+    // that the caller still holds are copied before a step writes over them, never changed.
+    bool update_in_place = true;
 };
 
 struct StepResult {
@@ -194,6 +199,10 @@ private:
     HostArray lr_array(double lr) const;
     std::vector<std::string> state_names() const;
     void take_update(const std::vector<HostArray>& out, std::size_t first);
+    // Runs `p` on the parameters, the optimizer state, then `rest`; with update_in_place the
+    // parameters and state are moved in (donated) and put back if the run throws.
+    std::vector<HostArray> run_on_state(const CompiledProgram& p,
+                                        const std::vector<HostArray>& rest);
 
     LossOutputsFunction loss_;
     std::vector<InputSpec> inputs_;
