@@ -79,6 +79,47 @@ bool dead_at_write(const ProgramIR& p, const Writer& w, int in) {
     return true;
 }
 
+// The buffers a kernel reads and those it writes.
+struct KernelUse {
+    std::vector<int> reads, writes;
+    bool touches(int b) const {
+        return std::find(reads.begin(), reads.end(), b) != reads.end() ||
+               std::find(writes.begin(), writes.end(), b) != writes.end();
+    }
+};
+
+KernelUse use_of(const Kernel& k) {
+    KernelUse u;
+    for (const Statement& st : k.statements) {
+        u.writes.push_back(st.write_buffer);
+        for (const Statement::TupleWrite& w : st.tuple_writes)
+            u.writes.push_back(w.buffer);
+        for (const poly::Read& r : st.reads)
+            if (r.buffer >= 0) u.reads.push_back(r.buffer);
+    }
+    return u;
+}
+
+// Kernels after the writer that read `in` move to just before it where nothing in between
+// writes what they read, or touches what they write: the input is then read before its
+// overwrite. Returns false (and `kernels` may be partly reordered) when one cannot move.
+bool hoist_readers(std::vector<Kernel>& kernels, int& writer, int in) {
+    for (int k = writer + 1; k < static_cast<int>(kernels.size()); ++k) {
+        const KernelUse moving = use_of(kernels[static_cast<std::size_t>(k)]);
+        if (std::find(moving.reads.begin(), moving.reads.end(), in) == moving.reads.end()) continue;
+        for (int between = writer; between < k; ++between) {
+            const KernelUse other = use_of(kernels[static_cast<std::size_t>(between)]);
+            for (int b : other.writes)
+                if (moving.touches(b)) return false;
+            for (int b : moving.writes)
+                if (other.touches(b)) return false;
+        }
+        std::rotate(kernels.begin() + writer, kernels.begin() + k, kernels.begin() + k + 1);
+        ++writer;
+    }
+    return true;
+}
+
 bool same_memory(const Buffer& a, const Buffer& b) {
     return a.dtype == b.dtype && a.sizes == b.sizes && !a.symbolic() && !b.symbolic() &&
            a.row_local == 0 && b.row_local == 0 && a.row_window == 0 && b.row_window == 0;
@@ -133,8 +174,16 @@ int donate_inputs(ProgramIR& p, const std::vector<NodePtr>& donated) {
             const int in = buffer_of(n);
             const Buffer& input = p.buffers[static_cast<std::size_t>(in)];
             if (input.donated || !same_memory(input, p.buffers[static_cast<std::size_t>(out)]) ||
-                !reads(st, in) || !dead_at_write(p, w, in))
+                !reads(st, in))
                 continue;
+            std::vector<Kernel> order_tried = p.kernels;
+            Writer moved = w;
+            if (!hoist_readers(order_tried, moved.kernel, in)) continue;
+            std::swap(p.kernels, order_tried);
+            if (!dead_at_write(p, moved, in)) {
+                std::swap(p.kernels, order_tried);
+                continue;
+            }
             p.buffers[static_cast<std::size_t>(in)].donated = true;
             fold_buffer(p, out, in);
             ++folded;

@@ -155,6 +155,39 @@ TEST_CASE("donation: outputs that read the input at other elements keep their ow
     }
 }
 
+TEST_CASE("donation: a kernel that reads the input after the write moves before it") {
+    const std::int64_t n = 32;
+    Array x = placeholder(Shape::of({n, n}), DType::F32, "x");
+    Array doubled = x * 2.0f;
+    Array sums = sum(transpose(x), {1}); // reads x, not x * 2: free to run first
+    poly::ProgramIR plain = sched::partition({doubled.node(), sums.node()}, {x.node()});
+    poly::ProgramIR moved =
+        sched::partition({doubled.node(), sums.node()}, {x.node()}, {}, {x.node()});
+    // Kernels in topological order: x * 2 first, then the sums.
+    auto writer = [](const poly::ProgramIR& p, int output) {
+        for (std::size_t k = 0; k < p.kernels.size(); ++k)
+            for (const poly::Statement& st : p.kernels[k].statements)
+                if (st.write_buffer == p.outputs[static_cast<std::size_t>(output)])
+                    return static_cast<int>(k);
+        return -1;
+    };
+    CHECK(writer(plain, 0) < writer(plain, 1));
+    CHECK(moved.buffers[static_cast<std::size_t>(moved.outputs[0])].donated);
+    CHECK(writer(moved, 0) > writer(moved, 1));
+    CHECK(moved.kernels.size() == plain.kernels.size());
+    HostArray value = ramp(n, n, 0.03f);
+    for (const std::string backend : {"openmp", "c"}) {
+        INFO(backend);
+        CompiledProgram copying = compile({doubled, sums}, {x}, on(backend));
+        CompiledProgram donating = compile({doubled, sums}, {x}, on(backend, {0}));
+        CHECK(donating.memory()->donated == n * n * 4);
+        std::vector<HostArray> expect = copying({value});
+        std::vector<HostArray> got = donating(std::vector<HostArray>{ramp(n, n, 0.03f)});
+        CHECK(same_bits(got[0], expect[0]));
+        CHECK(same_bits(got[1], expect[1]));
+    }
+}
+
 TEST_CASE("donation: the reference backend ignores it; bad positions are errors") {
     Update u;
     CompiledProgram reference = compile({u.next}, {u.w, u.g}, on("reference", {0}));
