@@ -6,11 +6,12 @@
 // batch 12; w8: nanoGPT's shakespeare-char model, 6 layers, 6 heads, width 384, context 256,
 // batch 8 (10.7M parameters); --vocab N replaces the 84 characters (50257: GPT-2's tokens);
 // --copy-update writes each step's new parameters and state into new memory instead of over the
-// old (TrainerOptions::update_in_place off), to compare the step's memory. The
+// old (TrainerOptions::update_in_place off), --recompute recomputes the forward's elementwise
+// maps in the backward (TrainerOptions::recompute), to compare the step's memory. The
 // PyTorch figures are bench/peers/gpt_torch.py's (--config w7|w8), run beside it
 // (bench/README.md).
 //   bench/gpt_step [--quick] [--threads 1,2] [--reps N] [--config w7|w8] [--vocab N]
-//                  [--copy-update]
+//                  [--copy-update] [--recompute]
 //                  [--only forward,forward_backward,train_step,generate]
 #include <sys/resource.h>
 
@@ -39,7 +40,7 @@ double peak_rss_mb() {
 int main(int argc, char** argv) {
     std::string config_name = "w7";
     std::int64_t vocab = 84;
-    bool in_place = true;
+    bool in_place = true, recompute = false;
     std::vector<char*> rest{argv[0]};
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -49,11 +50,14 @@ int main(int argc, char** argv) {
             vocab = std::atoll(argv[++i]);
         else if (a == "--copy-update")
             in_place = false;
+        else if (a == "--recompute")
+            recompute = true;
         else
             rest.push_back(argv[i]);
     }
-    bench::Args args = bench::parse_args(static_cast<int>(rest.size()), rest.data(),
-                                         " [--config w7|w8] [--vocab N] [--copy-update]");
+    bench::Args args =
+        bench::parse_args(static_cast<int>(rest.size()), rest.data(),
+                          " [--config w7|w8] [--vocab N] [--copy-update] [--recompute]");
     nn::GptConfig config;
     std::int64_t batch = 12;
     if (config_name == "w8") {
@@ -145,6 +149,7 @@ int main(int argc, char** argv) {
         options.clip_norm = 1.0;
         options.compute.num_threads = threads;
         options.update_in_place = in_place;
+        options.recompute = recompute;
         nn::AdamWOptions adamw{1e-3, 0.9, 0.99, 1e-8, 0.1};
         for (const nn::GptParameter& p : spec)
             adamw.decay_mask.push_back(p.decay);

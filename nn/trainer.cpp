@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "ad/grad.hpp"
+#include "ad/recompute.hpp"
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "nn/autocast.hpp"
@@ -248,6 +249,15 @@ Trainer::UpdateGraph Trainer::update_of(const std::vector<Array>& params,
     return g;
 }
 
+std::vector<Array> Trainer::gradients_of(const Array& loss, const LossOutputs& forward,
+                                         const std::vector<Array>& params) const {
+    std::vector<Array> grads = grad(loss, params);
+    if (!options_.recompute) return grads;
+    std::vector<Array> values{forward.loss};
+    append(values, forward.outputs);
+    return ad::recompute_maps(values, grads);
+}
+
 bool Trainer::batch_axis(std::size_t input) const {
     return options_.symbolic_batch && !inputs_[input].sizes.empty() &&
            inputs_[input].sizes[0] == kAnyExtent;
@@ -312,11 +322,11 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
             tracker = placeholder(Shape(), DType::F32, "loss_scale_growth_tracker");
             Array loss32 = lo.loss.dtype() == DType::F32 ? lo.loss : cast(lo.loss, DType::F32);
             Array inverse = 1.0 / scale;
-            for (const Array& g : grad(loss32 * scale, params))
+            for (const Array& g : gradients_of(loss32 * scale, lo, params))
                 grads.push_back(g * inverse);
             found = found_non_finite(grads);
         } else {
-            grads = grad(lo.loss, params);
+            grads = gradients_of(lo.loss, lo, params);
         }
         UpdateGraph u = update_of(params, grads);
         outs.push_back(lo.loss);
@@ -352,7 +362,7 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
     LossOutputs lo = loss_of(params, xs);
     Array scaled =
         lo.loss / (count.dtype() == lo.loss.dtype() ? count : cast(count, lo.loss.dtype()));
-    std::vector<Array> g = grad(scaled, params);
+    std::vector<Array> g = gradients_of(scaled, lo, params);
     outs.push_back(lo.loss);
     for (std::size_t i = 0; i < n; ++i)
         outs.push_back(acc.empty() ? g[i] : acc[i] + g[i]);

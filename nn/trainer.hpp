@@ -71,6 +71,12 @@ struct TrainerOptions {
     // allocates no new parameter or state arrays. Arrays from params() or optimizer_state()
     // that the caller still holds are copied before a step writes over them, never changed.
     bool update_in_place = true;
+    // Activation recomputation: the gradients compute the forward's elementwise maps (a GELU's
+    // output, softmax probabilities, normalized rows) again where they read them, from the
+    // values those maps read, so the forward's copies are freed when the forward is done with
+    // them (ad/recompute.hpp): less memory between the passes for some more work in the
+    // backward. Applies to the step and gradient programs.
+    bool recompute = false;
 };
 
 struct StepResult {
@@ -185,6 +191,9 @@ private:
     std::int64_t symbolic_batch(const std::vector<HostArray>& inputs) const;
     bool batch_axis(std::size_t input) const; // whether input's leading axis is the batch
     LossOutputs loss_of(const std::vector<Array>& params, const std::vector<Array>& inputs) const;
+    // The gradients of `loss` (a function of `forward`'s values), with recompute's copies.
+    std::vector<Array> gradients_of(const Array& loss, const LossOutputs& forward,
+                                    const std::vector<Array>& params) const;
     struct UpdateGraph {
         std::vector<Array> outputs; // new parameters, new state
         std::vector<Array> inputs;  // state and learning-rate placeholders
