@@ -4,10 +4,14 @@
 // threads, and the process's peak resident memory after each. --config
 // w7 (default): nanoGPT's char-level "macbook" recipe, 4 layers, 4 heads, width 128, context 64,
 // batch 12; w8: nanoGPT's shakespeare-char model, 6 layers, 6 heads, width 384, context 256,
-// batch 8 (10.7M parameters); --vocab N replaces the 84 characters (50257: GPT-2's tokens). The
+// batch 8 (10.7M parameters); --vocab N replaces the 84 characters (50257: GPT-2's tokens);
+// --copy-update writes each step's new parameters and state into new memory instead of over the
+// old (TrainerOptions::update_in_place off), --recompute recomputes the forward's elementwise
+// maps in the backward (TrainerOptions::recompute), to compare the step's memory. The
 // PyTorch figures are bench/peers/gpt_torch.py's (--config w7|w8), run beside it
 // (bench/README.md).
 //   bench/gpt_step [--quick] [--threads 1,2] [--reps N] [--config w7|w8] [--vocab N]
+//                  [--copy-update] [--recompute]
 //                  [--only forward,forward_backward,train_step,generate]
 #include <sys/resource.h>
 
@@ -36,6 +40,7 @@ double peak_rss_mb() {
 int main(int argc, char** argv) {
     std::string config_name = "w7";
     std::int64_t vocab = 84;
+    bool in_place = true, recompute = false;
     std::vector<char*> rest{argv[0]};
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -43,11 +48,16 @@ int main(int argc, char** argv) {
             config_name = argv[++i];
         else if (a == "--vocab" && i + 1 < argc)
             vocab = std::atoll(argv[++i]);
+        else if (a == "--copy-update")
+            in_place = false;
+        else if (a == "--recompute")
+            recompute = true;
         else
             rest.push_back(argv[i]);
     }
-    bench::Args args = bench::parse_args(static_cast<int>(rest.size()), rest.data(),
-                                         " [--config w7|w8] [--vocab N]");
+    bench::Args args =
+        bench::parse_args(static_cast<int>(rest.size()), rest.data(),
+                          " [--config w7|w8] [--vocab N] [--copy-update] [--recompute]");
     nn::GptConfig config;
     std::int64_t batch = 12;
     if (config_name == "w8") {
@@ -138,6 +148,8 @@ int main(int argc, char** argv) {
             options.param_names.push_back(p.name);
         options.clip_norm = 1.0;
         options.compute.num_threads = threads;
+        options.update_in_place = in_place;
+        options.recompute = recompute;
         nn::AdamWOptions adamw{1e-3, 0.9, 0.99, 1e-8, 0.1};
         for (const nn::GptParameter& p : spec)
             adamw.decay_mask.push_back(p.decay);
@@ -158,10 +170,11 @@ int main(int argc, char** argv) {
         char extra[600];
         std::snprintf(extra, sizeof extra,
                       "%s loss=%.5f compile_s=%.2f arena_mb=%.1f unshared_mb=%.1f "
-                      "results_mb=%.1f peak_rss_mb=%.0f",
+                      "results_mb=%.1f donated_mb=%.1f peak_rss_mb=%.0f",
                       shape, first, compile_s, memory ? memory->arena / 1e6 : -1.0,
                       memory ? memory->temporaries / 1e6 : -1.0,
-                      memory ? memory->results / 1e6 : -1.0, peak_rss_mb());
+                      memory ? memory->results / 1e6 : -1.0, memory ? memory->donated / 1e6 : -1.0,
+                      peak_rss_mb());
         bench::print_line("gpt_train_step", threads, t, "none", extra);
     }
     // Greedy generation with the key-value cache: one token of prompt, then context - 1 new

@@ -36,6 +36,7 @@ std::string ProgramMemory::to_string() const {
                     " temporaries in " + std::to_string(slots) + " slots; " + mb(temporaries) +
                     " unshared), results " + mb(results) + ", inputs " + mb(inputs);
     if (row_local > 0) s += ", " + std::to_string(row_local) + " row-local";
+    if (donated > 0) s += ", " + mb(donated) + " donated";
     return s;
 }
 

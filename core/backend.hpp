@@ -19,6 +19,12 @@ struct CompileOptions {
     // Program::run_notifying may tell each output as soon as it is final (a host program calls
     // back after the kernel that completes it); off, it tells them all at the end.
     bool output_hooks = false;
+    // Positions of placeholders whose memory the caller gives up when it calls the program with
+    // its inputs moved in (CompiledProgram::operator()(std::vector<HostArray>&&)): an output of
+    // the same shape and dtype computed element for element from one of them (an updated
+    // parameter or optimizer state) is written into it instead of new memory, where every other
+    // read of it comes first. Backends without a memory plan ignore it.
+    std::vector<int> donate;
 };
 
 // Called once per output of a run, in the order the outputs become final, with the memory of
@@ -31,7 +37,6 @@ struct OutputHook {
     void (*tick)(void* context) = nullptr;
 };
 
-// A compiled program: run it many times with new inputs, without rescheduling.
 // What one run of a compiled program keeps in memory, in bytes, where the backend plans it
 // (the CPU backends do). Temporaries whose lifetimes (first to last kernel touching them) do
 // not overlap share a slot of the arena, which the program keeps between runs; row-local
@@ -41,14 +46,16 @@ struct ProgramMemory {
     std::size_t temporaries = 0; // the same temporaries, each in memory of its own
     std::size_t results = 0;     // one run's outputs (reused across runs when dropped)
     std::size_t inputs = 0;      // placeholders and leaves read in place
+    std::size_t donated = 0;     // outputs written into donated inputs (not in `results`)
     int temporary_count = 0;     // temporaries with memory
     int slots = 0;               // arena slots they share
     int row_local = 0;           // temporaries that need no memory
     // "arena 12.5 MB (31 temporaries in 9 slots; 40.1 MB unshared), results 3.2 MB, inputs
-    // 4.0 MB, 5 row-local"
+    // 4.0 MB, 5 row-local, 2.1 MB donated"
     std::string to_string() const;
 };
 
+// A compiled program: run it many times with new inputs, without rescheduling.
 class Program {
 public:
     virtual ~Program() = default;
@@ -59,6 +66,13 @@ public:
     // every output in order.
     virtual std::vector<HostArray> run_notifying(const std::vector<HostArray>& inputs,
                                                  const OutputHook& hook);
+    // run(), where the caller gives up the inputs at CompileOptions::donate's positions: a
+    // result may take a donated input's memory when nothing else refers to it
+    // (HostArray::unshared()), which then leaves that input empty; one shared elsewhere is
+    // copied first. Nothing is taken when it throws. The default runs as run() does.
+    virtual std::vector<HostArray> run_donated(std::vector<HostArray>& inputs) {
+        return run(inputs);
+    }
     // The program's memory plan; empty where the backend does not plan one (reference, cuda).
     virtual std::optional<ProgramMemory> memory() const { return std::nullopt; }
 };

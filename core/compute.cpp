@@ -126,8 +126,7 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
     return (*this)(inputs, OutputHook{});
 }
 
-std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>& inputs,
-                                                   const OutputHook& hook) const {
+ParamValues CompiledProgram::check_inputs(const std::vector<HostArray>& inputs) const {
     if (inputs.size() != placeholders_.size())
         throw Error("compiled program: expected " + std::to_string(placeholders_.size()) +
                     " inputs (one per placeholder), got " + std::to_string(inputs.size()));
@@ -147,8 +146,21 @@ std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>&
             throw Error("compiled program: input " + std::to_string(i) + " for " +
                         placeholder_string(p) + " has no data");
     }
+    return values;
+}
+
+std::vector<HostArray> CompiledProgram::operator()(const std::vector<HostArray>& inputs,
+                                                   const OutputHook& hook) const {
+    ParamValues values = check_inputs(inputs);
     std::vector<HostArray> results =
         hook.ready ? program_->run_notifying(inputs, hook) : program_->run(inputs);
+    check_results("compiled program", outputs_, results, values);
+    return results;
+}
+
+std::vector<HostArray> CompiledProgram::operator()(std::vector<HostArray>&& inputs) const {
+    ParamValues values = check_inputs(inputs);
+    std::vector<HostArray> results = program_->run_donated(inputs);
     check_results("compiled program", outputs_, results, values);
     return results;
 }
@@ -173,6 +185,16 @@ CompiledProgram compile(const std::vector<Array>& outputs, const std::vector<Arr
             throw Error("compile: the outputs depend on " + placeholder_string(p) +
                         ", which is not among the " + std::to_string(ins.size()) +
                         " placeholders given");
+    for (std::size_t i = 0; i < options.donate.size(); ++i) {
+        const int d = options.donate[i];
+        if (d < 0 || d >= static_cast<int>(ins.size()))
+            throw Error("compile: donate lists position " + std::to_string(d) + ", but there " +
+                        "are " + std::to_string(ins.size()) + " placeholders; list positions of " +
+                        "the placeholders given");
+        for (std::size_t j = 0; j < i; ++j)
+            if (options.donate[j] == d)
+                throw Error("compile: donate lists position " + std::to_string(d) + " twice");
+    }
     std::shared_ptr<Backend> backend = choose_backend(options);
     std::vector<int> in_params = symbolic_params(ins);
     for (int p : symbolic_params(outs))

@@ -1,6 +1,8 @@
 // Evaluation: compute() evaluates arrays now; compile() builds a reusable program.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,12 +35,19 @@ public:
     // The same call, telling `hook` of every output as it becomes final (Program::run_notifying).
     std::vector<HostArray> operator()(const std::vector<HostArray>& inputs,
                                       const OutputHook& hook) const;
+    // The same call, giving up the inputs at CompileOptions::donate's positions: a result may
+    // be written into a donated input's memory (Program::run_donated), which leaves that input
+    // empty; the other inputs are left as they were, and all of them when it throws.
+    std::vector<HostArray> operator()(std::vector<HostArray>&& inputs) const;
     std::size_t num_inputs() const { return placeholders_.size(); }
     // Its memory plan (Program::memory), where the backend has one.
     std::optional<ProgramMemory> memory() const;
     std::size_t num_outputs() const { return outputs_.size(); }
 
 private:
+    // The symbolic extents' values the inputs give (checked against the placeholders).
+    std::map<int, std::int64_t> check_inputs(const std::vector<HostArray>& inputs) const;
+
     std::shared_ptr<Program> program_;
     std::vector<NodePtr> placeholders_;
     std::vector<NodePtr> outputs_;

@@ -72,6 +72,7 @@ HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype)
     std::memset(p, 0, padded);
     owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
     data_ = p;
+    sole_owner_ = true;
 }
 
 HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner,
@@ -85,6 +86,13 @@ HostArray::HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_p
                      void* data, std::shared_ptr<DeferredContents> pending)
     : HostArray(std::move(sizes), dtype, std::move(owner), data) {
     pending_ = std::move(pending);
+}
+
+HostArray HostArray::sole(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner,
+                          void* data) {
+    HostArray a(std::move(sizes), dtype, std::move(owner), data);
+    a.sole_owner_ = a.owner_ != nullptr;
+    return a;
 }
 
 template <>

@@ -1,5 +1,7 @@
 // HostArray: a dense, 0-based, row-major array in host memory, as `compute` returns it and as
-// `array()` and compiled programs take it. Copies share the buffer (it is immutable once made).
+// `array()` and compiled programs take it. Copies share the buffer (it is immutable once made,
+// except that a compiled program may write its result into an input that was donated to it and
+// that no other HostArray refers to; see unshared()).
 // A device backend's result may have deferred contents (deferred_contents.hpp): its elements
 // are copied from the device on the first access through raw(), values() or flat().
 #pragma once
@@ -29,6 +31,10 @@ public:
     // Wrap memory whose contents `pending` fills on first access (a device result).
     HostArray(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner, void* data,
               std::shared_ptr<DeferredContents> pending);
+    // Wrap memory that only `owner` refers to (a compiled program's result): like the
+    // constructor above, but a program may take it when it is donated (unshared()).
+    static HostArray sole(std::vector<std::int64_t> sizes, DType dtype, std::shared_ptr<void> owner,
+                          void* data);
     template <class T>
     static HostArray from(std::vector<T> values, std::vector<std::int64_t> sizes);
 
@@ -56,6 +62,10 @@ public:
     // A device result whose elements were written on the host since (a backend holding a
     // device copy of it must upload it again).
     bool changed() const { return pending_ && pending_->changed(); }
+    // Whether this HostArray is the only one referring to its memory, which hedra allocated
+    // (not borrowed or wrapped, which someone else may still read): a program this array is
+    // donated to may then overwrite it.
+    bool unshared() const { return sole_owner_ && owner_ && owner_.use_count() == 1 && !pending_; }
 
     // Typed access; throws hedra::Error if T does not match dtype().
     template <class T>
@@ -89,12 +99,13 @@ private:
     std::shared_ptr<void> owner_;
     void* data_ = nullptr;
     std::shared_ptr<DeferredContents> pending_;
+    bool sole_owner_ = false; // owner_ is the only reference to data_ outside HostArrays
 };
 
 template <class T>
 HostArray HostArray::from(std::vector<T> values, std::vector<std::int64_t> sizes) {
     auto owned = std::make_shared<std::vector<T>>(std::move(values));
-    HostArray a(std::move(sizes), dtype_of<T>(), owned, owned->data());
+    HostArray a = sole(std::move(sizes), dtype_of<T>(), owned, owned->data());
     if (static_cast<std::size_t>(a.size()) != owned->size())
         throw Error("HostArray::from: " + std::to_string(owned->size()) +
                     " values do not fill sizes with " + std::to_string(a.size()) + " elements");

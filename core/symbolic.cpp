@@ -179,4 +179,8 @@ std::vector<HostArray> SpecializingProgram::run_notifying(const std::vector<Host
     return program_for(inputs)->run_notifying(inputs, hook);
 }
 
+std::vector<HostArray> SpecializingProgram::run_donated(std::vector<HostArray>& inputs) {
+    return program_for(inputs)->run_donated(inputs);
+}
+
 } // namespace hedra

@@ -51,6 +51,7 @@ public:
     std::vector<HostArray> run(const std::vector<HostArray>& inputs) override;
     std::vector<HostArray> run_notifying(const std::vector<HostArray>& inputs,
                                          const OutputHook& hook) override;
+    std::vector<HostArray> run_donated(std::vector<HostArray>& inputs) override;
 
 private:
     std::shared_ptr<Program> program_for(const std::vector<HostArray>& inputs);

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "ad/grad.hpp"
+#include "ad/recompute.hpp"
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "nn/autocast.hpp"
@@ -248,6 +249,15 @@ Trainer::UpdateGraph Trainer::update_of(const std::vector<Array>& params,
     return g;
 }
 
+std::vector<Array> Trainer::gradients_of(const Array& loss, const LossOutputs& forward,
+                                         const std::vector<Array>& params) const {
+    std::vector<Array> grads = grad(loss, params);
+    if (!options_.recompute) return grads;
+    std::vector<Array> values{forward.loss};
+    append(values, forward.outputs);
+    return ad::recompute_maps(values, grads);
+}
+
 bool Trainer::batch_axis(std::size_t input) const {
     return options_.symbolic_batch && !inputs_[input].sizes.empty() &&
            inputs_[input].sizes[0] == kAnyExtent;
@@ -267,6 +277,12 @@ std::int64_t Trainer::symbolic_batch(const std::vector<HostArray>& inputs) const
 CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
                                std::int64_t batch_max) const {
     const std::size_t n = params_.size();
+    // Steps and updates take the parameters and the state first: with update_in_place they
+    // are donated, so the new values may be written over the old.
+    ComputeOptions updating = options_.compute;
+    if (options_.update_in_place)
+        for (std::size_t i = 0; i < n + state_.size(); ++i)
+            updating.donate.push_back(static_cast<int>(i));
     std::vector<Array> params = placeholders_like(params_, "param");
     std::vector<Array> xs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -293,7 +309,7 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
         append(outs, u.outputs);
         append(ins, u.inputs);
         append(ins, grads);
-        return compile(outs, ins, options_.compute);
+        return compile(outs, ins, updating);
     }
     if (kind == Kind::Train) {
         LossOutputs lo = loss_of(params, xs);
@@ -306,11 +322,11 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
             tracker = placeholder(Shape(), DType::F32, "loss_scale_growth_tracker");
             Array loss32 = lo.loss.dtype() == DType::F32 ? lo.loss : cast(lo.loss, DType::F32);
             Array inverse = 1.0 / scale;
-            for (const Array& g : grad(loss32 * scale, params))
+            for (const Array& g : gradients_of(loss32 * scale, lo, params))
                 grads.push_back(g * inverse);
             found = found_non_finite(grads);
         } else {
-            grads = grad(lo.loss, params);
+            grads = gradients_of(lo.loss, lo, params);
         }
         UpdateGraph u = update_of(params, grads);
         outs.push_back(lo.loss);
@@ -334,7 +350,7 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
             ins.push_back(tracker);
         }
         append(ins, xs);
-        return compile(outs, ins, options_.compute);
+        return compile(outs, ins, updating);
     }
     // Accumulation: loss, accumulated gradients of loss / count, extra outputs; each output
     // announced as soon as it is final (Trainer::gradients' hook).
@@ -346,7 +362,7 @@ CompiledProgram Trainer::build(Kind kind, const std::vector<HostArray>& inputs,
     LossOutputs lo = loss_of(params, xs);
     Array scaled =
         lo.loss / (count.dtype() == lo.loss.dtype() ? count : cast(count, lo.loss.dtype()));
-    std::vector<Array> g = grad(scaled, params);
+    std::vector<Array> g = gradients_of(scaled, lo, params);
     outs.push_back(lo.loss);
     for (std::size_t i = 0; i < n; ++i)
         outs.push_back(acc.empty() ? g[i] : acc[i] + g[i]);
@@ -413,6 +429,32 @@ void Trainer::take_update(const std::vector<HostArray>& out, std::size_t first) 
     ++steps_;
 }
 
+std::vector<HostArray> Trainer::run_on_state(const CompiledProgram& p,
+                                             const std::vector<HostArray>& rest) {
+    std::vector<HostArray> in;
+    if (!options_.update_in_place) {
+        in = params_;
+        in.insert(in.end(), state_.begin(), state_.end());
+        in.insert(in.end(), rest.begin(), rest.end());
+        return p(in);
+    }
+    in.reserve(params_.size() + state_.size() + rest.size());
+    for (HostArray& a : params_)
+        in.push_back(std::move(a));
+    for (HostArray& a : state_)
+        in.push_back(std::move(a));
+    in.insert(in.end(), rest.begin(), rest.end());
+    try {
+        return p(std::move(in));
+    } catch (...) {
+        for (std::size_t i = 0; i < params_.size(); ++i)
+            params_[i] = std::move(in[i]);
+        for (std::size_t i = 0; i < state_.size(); ++i)
+            state_[i] = std::move(in[params_.size() + i]);
+        throw;
+    }
+}
+
 double Trainer::step(const std::vector<HostArray>& inputs, double lr) {
     return step_outputs(inputs, lr).loss.flat(0);
 }
@@ -427,12 +469,10 @@ StepResult Trainer::step_outputs(const std::vector<HostArray>& inputs, double lr
     check_state_held("Trainer::step");
     HostArray lr_value = lr_array(lr);
     const CompiledProgram& p = program(Kind::Train, inputs);
-    std::vector<HostArray> in = params_;
-    in.insert(in.end(), state_.begin(), state_.end());
-    in.push_back(lr_value);
-    in.insert(in.end(), scaler_state_.begin(), scaler_state_.end());
-    in.insert(in.end(), inputs.begin(), inputs.end());
-    std::vector<HostArray> out = p(in);
+    std::vector<HostArray> rest{lr_value};
+    rest.insert(rest.end(), scaler_state_.begin(), scaler_state_.end());
+    rest.insert(rest.end(), inputs.begin(), inputs.end());
+    std::vector<HostArray> out = run_on_state(p, rest);
     StepResult r;
     r.loss = out[0];
     const std::size_t clipped = options_.clip_norm > 0.0 ? 1 : 0;
@@ -503,11 +543,9 @@ void Trainer::apply_gradients(const std::vector<HostArray>& grads, double lr) {
                         array_string(params_[i].dtype(), params_[i].sizes()));
     HostArray lr_value = lr_array(lr);
     const CompiledProgram& apply = program(Kind::Apply, {});
-    std::vector<HostArray> in = params_;
-    in.insert(in.end(), state_.begin(), state_.end());
-    in.push_back(lr_value);
-    in.insert(in.end(), grads.begin(), grads.end());
-    take_update(apply(in), options_.clip_norm > 0.0 ? 1 : 0);
+    std::vector<HostArray> rest{lr_value};
+    rest.insert(rest.end(), grads.begin(), grads.end());
+    take_update(run_on_state(apply, rest), options_.clip_norm > 0.0 ? 1 : 0);
 }
 
 StepResult Trainer::evaluate(const std::vector<HostArray>& inputs) {

@@ -66,6 +66,17 @@ struct TrainerOptions {
     // defaults) for f16, none for bf16, whose range is f32's. It needs precision bf16 or f16 and
     // covers step() and step_outputs(); gradients() and step_accumulated() refuse it.
     std::optional<LossScaling> loss_scaling = std::nullopt;
+    // The step and apply programs write the new parameters and optimizer state into the memory
+    // of the old ones (CompileOptions::donate) where their partition allows it, so a step
+    // allocates no new parameter or state arrays. Arrays from params() or optimizer_state()
+    // that the caller still holds are copied before a step writes over them, never changed.
+    bool update_in_place = true;
+    // Activation recomputation: the gradients compute the forward's elementwise maps (a GELU's
+    // output, softmax probabilities, normalized rows) again where they read them, from the
+    // values those maps read, so the forward's copies are freed when the forward is done with
+    // them (ad/recompute.hpp): less memory between the passes for some more work in the
+    // backward. Applies to the step and gradient programs.
+    bool recompute = false;
 };
 
 struct StepResult {
@@ -180,6 +191,9 @@ private:
     std::int64_t symbolic_batch(const std::vector<HostArray>& inputs) const;
     bool batch_axis(std::size_t input) const; // whether input's leading axis is the batch
     LossOutputs loss_of(const std::vector<Array>& params, const std::vector<Array>& inputs) const;
+    // The gradients of `loss` (a function of `forward`'s values), with recompute's copies.
+    std::vector<Array> gradients_of(const Array& loss, const LossOutputs& forward,
+                                    const std::vector<Array>& params) const;
     struct UpdateGraph {
         std::vector<Array> outputs; // new parameters, new state
         std::vector<Array> inputs;  // state and learning-rate placeholders
@@ -194,6 +208,10 @@ private:
     HostArray lr_array(double lr) const;
     std::vector<std::string> state_names() const;
     void take_update(const std::vector<HostArray>& out, std::size_t first);
+    // Runs `p` on the parameters, the optimizer state, then `rest`; with update_in_place the
+    // parameters and state are moved in (donated) and put back if the run throws.
+    std::vector<HostArray> run_on_state(const CompiledProgram& p,
+                                        const std::vector<HostArray>& rest);
 
     LossOutputsFunction loss_;
     std::vector<InputSpec> inputs_;

@@ -40,6 +40,7 @@ std::string buffer_line(const Buffer& b) {
     }
     if (b.row_local > 0) s += " row-local " + std::to_string(b.row_local);
     if (b.row_window > 0) s += " row-window " + std::to_string(b.row_window);
+    if (b.donated) s += " donated";
     return s;
 }
 

@@ -40,6 +40,10 @@ struct Buffer {
     // Per axis, the symbolic extent (Range::param) whose run-time value is its size, or -1;
     // empty when every axis is static. `sizes` holds the declared maxima: the memory it gets.
     std::vector<int> params;
+    // An input whose memory its caller donated (CompileOptions::donate) and that the program
+    // overwrites with an output (scheduler/donate_inputs.hpp): every other read of it comes
+    // before the write, or is the write's own element in the same statement instance.
+    bool donated = false;
     bool symbolic() const {
         for (int p : params)
             if (p >= 0) return true;

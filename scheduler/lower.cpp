@@ -193,8 +193,11 @@ const std::vector<PassInfo>& pass_list() {
          "long reductions over the leading axis run in parallel blocks of rows, then combine"},
         {"partition.stream-stencils", "program", "partition.stream-stencils",
          "chains of stencil sweeps stream over the rows once, intermediates in row windows"},
-        {"narrow-domains", "program", "partition",
+        {"narrow-domains", "program", "-",
          "temporaries computed only where they are read (narrow_domains.hpp)"},
+        {"donate-inputs", "program", "partition",
+         "outputs computed element for element from a donated input, after its other reads, "
+         "are written into it (donate_inputs.hpp)"},
         {"gpu.forms", "gpu", "gpu.forms",
          "cuda: each kernel's form: maps (launch groups), contraction, reduction, tuple reduction "
          "or generic (gpu_mapping.hpp)"},

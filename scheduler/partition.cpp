@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/scalar_dag.hpp"
 #include "scheduler/canonicalize.hpp"
+#include "scheduler/donate_inputs.hpp"
 #include "scheduler/in_place_pieces.hpp"
 #include "scheduler/narrow_domains.hpp"
 #include "scheduler/row_fusion.hpp"
@@ -612,8 +613,8 @@ void Partitioner::tuple_reduction(int i, Kernel& k) {
 namespace hedra::sched {
 
 poly::ProgramIR partition(const std::vector<NodePtr>& outputs,
-                          const std::vector<NodePtr>& placeholders,
-                          const PartitionOptions& options) {
+                          const std::vector<NodePtr>& placeholders, const PartitionOptions& options,
+                          const std::vector<NodePtr>& donated) {
     CanonicalGraph g = [&] {
         dump::PassTimer timer("canonicalize");
         return canonicalize(outputs);
@@ -622,6 +623,10 @@ poly::ProgramIR partition(const std::vector<NodePtr>& outputs,
     if (options.narrow) {
         dump::PassTimer timer("narrow-domains");
         narrow_domains(program);
+    }
+    {
+        dump::PassTimer timer("donate-inputs");
+        donate_inputs(program, donated);
     }
     return program;
 }

@@ -74,9 +74,10 @@ struct PartitionOptions {
 };
 
 // Throws hedra::Error if a placeholder reachable from `outputs` is not listed, or one is listed
-// twice.
+// twice. `donated`: placeholders whose memory outputs may take (donate_inputs.hpp).
 poly::ProgramIR partition(const std::vector<NodePtr>& outputs,
                           const std::vector<NodePtr>& placeholders,
-                          const PartitionOptions& options = {});
+                          const PartitionOptions& options = {},
+                          const std::vector<NodePtr>& donated = {});
 
 } // namespace hedra::sched

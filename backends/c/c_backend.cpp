@@ -45,12 +45,14 @@ std::unique_ptr<Program> CBackend::compile(const std::vector<NodePtr>& outputs,
                                            const std::vector<NodePtr>& placeholders,
                                            const CompileOptions& options) {
     GraphKey key = graph_key(outputs, placeholders);
-    std::string text = tile_sizes_key(options.tile_sizes) + key.text;
+    std::string text = tile_sizes_key(options.tile_sizes) + donate_key(options.donate) + key.text;
     std::shared_ptr<const HostProgramCode> code = cache_.find(text);
     if (!code) {
         dump::CompileScope dump_scope;
         dump::write_graph(outputs);
-        poly::ProgramIR ir = sched::partition(outputs, placeholders);
+        poly::ProgramIR ir = sched::partition(outputs, placeholders,
+                                              sched::partition_options(sched::Target::for_cpu()),
+                                              donated_placeholders(placeholders, options.donate));
         std::shared_ptr<HostProgramCode> made =
             bind_host_program(ir, placeholders, key.leaves, "c");
         std::string source = render(ir, options);

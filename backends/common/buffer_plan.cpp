@@ -76,6 +76,9 @@ BufferBinding binding_of(const poly::Buffer& buffer, const std::vector<NodePtr>&
         if (leaves[l] == buffer.node) bind = {BufferBinding::Kind::Leaf, int(l)};
     HEDRA_INTERNAL_CHECK(bind.index >= 0, backend + ": input buffer " + buffer.name +
                                               " is neither a placeholder nor a leaf");
+    HEDRA_INTERNAL_CHECK(!buffer.donated || bind.kind == BufferBinding::Kind::Placeholder,
+                         backend + ": donated buffer " + buffer.name + " is not a placeholder");
+    bind.donated = buffer.donated;
     return bind;
 }
 

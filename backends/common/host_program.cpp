@@ -1,6 +1,7 @@
 // Buffers bound for a compiled host program, and its run (see host_program.hpp).
 #include "backends/common/host_program.hpp"
 
+#include <cstring>
 #include <utility>
 
 #include "core/error.hpp"
@@ -39,6 +40,16 @@ std::shared_ptr<AlignedStorage> result_storage(const HostProgramCode& code, std:
     return storage;
 }
 
+// The memory a donated input's output is written into: the input's own when its caller gave
+// it up and nothing else refers to it, else a copy (the caller may still read the input).
+HostArray donated_storage(const HostProgramCode& code, std::size_t b, const HostArray& input,
+                          bool given_up) {
+    if (given_up && input.unshared()) return input;
+    auto storage = std::make_shared<AlignedStorage>(byte_size(code.sizes[b], code.dtypes[b]));
+    std::memcpy(storage->data, input.raw(), storage->bytes);
+    return HostArray::sole(code.sizes[b], code.dtypes[b], storage, storage->data);
+}
+
 } // namespace
 
 std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
@@ -68,10 +79,12 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
             m.temporaries += buffer.storage_bytes();
         } else if (buffer.role == poly::BufferRole::Input) {
             m.inputs += buffer.bytes();
+            if (buffer.donated) m.donated += buffer.bytes();
         }
     }
     for (int b : ir.outputs)
-        m.results += ir.buffers.at(static_cast<std::size_t>(b)).bytes();
+        if (!ir.buffers.at(static_cast<std::size_t>(b)).donated)
+            m.results += ir.buffers.at(static_cast<std::size_t>(b)).bytes();
     for (std::size_t bytes : code->plan.slot_bytes)
         m.arena += bytes;
     m.slots = static_cast<int>(code->plan.slot_bytes.size());
@@ -127,7 +140,7 @@ void after_kernel(void* context, int kernel) {
 std::vector<HostArray> run_host_program(const HostProgramCode& code,
                                         const std::vector<HostArray>& inputs,
                                         const std::vector<NodePtr>& leaves, int threads,
-                                        const OutputHook* hook) {
+                                        const OutputHook* hook, std::vector<HostArray>* give_up) {
     std::unique_lock<std::mutex> lock(code.arena_mutex, std::try_to_lock);
     std::vector<std::unique_ptr<AlignedStorage>> private_arena;
     auto& arena = lock.owns_lock() ? code.arena : private_arena;
@@ -169,7 +182,12 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
             }
             break;
         case BufferBinding::Kind::Placeholder:
-            pointers[b] = const_cast<void*>(inputs.at(bind.index).raw());
+            if (bind.donated) {
+                owned[b] = donated_storage(code, b, inputs.at(bind.index), give_up != nullptr);
+                pointers[b] = const_cast<void*>(owned[b].raw());
+            } else {
+                pointers[b] = const_cast<void*>(inputs.at(bind.index).raw());
+            }
             break;
         case BufferBinding::Kind::Leaf:
             pointers[b] = const_cast<void*>(leaf_data(leaves.at(bind.index)));
@@ -191,6 +209,13 @@ std::vector<HostArray> run_host_program(const HostProgramCode& code,
             for (int o : code.ready_at_end)
                 run.tell(o);
     }
+    // The donated inputs written in place are the results now, not the caller's.
+    if (give_up)
+        for (std::size_t b = 0; b < n; ++b)
+            if (code.bindings[b].donated) {
+                HostArray& given = give_up->at(code.bindings[b].index);
+                if (given.address() == owned[b].address()) given = HostArray();
+            }
     std::vector<HostArray> results;
     for (int b : code.outputs)
         results.push_back(owned.at(b));

@@ -56,10 +56,14 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
                                                    const std::vector<NodePtr>& leaves,
                                                    const std::string& backend);
 
+// `give_up` (null, or `inputs` itself): the caller gives up the donated inputs, and those that
+// are unshared are written in place and left empty; any other donated input is copied first,
+// so that a result never overwrites memory its caller still reads.
 std::vector<HostArray> run_host_program(const HostProgramCode& code,
                                         const std::vector<HostArray>& inputs,
                                         const std::vector<NodePtr>& leaves, int threads,
-                                        const OutputHook* hook = nullptr);
+                                        const OutputHook* hook = nullptr,
+                                        std::vector<HostArray>* give_up = nullptr);
 
 // A compiled program: the shared code, this graph's leaves, and the thread count, resolved at
 // each run by `thread_count(requested)` (null: one thread).
@@ -77,6 +81,10 @@ public:
                                          const OutputHook& hook) override {
         return run_host_program(*code_, inputs, leaves_,
                                 thread_count_ ? thread_count_(threads_) : 1, &hook);
+    }
+    std::vector<HostArray> run_donated(std::vector<HostArray>& inputs) override {
+        return run_host_program(*code_, inputs, leaves_,
+                                thread_count_ ? thread_count_(threads_) : 1, nullptr, &inputs);
     }
     std::optional<ProgramMemory> memory() const override { return code_->memory; }
 

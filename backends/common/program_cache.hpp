@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/node.hpp"
+
 namespace hedra::backend {
 
 template <class Code>
@@ -48,6 +50,24 @@ inline std::string tile_sizes_key(const std::vector<std::int64_t>& tile_sizes) {
     for (std::int64_t t : tile_sizes)
         s += std::to_string(t) + ",";
     return s + "|";
+}
+
+// The part that CompileOptions::donate gives ("" without donation: keys stay as they were).
+inline std::string donate_key(const std::vector<int>& donate) {
+    if (donate.empty()) return "";
+    std::string s = "donate:";
+    for (int d : donate)
+        s += std::to_string(d) + ",";
+    return s + "|";
+}
+
+// The placeholders at CompileOptions::donate's positions.
+inline std::vector<NodePtr> donated_placeholders(const std::vector<NodePtr>& placeholders,
+                                                 const std::vector<int>& donate) {
+    std::vector<NodePtr> nodes;
+    for (int d : donate)
+        nodes.push_back(placeholders.at(static_cast<std::size_t>(d)));
+    return nodes;
 }
 
 } // namespace hedra::backend

@@ -14,6 +14,7 @@
 #include "core/dump.hpp"
 #include "core/error.hpp"
 #include "core/symbolic.hpp"
+#include "scheduler/lower.hpp"
 #include "scheduler/partition.hpp"
 
 namespace hedra::backend {
@@ -102,11 +103,11 @@ std::shared_ptr<HostProgramCode> build_code(const poly::ProgramIR& ir,
 }
 
 std::string options_key(const CompileOptions& options) {
-    std::string s = "units:" + std::to_string(compile_units()) + "|" +
-                    tile_sizes_key(options.tile_sizes);
+    std::string s =
+        "units:" + std::to_string(compile_units()) + "|" + tile_sizes_key(options.tile_sizes);
     return s + "parallel:" + std::to_string(openmp_min_parallel_work()) + "|" +
            (profile_enabled() ? "profile" + std::to_string(profile_clock()) + "|" : "") +
-           (options.output_hooks ? "hooks|" : "");
+           (options.output_hooks ? "hooks|" : "") + donate_key(options.donate);
 }
 
 } // namespace
@@ -135,7 +136,10 @@ OpenMPBackend::code_for(const std::vector<NodePtr>& outputs,
     if (std::shared_ptr<const HostProgramCode> cached = cache_.find(text)) return cached;
     dump::CompileScope dump_scope; // HEDRA_DUMP: this compile's files (docs/dumps.md)
     dump::write_graph(outputs);
-    poly::ProgramIR ir = sched::partition(outputs, placeholders); // timed step by step
+    // Timed step by step.
+    poly::ProgramIR ir =
+        sched::partition(outputs, placeholders, sched::partition_options(sched::Target::for_cpu()),
+                         donated_placeholders(placeholders, options.donate));
     bool lowered = false;
     std::shared_ptr<const HostProgramCode> code =
         build_code(ir, placeholders, leaves, options, PlanCache::instance().key(text), lowered);

@@ -222,13 +222,16 @@ TEST_CASE("nn trainer: a graph that slices the batch compiles per size, trying s
     CHECK(built == 3);                       // the symbolic attempt once, then one graph per size
 }
 
-TEST_CASE("nn trainer: the step's memory plan: results are the new parameters and state") {
+TEST_CASE("nn trainer: the step's memory plan: the new parameters are written in place") {
     Trainer trainer = make_trainer(std::make_shared<Sgd>(SgdOptions{0.1}), "openmp");
     const std::vector<HostArray> data = batch(kBatch, 5);
     std::optional<ProgramMemory> m = trainer.step_memory(data);
     REQUIRE(m.has_value());
-    // The loss and the extra output (rank 0) besides the new weight (3 x 4) and bias (3), f32.
-    CHECK(m->results >= (kClasses * kIn + kClasses) * 4u);
+    // The new weight (3 x 4) and bias (3), f32, into the old ones' memory (the extra output's
+    // kernel, which reads the bias, runs before the bias's update); the loss and the extra
+    // output (rank 0) as results.
+    CHECK(m->donated == (kClasses * kIn + kClasses) * 4u);
+    CHECK(m->results >= 2 * 4u);
     CHECK(m->arena <= m->temporaries);
     CHECK(trainer.programs_compiled() == 1);
     trainer.step(data, 0.1); // the same program
