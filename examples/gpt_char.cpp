@@ -26,8 +26,8 @@
 //
 //   bash scripts/get_shakespeare.sh
 //   gpt_char --steps 2000 --threads 1 --sample 300
-//   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --threads 1 --impl eager --steps 20 \
-//       --eval-every 0 --export /tmp/w7_export
+//   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --threads 1 --impl eager --steps 20
+//       --eval-every 0 --export /tmp/w7_export   (one command)
 //   gpt_char --replay /tmp/w7_export --steps 20
 #include <algorithm>
 #include <chrono>

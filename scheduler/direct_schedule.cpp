@@ -2,6 +2,7 @@
 #include "scheduler/direct_schedule.hpp"
 
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include <isl/aff.h>
@@ -218,7 +219,9 @@ bool is_epilogue(const poly::Statement& e, const poly::Statement& update) {
 }
 
 // The leading counters every statement writes at its buffer's leading axes with the same
-// extents (the rows of a row-fused kernel, row_fusion.hpp), or 0.
+// extents (the rows of a row-fused kernel, row_fusion.hpp), and at which every read of a buffer
+// the statements write reads it (another row would be read before it is written: a gather
+// along a row axis reads any row), or 0.
 int leading_rows(const poly::Scop& scop, const std::vector<int>& statements) {
     const auto& all = scop.kernel->statements;
     int r = static_cast<int>(all[statements[0]].extents.size());
@@ -232,9 +235,23 @@ int leading_rows(const poly::Scop& scop, const std::vector<int>& statements) {
             if (st.write_access.coeff(d, k) != (k == d ? 1 : 0)) return false;
         return true;
     };
+    std::set<int> written;
+    for (int s : statements)
+        written.insert(all[s].write_buffer);
+    auto same_row = [&](const poly::Read& rd, int d) {
+        if (rd.buffer < 0 || !written.count(rd.buffer)) return true;
+        const AffineMap& a = rd.access;
+        if (a.out_rank() <= d || a.offset(d) != 0) return false;
+        for (int k = 0; k < a.in_rank(); ++k)
+            if (a.coeff(d, k) != (k == d ? 1 : 0)) return false;
+        return true;
+    };
     for (int d = 0; d < r; ++d)
-        for (int s : statements)
+        for (int s : statements) {
             if (!identity(all[s], d)) return d;
+            for (const poly::Read& rd : all[s].reads)
+                if (!same_row(rd, d)) return d;
+        }
     return r;
 }
 

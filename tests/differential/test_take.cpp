@@ -177,3 +177,25 @@ TEST_CASE("differential: take and its gradient with a symbolic batch, one progra
         }
     }
 }
+
+// A reduction's rows gathered along a row axis in the same row-fused kernel: the kernel's rows
+// are only the axes before the gathered one (a row fused over both wrote row q of the sums and
+// then read rows the loop had not reached yet: stale values from the previous run).
+TEST_CASE("differential: take along a row axis of a sum computed in the same kernel") {
+    Array x = test::random_array(Shape::of({3, 4, 2, 5}), 5);
+    Array sums = sum(x, {2}); // (3, 4, 5)
+    Array ids = array(std::vector<std::int64_t>{3, 1, 1, 0, 2, 3, 0, 2}, Shape::of({4, 2}));
+    Array gathered = take(sums, ids, 1) * 2.0f; // (3, 4, 2, 5)
+    check_differential({gathered});
+    HostArray src = compute(sums, test::on_backend("reference"));
+    std::vector<double> want = naive_take(src, compute(ids, test::on_backend("reference")), 1);
+    for (const std::string& b : test::generating_backends()) {
+        CAPTURE(b);
+        for (int run = 0; run < 2; ++run) {
+            HostArray got = get_backend(b)->evaluate({gathered.node()}, {}).at(0);
+            REQUIRE(static_cast<std::size_t>(got.size()) == want.size());
+            for (std::size_t i = 0; i < want.size(); ++i)
+                CHECK(got.flat(static_cast<std::int64_t>(i)) == doctest::Approx(2 * want[i]));
+        }
+    }
+}
