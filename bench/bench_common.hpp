@@ -55,6 +55,21 @@ inline std::vector<std::string> split_commas(const std::string& s) {
     return out;
 }
 
+// --blocks: time_alternately times each side's reps in a block of their own (all of hedra's,
+// then all of the peer's) instead of alternating, so neither side runs while the other's
+// threads still wait for work: a peer with an OpenMP runtime of its own in this process (libtorch's
+// libgomp beside hedra's libomp) otherwise shares the cores with threads that spin.
+inline bool& time_in_blocks() {
+    static bool on = false;
+    return on;
+}
+// --hedra-only: the peer is not run at all (its line says peer_ms=nan): hedra's times with no
+// other runtime's threads in the process.
+inline bool& hedra_only() {
+    static bool on = false;
+    return on;
+}
+
 // --quick, --threads 1,2, --reps N, --only a,b; anything else prints the usage and exits.
 inline Args parse_args(int argc, char** argv, const char* usage_extra = "") {
     Args a;
@@ -82,10 +97,14 @@ inline Args parse_args(int argc, char** argv, const char* usage_extra = "") {
                 a.tiles.push_back(std::max(1, std::atoi(t.c_str())));
         } else if (s == "--only") {
             a.only = split_commas(value());
+        } else if (s == "--blocks") {
+            time_in_blocks() = true;
+        } else if (s == "--hedra-only") {
+            hedra_only() = true;
         } else {
             std::fprintf(stderr,
                          "usage: %s [--quick] [--threads 1,2] [--reps N] [--only NAME,...] "
-                         "[--cpu-clock] [--tiles A,B,...]%s\n",
+                         "[--cpu-clock] [--tiles A,B,...] [--blocks] [--hedra-only]%s\n",
                          argv[0], usage_extra);
             std::exit(s == "--help" || s == "-h" ? 0 : 2);
         }
@@ -130,16 +149,38 @@ struct PairTimes {
     double peer_ms = NAN;
 };
 
-// Runs `hedra` and `peer` alternately: `warmup` untimed rounds, then `reps` timed rounds; the
-// order within a round alternates too, so neither side always runs right after the other's
-// threads went idle. Returns the medians. A null peer is skipped.
+// Untimed rounds run for at least this long before the timed ones. On these virtual machines the
+// first 15-35 ms of two-thread work after a stretch on one thread (the compile) ran at half
+// speed, then abruptly at full speed: W2a's 2-thread step took 1.0-1.2 ms for its first 14-32
+// steps and 0.45 ms after, so a median of 30 steps after one warm-up step was 2x slow in 6 of
+// 20 runs; after 200 ms of warm-up, in none (bench/README.md, "Two threads").
+inline constexpr double kWarmupMs = 200;
+
+// Runs `hedra` and `peer` alternately: `warmup` untimed rounds (and more until kWarmupMs have
+// passed), then `reps` timed rounds; the order within a round alternates too, so neither side
+// always runs right after the other's threads went idle. Returns the medians. A null peer is
+// skipped.
 template <class H, class P>
 PairTimes time_alternately(H&& hedra, P&& peer, bool have_peer, int warmup, int reps) {
-    for (int w = 0; w < warmup; ++w) {
+    have_peer = have_peer && !hedra_only();
+    const double warm_start = now_ms();
+    for (int w = 0; w < warmup || now_ms() - warm_start < kWarmupMs; ++w) {
         hedra();
         if (have_peer) peer();
     }
     std::vector<double> th, tp;
+    if (time_in_blocks()) {
+        for (int side = 0; side < (have_peer ? 2 : 1); ++side)
+            for (int r = 0; r < reps; ++r) {
+                double s = measure_ms();
+                if (side == 0)
+                    hedra();
+                else
+                    peer();
+                (side == 0 ? th : tp).push_back(measure_ms() - s);
+            }
+        return {median(th), have_peer ? median(tp) : NAN};
+    }
     for (int r = 0; r < reps; ++r) {
         for (int side = 0; side < 2; ++side) {
             bool hedra_turn = (side == 0) == (r % 2 == 0);
