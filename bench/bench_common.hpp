@@ -149,11 +149,12 @@ struct PairTimes {
     double peer_ms = NAN;
 };
 
-// Untimed rounds run for at least this long before the timed ones. On these virtual machines the
-// first 15-35 ms of two-thread work after a stretch on one thread (the compile) ran at half
-// speed, then abruptly at full speed: W2a's 2-thread step took 1.0-1.2 ms for its first 14-32
-// steps and 0.45 ms after, so a median of 30 steps after one warm-up step was 2x slow in 6 of
-// 20 runs; after 200 ms of warm-up, in none (bench/README.md, "Two threads").
+// Untimed rounds run for at least this long before the timed ones: the steady state of a
+// training loop. The first 15-35 ms of a 2-thread step loop after the compile ran at about half
+// speed, then abruptly at full speed (W2a's step 1.0-1.2 ms for its first 14-32 steps, 0.45 ms
+// after; not at 1 thread, not in a bare loop of OpenMP regions), so a median of 30 steps after
+// one warm-up step was 2x slow in 6 of 20 runs; after 200 ms of warm-up, in none
+// (bench/README.md, "Two threads").
 inline constexpr double kWarmupMs = 200;
 
 // Runs `hedra` and `peer` alternately: `warmup` untimed rounds (and more until kWarmupMs have
