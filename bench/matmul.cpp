@@ -45,6 +45,30 @@ int default_reps(std::int64_t n) {
     return n <= 256 ? 41 : n <= 512 ? 15 : n <= 1024 ? 7 : 3;
 }
 
+// Times `run_hedra` (which sets `result`) against `run_peer` (which fills `c`), checks that
+// they agree and prints the line with both sides' GFLOP/s; false when they differ.
+template <class H, class P>
+bool time_line(const std::string& name, const bench::Args& args, int threads, int reps, double flop,
+               double compile_ms, H&& run_hedra, P&& run_peer, bool have_peer,
+               const std::string& peer, const HostArray& result, const std::vector<float>& c) {
+    bench::select_clock(args, threads);
+    bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
+    std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));
+    if (have_peer) {
+        extra += " peer_gflops=" + std::to_string(int(flop / t.peer_ms / 1e6));
+        double diff =
+            bench::max_relative_difference(result.values<float>().data(), c.data(), c.size());
+        if (!(diff < 1e-3)) {
+            std::fprintf(stderr, "%s: hedra and openblas differ by %g\n", name.c_str(), diff);
+            return false;
+        }
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
+    bench::print_line(name, threads, t, peer, extra + buf);
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -86,23 +110,10 @@ int main(int argc, char** argv) {
 #endif
             };
             int reps = args.reps > 0 ? args.reps : args.quick ? 3 : default_reps(n);
-            bench::select_clock(args, threads);
-            bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
             double flop = 2.0 * double(n) * double(n) * double(n);
-            std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));
-            if (have_peer) {
-                extra += " peer_gflops=" + std::to_string(int(flop / t.peer_ms / 1e6));
-                double diff = bench::max_relative_difference(result.values<float>().data(),
-                                                             c.data(), c.size());
-                if (!(diff < 1e-3)) {
-                    std::fprintf(stderr, "matmul %lld: hedra and openblas differ by %g\n",
-                                 (long long)n, diff);
-                    return 1;
-                }
-            }
-            char buf[64];
-            std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
-            bench::print_line("matmul_" + std::to_string(n), threads, t, peer, extra + buf);
+            if (!time_line("matmul_" + std::to_string(n), args, threads, reps, flop, compile_ms,
+                           run_hedra, run_peer, have_peer, peer, result, c))
+                return 1;
         }
     }
     const std::int64_t tokens = args.quick ? 64 : 2048, width = args.quick ? 32 : 384,
@@ -161,22 +172,10 @@ int main(int argc, char** argv) {
 #endif
             };
             int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 9;
-            bench::select_clock(args, threads);
-            bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
             double flop = 2.0 * double(lc.m) * double(lc.n) * double(lc.k);
-            std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));
-            if (have_peer) {
-                extra += " peer_gflops=" + std::to_string(int(flop / t.peer_ms / 1e6));
-                double diff = bench::max_relative_difference(result.values<float>().data(),
-                                                             c.data(), c.size());
-                if (!(diff < 1e-3)) {
-                    std::fprintf(stderr, "%s: hedra and openblas differ by %g\n", lc.name, diff);
-                    return 1;
-                }
-            }
-            char buf[64];
-            std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
-            bench::print_line(lc.name, threads, t, peer, extra + buf);
+            if (!time_line(lc.name, args, threads, reps, flop, compile_ms, run_hedra, run_peer,
+                           have_peer, peer, result, c))
+                return 1;
         }
     }
     return 0;
