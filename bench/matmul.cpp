@@ -45,27 +45,64 @@ int default_reps(std::int64_t n) {
     return n <= 256 ? 41 : n <= 512 ? 15 : n <= 1024 ? 7 : 3;
 }
 
-// Times `run_hedra` (which sets `result`) against `run_peer` (which fills `c`), checks that
-// they agree and prints the line with both sides' GFLOP/s; false when they differ.
-template <class H, class P>
-bool time_line(const std::string& name, const bench::Args& args, int threads, int reps, double flop,
-               double compile_ms, H&& run_hedra, P&& run_peer, bool have_peer,
-               const std::string& peer, const HostArray& result, const std::vector<float>& c) {
-    bench::select_clock(args, threads);
-    bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
-    std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));
-    if (have_peer) {
-        extra += " peer_gflops=" + std::to_string(int(flop / t.peer_ms / 1e6));
-        double diff =
-            bench::max_relative_difference(result.values<float>().data(), c.data(), c.size());
-        if (!(diff < 1e-3)) {
-            std::fprintf(stderr, "%s: hedra and openblas differ by %g\n", name.c_str(), diff);
-            return false;
+// C[m,n] = sum_k A·B as cblas_sgemm sees it: A stored row-major [m,k] (or [k,m] with a_t) with
+// leading dimension lda, B [k,n] (or [n,k] with b_t) with ldb.
+struct Gemm {
+    std::int64_t m, n, k;
+    bool a_t, b_t;
+    std::int64_t lda, ldb;
+};
+
+// Compiles `c_lazy` over placeholders {a, b}, times it on {ha, hb} against OpenBLAS's `gemm` of
+// the same data at each thread count, checks that the two agree and prints the line; false
+// when they differ.
+bool time_contraction(const std::string& name, const bench::Args& args, int default_reps,
+                      const Array& c_lazy, const Array& a, const Array& b, const HostArray& ha,
+                      const HostArray& hb, const Gemm& gemm) {
+#ifdef HEDRA_BENCH_HAVE_OPENBLAS
+    const bool have_peer = true;
+    const std::string peer = "openblas";
+#else
+    const bool have_peer = false;
+    const std::string peer = "missing(openblas)";
+#endif
+    std::vector<float> c(static_cast<std::size_t>(gemm.m * gemm.n));
+    for (int threads : args.threads) {
+        ComputeOptions options;
+        options.num_threads = threads;
+        options.tile_sizes = args.tiles;
+        double c0 = bench::now_ms();
+        CompiledProgram program = compile({c_lazy}, {a, b}, options);
+        double compile_ms = bench::now_ms() - c0;
+        HostArray result;
+        auto run_hedra = [&] { result = program({ha, hb})[0]; };
+        auto run_peer = [&] {
+#ifdef HEDRA_BENCH_HAVE_OPENBLAS
+            openblas_set_num_threads(threads);
+            cblas_sgemm(CblasRowMajor, gemm.a_t ? CblasTrans : CblasNoTrans,
+                        gemm.b_t ? CblasTrans : CblasNoTrans, int(gemm.m), int(gemm.n), int(gemm.k),
+                        1.0f, ha.values<float>().data(), int(gemm.lda), hb.values<float>().data(),
+                        int(gemm.ldb), 0.0f, c.data(), int(gemm.n));
+#endif
+        };
+        int reps = args.reps > 0 ? args.reps : args.quick ? 3 : default_reps;
+        bench::select_clock(args, threads);
+        bench::PairTimes t = bench::time_alternately(run_hedra, run_peer, have_peer, 1, reps);
+        double flop = 2.0 * double(gemm.m) * double(gemm.n) * double(gemm.k);
+        std::string extra = "hedra_gflops=" + std::to_string(int(flop / t.hedra_ms / 1e6));
+        if (have_peer) {
+            extra += " peer_gflops=" + std::to_string(int(flop / t.peer_ms / 1e6));
+            double diff =
+                bench::max_relative_difference(result.values<float>().data(), c.data(), c.size());
+            if (!(diff < 1e-3)) {
+                std::fprintf(stderr, "%s: hedra and openblas differ by %g\n", name.c_str(), diff);
+                return false;
+            }
         }
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
+        bench::print_line(name, threads, t, peer, extra + buf);
     }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " compile_ms=%.1f", compile_ms);
-    bench::print_line(name, threads, t, peer, extra + buf);
     return true;
 }
 
@@ -74,47 +111,21 @@ bool time_line(const std::string& name, const bench::Args& args, int threads, in
 int main(int argc, char** argv) {
     bench::reexec_without_openblas_overrides(argv);
     bench::Args args = bench::parse_args(argc, argv);
-    std::vector<std::int64_t> sizes = {256, 512, 1024, 2048};
-    if (args.quick) sizes = {64, 96};
-#ifdef HEDRA_BENCH_HAVE_OPENBLAS
-    const bool have_peer = true;
-    const std::string peer = "openblas";
-#else
-    const bool have_peer = false;
-    const std::string peer = "missing(openblas)";
+#ifndef HEDRA_BENCH_HAVE_OPENBLAS
     std::fprintf(stderr, "matmul: OpenBLAS was not found at configure time (Debian: apt-get "
                          "install libopenblas-dev); timing hedra only\n");
 #endif
+    std::vector<std::int64_t> sizes = {256, 512, 1024, 2048};
+    if (args.quick) sizes = {64, 96};
     for (std::int64_t n : sizes) {
         if (!args.wants(std::to_string(n))) continue;
         Array a = placeholder(Shape::of({n, n}), DType::F32, "a");
         Array b = placeholder(Shape::of({n, n}), DType::F32, "b");
         HostArray ha = HostArray::from(random_matrix(n, 1), {n, n});
         HostArray hb = HostArray::from(random_matrix(n, 2), {n, n});
-        std::vector<float> c(static_cast<std::size_t>(n * n));
-        for (int threads : args.threads) {
-            ComputeOptions options;
-            options.num_threads = threads;
-            options.tile_sizes = args.tiles;
-            double c0 = bench::now_ms();
-            CompiledProgram program = compile({matmul(a, b)}, {a, b}, options);
-            double compile_ms = bench::now_ms() - c0;
-            HostArray result;
-            auto run_hedra = [&] { result = program({ha, hb})[0]; };
-            auto run_peer = [&] {
-#ifdef HEDRA_BENCH_HAVE_OPENBLAS
-                openblas_set_num_threads(threads);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f,
-                            ha.values<float>().data(), int(n), hb.values<float>().data(), int(n),
-                            0.0f, c.data(), int(n));
-#endif
-            };
-            int reps = args.reps > 0 ? args.reps : args.quick ? 3 : default_reps(n);
-            double flop = 2.0 * double(n) * double(n) * double(n);
-            if (!time_line("matmul_" + std::to_string(n), args, threads, reps, flop, compile_ms,
-                           run_hedra, run_peer, have_peer, peer, result, c))
-                return 1;
-        }
+        if (!time_contraction("matmul_" + std::to_string(n), args, default_reps(n), matmul(a, b), a,
+                              b, ha, hb, Gemm{n, n, n, false, false, n, n}))
+            return 1;
     }
     const std::int64_t tokens = args.quick ? 64 : 2048, width = args.quick ? 32 : 384,
                        hidden = 4 * width;
@@ -152,31 +163,9 @@ int main(int argc, char** argv) {
                                             {batch, positions, b_cols})
                           : HostArray::from(random_matrix(b_shape[0].size, b_cols, 2),
                                             {b_shape[0].size, b_cols});
-        std::vector<float> c(static_cast<std::size_t>(lc.m * lc.n));
-        for (int threads : args.threads) {
-            ComputeOptions options;
-            options.num_threads = threads;
-            options.tile_sizes = args.tiles;
-            double c0 = bench::now_ms();
-            CompiledProgram program = compile({c_lazy}, {a, b}, options);
-            double compile_ms = bench::now_ms() - c0;
-            HostArray result;
-            auto run_hedra = [&] { result = program({ha, hb})[0]; };
-            auto run_peer = [&] {
-#ifdef HEDRA_BENCH_HAVE_OPENBLAS
-                openblas_set_num_threads(threads);
-                cblas_sgemm(CblasRowMajor, lc.a_t ? CblasTrans : CblasNoTrans,
-                            lc.b_t ? CblasTrans : CblasNoTrans, int(lc.m), int(lc.n), int(lc.k),
-                            1.0f, ha.values<float>().data(), int(a_cols), hb.values<float>().data(),
-                            int(b_cols), 0.0f, c.data(), int(lc.n));
-#endif
-            };
-            int reps = args.reps > 0 ? args.reps : args.quick ? 3 : 9;
-            double flop = 2.0 * double(lc.m) * double(lc.n) * double(lc.k);
-            if (!time_line(lc.name, args, threads, reps, flop, compile_ms, run_hedra, run_peer,
-                           have_peer, peer, result, c))
-                return 1;
-        }
+        if (!time_contraction(lc.name, args, 9, c_lazy, a, b, ha, hb,
+                              Gemm{lc.m, lc.n, lc.k, lc.a_t, lc.b_t, a_cols, b_cols}))
+            return 1;
     }
     return 0;
 }

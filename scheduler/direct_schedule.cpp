@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "scheduler/contraction_schedule.hpp"
+#include "scheduler/row_fusion.hpp"
 #include "scheduler/stride_order.hpp"
 
 namespace hedra::sched {
@@ -238,19 +239,13 @@ int leading_rows(const poly::Scop& scop, const std::vector<int>& statements) {
     std::set<int> written;
     for (int s : statements)
         written.insert(all[s].write_buffer);
-    auto same_row = [&](const poly::Read& rd, int d) {
-        if (rd.buffer < 0 || !written.count(rd.buffer)) return true;
-        const AffineMap& a = rd.access;
-        if (a.out_rank() <= d || a.offset(d) != 0) return false;
-        for (int k = 0; k < a.in_rank(); ++k)
-            if (a.coeff(d, k) != (k == d ? 1 : 0)) return false;
-        return true;
-    };
     for (int d = 0; d < r; ++d)
         for (int s : statements) {
             if (!identity(all[s], d)) return d;
             for (const poly::Read& rd : all[s].reads)
-                if (!same_row(rd, d)) return d;
+                if (rd.buffer >= 0 && written.count(rd.buffer) &&
+                    !leading_identity(rd.access, d + 1))
+                    return d;
         }
     return r;
 }

@@ -6,12 +6,7 @@
 #include <set>
 
 namespace hedra::sched {
-namespace {
 
-using poly::Kernel;
-using poly::Statement;
-
-// Whether rows 0..r-1 of `access` are exactly counters 0..r-1.
 bool leading_identity(const AffineMap& access, int r) {
     if (access.out_rank() < r || access.in_rank() < r) return false;
     for (int d = 0; d < r; ++d) {
@@ -21,6 +16,11 @@ bool leading_identity(const AffineMap& access, int r) {
     }
     return true;
 }
+
+namespace {
+
+using poly::Kernel;
+using poly::Statement;
 
 // Whether a read of `program`'s buffer is fine inside a row-fused kernel: row-private, a scalar,
 // or, in an assignment, a broadcast small enough to stay in cache (a bias row).

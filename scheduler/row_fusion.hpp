@@ -33,4 +33,8 @@ inline constexpr std::size_t kMaxRowLocalBytes = 65536; // on a thread's stack
 
 void fuse_row_kernels(poly::ProgramIR& program);
 
+// Whether rows 0..r-1 of `access` are exactly counters 0..r-1: an access of the row a
+// statement instance is in (direct_schedule.hpp keeps a row kernel's rows to those).
+bool leading_identity(const AffineMap& access, int r);
+
 } // namespace hedra::sched
