@@ -9,6 +9,7 @@
 #include "core/graph_file.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
+#include "core/scan.hpp"
 #include "core/sym.hpp"
 #include "core/transform.hpp"
 

@@ -213,6 +213,9 @@ std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
     case NodeKind::Scatter:
         if (!wanted.at(0)) return std::vector<Array>(2);
         return {take(ybar, Array(node->inputs[1]), node->axis, node->loc), Array()};
+    case NodeKind::Scan: // all components at once: grad.cpp calls scan_adjoint
+    case NodeKind::ScanOutput:
+        break;
     }
     internal_error("adjoint: unknown node kind");
 }

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "ad/adjoints.hpp"
+#include "ad/scan_adjoint.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
@@ -122,13 +123,28 @@ std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Arra
     }
 
     std::unordered_map<const Node*, Array> cotangent;
+    // A scan's components' cotangents, gathered for its one adjoint (a scan the other way).
+    std::unordered_map<const Node*, std::vector<Array>> scan_parts;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const NodePtr& n = *it;
         auto found = parts.find(n.get());
-        if (!active.count(n.get()) || found == parts.end()) continue;
-        Array ybar = total(n, found->second);
-        parts.erase(found);
-        if (params.count(n.get())) cotangent.emplace(n.get(), ybar);
+        auto scan_found = scan_parts.find(n.get());
+        const bool is_scan = n->kind == NodeKind::Scan;
+        if (!active.count(n.get()) || (is_scan ? scan_found == scan_parts.end() : found == parts.end()))
+            continue;
+        Array ybar;
+        if (!is_scan) {
+            ybar = total(n, found->second);
+            parts.erase(found);
+            if (params.count(n.get())) cotangent.emplace(n.get(), ybar);
+        }
+        if (n->kind == NodeKind::ScanOutput) {
+            const Node* scan = n->inputs.at(0).get();
+            auto& c = scan_parts[scan];
+            c.resize(static_cast<std::size_t>(scan->body->components()));
+            c[static_cast<std::size_t>(n->component)] = ybar;
+            continue;
+        }
         std::vector<bool> wanted;
         bool any = false;
         for (const NodePtr& x : n->inputs) {
@@ -136,7 +152,8 @@ std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Arra
             any = any || wanted.back();
         }
         if (!any) continue;
-        std::vector<Array> contributions = ad::adjoint(n, ybar, wanted);
+        std::vector<Array> contributions = is_scan ? ad::scan_adjoint(n, scan_found->second, wanted)
+                                                   : ad::adjoint(n, ybar, wanted);
         for (std::size_t k = 0; k < contributions.size(); ++k) {
             if (!wanted[k] || !contributions[k].valid()) continue;
             const NodePtr& x = n->inputs[k];

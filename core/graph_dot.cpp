@@ -46,6 +46,11 @@ std::string payload(const Node& n) {
     }
     case NodeKind::Fuse:
         return n.overwrite ? "overwrite" : "disjoint";
+    case NodeKind::Scan:
+        return std::string(n.body->reverse ? "reverse " : "") + std::to_string(n.body->steps.size) +
+               " steps, " + std::to_string(n.body->outputs.size()) + " body outputs";
+    case NodeKind::ScanOutput:
+        return "component " + std::to_string(n.component);
     }
     return "";
 }
@@ -68,6 +73,10 @@ const char* style(NodeKind k) {
     case NodeKind::Gather:
     case NodeKind::Scatter:
         return "shape=box, style=\"filled\", fillcolor=\"#ead1dc\"";
+    case NodeKind::Scan:
+        return "shape=box3d, style=\"filled,bold\", fillcolor=\"#d0e0e3\"";
+    case NodeKind::ScanOutput:
+        return "shape=box";
     case NodeKind::Map:
         return "shape=box";
     }

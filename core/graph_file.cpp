@@ -121,6 +121,11 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
             in.push_back(index.at(i.get()));
     }
     switch (n.kind) {
+    case NodeKind::Scan:
+    case NodeKind::ScanOutput:
+        throw Error("save_graph: the graph holds a scan (created at " + location_string(n.loc) +
+                    "), which graph files cannot hold yet; compile the program in process, or "
+                    "save a graph without the scan");
     case NodeKind::Constant:
     case NodeKind::Map:
         v["expr"] = exprs.add(n.expr);

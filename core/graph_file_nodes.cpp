@@ -345,6 +345,10 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         node->axis = static_cast<int>(integer_member(n, "axis", 0, kMaxRank));
         check_scatter(n, *node);
         break;
+    case NodeKind::Scan:
+    case NodeKind::ScanOutput:
+        fail(n, "graph files do not hold scans");
+        break;
     }
     omitted_data_.push_back(omitted);
     return intern(std::move(node));

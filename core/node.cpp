@@ -57,6 +57,7 @@ std::size_t structural_hash(const Node& n) {
     combine(h, static_cast<std::uint64_t>(n.reduce_op));
     combine(h, n.overwrite);
     combine(h, n.id);
+    combine(h, n.body ? n.body->hash : 0);
     return static_cast<std::size_t>(h);
 }
 
@@ -72,13 +73,21 @@ bool same_exprs(const std::vector<ScalarExpr>& a, const std::vector<ScalarExpr>&
     return true;
 }
 
+bool same_body(const std::shared_ptr<const ScanBody>& a, const std::shared_ptr<const ScanBody>& b) {
+    if (a == b) return true;
+    if (!a || !b) return false;
+    return a->hash == b->hash && a->params == b->params && a->outputs == b->outputs &&
+           a->carries == b->carries && a->xs == b->xs && a->steps == b->steps &&
+           a->reverse == b->reverse;
+}
+
 bool structurally_equal_nodes(const Node& a, const Node& b) {
     return a.hash == b.hash && a.kind == b.kind && a.dtype == b.dtype && a.shape == b.shape &&
            a.inputs == b.inputs && a.access == b.access && a.axis == b.axis && a.axes == b.axes &&
            a.keepdims == b.keepdims && a.reduce_op == b.reduce_op && a.overwrite == b.overwrite &&
            a.id == b.id && same_expr(a.expr, b.expr) && same_expr(a.identity, b.identity) &&
            a.component == b.component && same_exprs(a.tuple_exprs, b.tuple_exprs) &&
-           same_exprs(a.tuple_identities, b.tuple_identities);
+           same_exprs(a.tuple_identities, b.tuple_identities) && same_body(a.body, b.body);
 }
 
 // The global table of live nodes by hash. Expired entries are dropped when their bucket is
@@ -124,6 +133,10 @@ const char* node_kind_name(NodeKind k) {
         return "gather";
     case NodeKind::Scatter:
         return "scatter";
+    case NodeKind::Scan:
+        return "scan";
+    case NodeKind::ScanOutput:
+        return "scan_output";
     }
     return "?";
 }
@@ -265,6 +278,20 @@ std::string describe_payload(const Node& n) {
     }
     case NodeKind::Fuse:
         return n.overwrite ? "overwrite" : "disjoint";
+    case NodeKind::Scan:
+        return std::string(n.body->reverse ? "reverse " : "") + n.body->steps.to_string() +
+               " steps, " + std::to_string(n.body->carries) + " carries, " +
+               std::to_string(n.body->xs) + " xs, " + std::to_string(n.body->closures()) +
+               " closures -> " + std::to_string(n.body->ys()) + " ys; body:\n  " +
+               [&] {
+                   std::string b = to_string(n.body->outputs);
+                   std::string out;
+                   for (char c : b.substr(0, b.size() - 1))
+                       out += c == '\n' ? std::string("\n  ") : std::string(1, c);
+                   return out;
+               }();
+    case NodeKind::ScanOutput:
+        return "component " + std::to_string(n.component);
     }
     return "";
 }

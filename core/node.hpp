@@ -30,6 +30,10 @@ enum class NodeKind : std::uint8_t {
     Fuse,        // union of inputs' shapes; with `overwrite`, the rightmost input wins
     Gather,      // take: inputs[0] read along `axis` at the values of inputs[1] (integers)
     Scatter,     // scatter_add: inputs[0] summed along `axis` into the rows inputs[1] names
+    Scan,        // a scan's loop (core/scan.hpp): inputs are its initial carries, its scanned
+                 // arrays (the scan axis first) and its closures; `body` is the step. Its
+                 // values are the ScanOutput nodes that read it; it has none of its own.
+    ScanOutput,  // component `component` of inputs[0], a Scan (ScanBody::Component)
 };
 const char* node_kind_name(NodeKind k);
 
@@ -38,6 +42,31 @@ const char* reduce_op_name(ReduceOp op);
 
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
+
+// The step of a scan (core/scan.hpp): a closed graph, traced once on placeholders of its own,
+// that maps the carries entering a step and that step's slices of the scanned arrays to the
+// carries leaving it and the step's outputs. Every array the step reads from outside is a
+// closure: a parameter here, an input of the Scan node there.
+struct ScanBody {
+    std::vector<NodePtr> params;  // placeholders: the carries, the x slices, the closures
+    std::vector<NodePtr> outputs; // the new carries, then the per-step outputs (ys)
+    int carries = 0;
+    int xs = 0;
+    Range steps;          // the scan axis of every stacked array: T steps, static or symbolic
+    bool reverse = false; // the steps run from T - 1 down to 0
+    std::size_t hash = 0; // of the structure above (set by make_scan_body)
+
+    int closures() const { return static_cast<int>(params.size()) - carries - xs; }
+    int ys() const { return static_cast<int>(outputs.size()) - carries; }
+    // The components a Scan's ScanOutput nodes select, in order: per carry the stacked carries
+    // entering each step (T, carry...), per output its stacked values (T, y...), per carry
+    // its value after the last step.
+    enum class Component { States, Ys, Final };
+    Component component_kind(int c) const {
+        return c < carries ? Component::States : c < carries + ys() ? Component::Ys : Component::Final;
+    }
+    int components() const { return 2 * carries + ys(); }
+};
 
 struct Node {
     NodeKind kind;
@@ -52,6 +81,7 @@ struct Node {
     // identity; this node is component `component` (its expr and identity are that one's).
     std::vector<ScalarExpr> tuple_exprs, tuple_identities;
     int component = 0;
+    std::shared_ptr<const ScanBody> body; // Scan
     AffineMap access;      // View
     int axis = 0;          // Iota, Gather, Scatter
     std::vector<int> axes; // Reduce: sorted reduced axes of inputs[0]

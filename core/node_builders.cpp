@@ -17,6 +17,26 @@ std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vec
     return n;
 }
 
+std::shared_ptr<Node> copy_node_with(const Node& n, std::vector<NodePtr> inputs) {
+    auto m = new_node(n.kind, n.dtype, n.shape, std::move(inputs), n.loc);
+    m->expr = n.expr;
+    m->identity = n.identity;
+    m->tuple_exprs = n.tuple_exprs;
+    m->tuple_identities = n.tuple_identities;
+    m->component = n.component;
+    m->body = n.body;
+    m->access = n.access;
+    m->axis = n.axis;
+    m->axes = n.axes;
+    m->keepdims = n.keepdims;
+    m->reduce_op = n.reduce_op;
+    m->overwrite = n.overwrite;
+    m->id = n.id;
+    m->name = n.name;
+    m->data = n.data;
+    return m;
+}
+
 int normalize_axis(const std::string& op, int axis, int rank, const Shape& shape,
                    const NodePtr& array) {
     int a = axis < 0 ? axis + rank : axis;

@@ -17,6 +17,9 @@ namespace hedra::detail {
 std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vector<NodePtr> inputs,
                                SourceLocation loc);
 
+// A fresh, not yet interned node like `n` (every field but the inputs) on `inputs`.
+std::shared_ptr<Node> copy_node_with(const Node& n, std::vector<NodePtr> inputs);
+
 // A View of `input` on `shape`; `access` maps result counters to input counters. A View of a
 // View composes into one; an identity view is `input` itself.
 NodePtr make_view(const NodePtr& input, const Shape& shape, const AffineMap& access,

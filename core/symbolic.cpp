@@ -131,22 +131,8 @@ std::vector<NodePtr> specialize(const std::vector<NodePtr>& nodes, const ParamVa
         std::vector<Range> ranges = n->shape.ranges();
         for (Range& r : ranges)
             if (r.is_dynamic()) r = range(actual_sizes(Shape{r}, values).at(0));
-        auto m = detail::new_node(n->kind, n->dtype, Shape(std::move(ranges)), std::move(inputs),
-                                  n->loc);
-        m->expr = n->expr;
-        m->identity = n->identity;
-        m->tuple_exprs = n->tuple_exprs;
-        m->tuple_identities = n->tuple_identities;
-        m->component = n->component;
-        m->access = n->access;
-        m->axis = n->axis;
-        m->axes = n->axes;
-        m->keepdims = n->keepdims;
-        m->reduce_op = n->reduce_op;
-        m->overwrite = n->overwrite;
-        m->id = n->id;
-        m->name = n->name;
-        m->data = n->data;
+        auto m = detail::copy_node_with(*n, std::move(inputs));
+        m->shape = Shape(std::move(ranges));
         done.emplace(n.get(), intern(std::move(m)));
     }
     std::vector<NodePtr> out;

@@ -44,6 +44,8 @@ std::string buffer_line(const Buffer& b) {
     return s;
 }
 
+std::string slice_text(const ProgramIR& p, const Buffer& b);
+
 std::string buffer_name(const ProgramIR& p, int b) {
     if (b < 0 || b >= static_cast<int>(p.buffers.size())) return "?" + std::to_string(b);
     return p.buffers[static_cast<std::size_t>(b)].name;
@@ -103,25 +105,63 @@ bool has_indirect(const Kernel& kernel) {
     return false;
 }
 
+bool has_loops(const ProgramIR& program) {
+    for (const Kernel& k : program.kernels)
+        if (k.loop) return true;
+    return false;
+}
+
+std::vector<bool> loop_buffers(const ProgramIR& program) {
+    std::vector<bool> in_loop(program.buffers.size(), false);
+    for (const Kernel& k : program.kernels)
+        if (k.loop)
+            for (int b : k.loop->touched)
+                in_loop[static_cast<std::size_t>(b)] = true;
+    return in_loop;
+}
+
 bool is_stream(const Kernel& kernel) {
     return !kernel.statements.empty() && kernel.statements[0].stream_stage >= 0;
 }
 
-std::string to_string(const ProgramIR& program) {
-    std::string s;
-    for (const Buffer& b : program.buffers)
-        s += buffer_line(b) + "\n";
-    s += "inputs:" + buffer_list(program, program.inputs) + "\n";
-    s += "outputs:" + buffer_list(program, program.outputs) + "\n";
-    for (const Kernel& k : program.kernels) {
-        s += k.name;
+namespace {
+
+void kernel_lines(const ProgramIR& program, const std::vector<Kernel>& kernels,
+                  const std::string& indent, std::string& s) {
+    for (const Kernel& k : kernels) {
+        s += indent + k.name;
         if (is_stream(k))
             s += " stream (shift " + std::to_string(k.statements[0].stream_shift) +
                  " rows per stage)";
+        if (k.loop)
+            s += std::string(" scan loop: ") + (k.loop->reverse ? "t from T-1 down to 0" : "t from 0 to T-1") +
+                 ", T = " + (k.loop->param >= 0 ? param_name(k.loop->param) + " <= " : std::string()) +
+                 std::to_string(k.loop->steps);
         s += "\n";
         for (const Statement& st : k.statements)
-            s += statement_lines(program, st);
+            s += indent + statement_lines(program, st);
+        if (k.loop) kernel_lines(program, k.loop->kernels, indent + "    ", s);
     }
+}
+
+std::string slice_text(const ProgramIR& p, const Buffer& b) {
+    if (!b.is_slice()) return "";
+    std::string s = " = " + buffer_name(p, b.slice.parent) + "[t";
+    if (b.slice.shift) s += (b.slice.shift > 0 ? "+" : "") + std::to_string(b.slice.shift);
+    s += "]";
+    if (b.slice.edge >= 0) s += " (else " + buffer_name(p, b.slice.edge) + ")";
+    return s;
+}
+
+} // namespace
+
+std::string to_string(const ProgramIR& program) {
+    std::string s;
+    for (const Buffer& b : program.buffers)
+        s += buffer_line(b) + slice_text(program, b) + "\n";
+    s += "inputs:" + buffer_list(program, program.inputs) + "\n";
+    s += "outputs:" + buffer_list(program, program.outputs) + "\n";
+    kernel_lines(program, program.kernels, "", s);
     return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,19 @@ enum class BufferRole : std::uint8_t {
     Input,    // bound at run time: a placeholder, host data or a memoized node
     Output,   // a program output (may also be read by later kernels)
     Temporary // materialized between kernels, owned by the program
+};
+
+// A buffer that is one row of another along its leading axis: the row a step of a scan's loop
+// (Kernel::loop) reads or writes. It has no memory of its own: at step t (the loop's i-th
+// iteration) the loop points it at row t + shift of `parent`, or with a window of rows at row
+// (i + shift) mod window; on the last iteration, at buffer `edge` instead when there is one
+// (the carries after the last step).
+struct StepSlice {
+    int parent = -1;
+    int shift = 0;
+    int edge = -1;
+    int window = 0;
+    bool operator==(const StepSlice&) const = default;
 };
 
 struct Buffer {
@@ -44,6 +58,8 @@ struct Buffer {
     // overwrites with an output (scheduler/donate_inputs.hpp): every other read of it comes
     // before the write, or is the write's own element in the same statement instance.
     bool donated = false;
+    StepSlice slice; // a row of another buffer, in a scan's loop (slice.parent >= 0)
+    bool is_slice() const { return slice.parent >= 0; }
     bool symbolic() const {
         for (int p : params)
             if (p >= 0) return true;
@@ -57,7 +73,7 @@ struct Buffer {
     }
     // The memory the program gives it: all of it, one window of rows, or none (row-local).
     std::size_t storage_bytes() const {
-        if (row_local > 0) return 0;
+        if (row_local > 0 || is_slice()) return 0;
         if (row_window == 0 || sizes.empty()) return bytes();
         return bytes() / static_cast<std::size_t>(sizes[0]) * static_cast<std::size_t>(row_window);
     }
@@ -129,11 +145,44 @@ struct Statement {
     std::vector<ParamBound> param_bounds;
 };
 
-// A kernel: statements scheduled together (one isl schedule, one generated function).
+struct ScanLoop;
+
+// A kernel: statements scheduled together (one isl schedule, one generated function), or a
+// scan's loop over kernels of its own (`loop`, and no statements).
 struct Kernel {
     std::string name;                  // "k0", ...
     std::vector<Statement> statements; // in program (DSL) order
+    std::shared_ptr<const ScanLoop> loop;
 };
+
+// A scan's sequential loop (core/scan.hpp): its kernels, partitioned from the scan's body like
+// any program, run in order once per step t. Their buffers are the program's: the body's
+// temporaries are temporaries of the program, its carries, slices and outputs StepSlices of the
+// scan's stacked buffers, its closures the buffers that hold them.
+struct ScanLoop {
+    std::vector<Kernel> kernels;
+    std::int64_t steps = 0; // T (for a symbolic length, its maximum)
+    int param = -1;         // a symbolic length: its Range::param, else -1
+    bool reverse = false;   // t runs from T - 1 down to 0
+    std::vector<int> slices;  // the StepSlice buffers the loop points, in order
+    std::vector<int> touched; // every buffer of the program the loop reads or writes, slices'
+                              // parents and edges included (sorted)
+};
+
+// Every statement of the kernel, its loop's kernels' included (in order).
+template <class F>
+void for_each_statement(const Kernel& kernel, F&& f) {
+    for (const Statement& st : kernel.statements)
+        f(st);
+    if (kernel.loop)
+        for (const Kernel& k : kernel.loop->kernels)
+            for_each_statement(k, f);
+}
+
+// Whether the program has a scan's loop.
+bool has_loops(const struct ProgramIR& program);
+// Per buffer of the program: whether a scan's loop touches it (ScanLoop::touched).
+std::vector<bool> loop_buffers(const struct ProgramIR& program);
 
 // Whether a statement (any statement of the kernel) reads or writes data-dependently. The
 // passes that reason about affine accesses (forms, register tiles, lane reductions, streams,

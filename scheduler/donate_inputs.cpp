@@ -150,7 +150,8 @@ void fold_buffer(ProgramIR& p, int from, int to) {
 } // namespace
 
 int donate_inputs(ProgramIR& p, const std::vector<NodePtr>& donated) {
-    if (donated.empty()) return 0;
+    // A scan's loop reads and writes what its statements do not show: nothing is donated.
+    if (donated.empty() || poly::has_loops(p)) return 0;
     // The donated inputs' buffers, in donation order.
     std::vector<NodePtr> order;
     for (const NodePtr& n : donated)

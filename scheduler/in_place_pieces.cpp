@@ -155,6 +155,7 @@ void apply(poly::ProgramIR& program, int k, std::size_t c, int b) {
 } // namespace
 
 void write_pieces_in_place(poly::ProgramIR& program) {
+    if (poly::has_loops(program)) return; // a scan's loop reads what its statements do not show
     for (bool changed = true; changed;) { // kernels and statements move: look again
         changed = false;
         for (int k = 0; k < static_cast<int>(program.kernels.size()) && !changed; ++k) {

@@ -3,6 +3,7 @@
 #include "scheduler/lower.hpp"
 
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include <isl/schedule.h>
@@ -253,22 +254,32 @@ LoopProgram lower_kernels(const poly::ProgramIR& program, const KernelPassOption
     // A kernel with the structure of an earlier one takes its AST: isl runs once per structure.
     // (Not while an observer or HEDRA_DUMP wants to see every kernel's stages.)
     const bool reuse = !options.observer && !dump::enabled();
-    std::map<std::string, std::size_t> seen;
-    for (const poly::Kernel& kernel : program.kernels) {
+    std::map<std::string, AstNode> seen;
+    // A scan's loop: a Block of its kernels' ASTs, in order.
+    std::function<AstNode(const poly::Kernel&)> lower_one = [&](const poly::Kernel& kernel) {
+        if (kernel.loop) {
+            AstNode block;
+            block.kind = AstNode::Kind::Block;
+            for (const poly::Kernel& inner : kernel.loop->kernels)
+                block.body.push_back(lower_one(inner));
+            return block;
+        }
         std::string key;
         if (reuse) {
             key = kernel_structure(program, kernel);
             if (auto it = seen.find(key); it != seen.end()) {
-                out.asts.push_back(out.asts[it->second]);
                 ++out.reused;
-                continue;
+                return it->second;
             }
         }
         bool fell_back = false;
-        out.asts.push_back(kernel_passes(ctx, program, kernel, options, *observer, fell_back));
+        AstNode ast = kernel_passes(ctx, program, kernel, options, *observer, fell_back);
         out.fallbacks += fell_back;
-        if (reuse) seen.emplace(std::move(key), out.asts.size() - 1);
-    }
+        if (reuse) seen.emplace(std::move(key), ast);
+        return ast;
+    };
+    for (const poly::Kernel& kernel : program.kernels)
+        out.asts.push_back(lower_one(kernel));
     out.isl_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return out;
@@ -303,6 +314,9 @@ LoweredKernels lower(const poly::ProgramIR& program, const Target& target,
         out.isl_ms = loops.isl_ms;
         return out;
     }
+    if (poly::has_loops(program))
+        throw Error("cuda: the program has a scan, whose sequential loop the GPU passes do not "
+                    "map yet; run it on the openmp or c backend");
     dump::CompileScope dump_scope;
     GpuMappingOptions mapping = options.gpu;
     mapping.tile_sizes = options.tile_sizes;

@@ -97,11 +97,15 @@ void narrow_domains(poly::ProgramIR& program) {
         for (const Statement& st : k.statements)
             for (const poly::Read& r : st.reads)
                 if (r.buffer >= 0) include_read(read[r.buffer], st, r);
+    // A scan's loop reads its buffers whole, through rows its statements do not show.
+    const std::vector<bool> in_loop = poly::loop_buffers(program);
     for (poly::Kernel& k : program.kernels) {
         if (k.statements.empty()) continue;
         int b = k.statements[0].write_buffer;
         const poly::Buffer& buffer = program.buffers[b];
-        if (buffer.role != poly::BufferRole::Temporary || !read[b].any) continue;
+        if (buffer.role != poly::BufferRole::Temporary || !read[b].any ||
+            in_loop[static_cast<std::size_t>(b)])
+            continue;
         bool smaller = false;
         for (std::size_t a = 0; a < buffer.sizes.size(); ++a)
             smaller = smaller || read[b].lo[a] > 0 || read[b].hi[a] < buffer.sizes[a] - 1;
@@ -132,7 +136,8 @@ void narrow_domains(poly::ProgramIR& program) {
         }
         k.statements = std::move(kept);
     }
-    std::erase_if(program.kernels, [](const poly::Kernel& k) { return k.statements.empty(); });
+    std::erase_if(program.kernels,
+                  [](const poly::Kernel& k) { return k.statements.empty() && !k.loop; });
 }
 
 } // namespace hedra::sched

@@ -173,6 +173,10 @@ void Partitioner::fuse_rows() {
 
 void Partitioner::make_kernels() {
     made_.assign(g_.nodes.size(), false);
+    // A scan's components are written by its loop.
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i)
+        if (!g_.nodes[i].leaf && g_.nodes[i].node->kind == NodeKind::ScanOutput)
+            folded_into_[i] = g_.nodes[i].operands.at(0);
     for (std::size_t i = 0; i < g_.nodes.size(); ++i)
         if (mat_[i] && folded_into_[i] < 0) make_in_order(static_cast<int>(i));
     for (int o : g_.outputs)
@@ -328,7 +332,7 @@ void Partitioner::make_buffers() {
         leaf_buffer_[i] = add_buffer(c.node, BufferRole::Input);
     }
     for (std::size_t i = 0; i < n; ++i)
-        if (mat_[i])
+        if (mat_[i] && g_.nodes[i].node->kind != NodeKind::Scan)
             buffer_of_[i] = add_buffer(
                 g_.nodes[i].node, g_.nodes[i].output ? BufferRole::Output : BufferRole::Temporary);
     wide_buffer_.assign(n, -1);
@@ -423,6 +427,7 @@ void Partitioner::append_epilogues(int i, Kernel& k) {
 void Partitioner::make_kernel(int i) {
     const CanonicalNode& c = cn(i);
     const Node& n = *c.node;
+    if (!c.leaf && n.kind == NodeKind::Scan) return scan_kernels(i);
     int w = buffer_of_[i];
     Kernel k;
     k.name = "k" + std::to_string(ir_.kernels.size());

@@ -47,7 +47,8 @@ void Partitioner::decide() {
         const CanonicalNode& c = g_.nodes[i];
         NodeKind k = c.node->kind;
         mat_[i] = c.output || (!c.leaf && (k == NodeKind::Reduce || k == NodeKind::Fuse ||
-                                           k == NodeKind::Gather || k == NodeKind::Scatter));
+                                           k == NodeKind::Gather || k == NodeKind::Scatter ||
+                                           k == NodeKind::Scan || k == NodeKind::ScanOutput));
         if (!inlinable_map(static_cast<int>(i))) continue;
         // Rows fused into one kernel keep a shared map in a row-local buffer, which costs
         // no pass over memory: then vector math is worth keeping too.

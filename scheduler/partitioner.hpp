@@ -134,6 +134,9 @@ private:
     void make_kernel(int i);
 
     void tuple_reduction(int i, Kernel& k);
+    // A scan's staging kernels, first-carry copies and loop (partition_scan.cpp).
+    void scan_kernels(int i);
+    int scan_operand(const NodePtr& in);
     Statement gather_statement(int i);
     void scatter_statements(int i, Kernel& k);
     // The buffer holding node `node` read at `access` (after views), which must have one.

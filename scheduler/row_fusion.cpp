@@ -108,9 +108,10 @@ bool touches(const Kernel& kernel, int buffer) {
 
 // Temporaries that only one row kernel touches, at its row counters, become row-local.
 void contract_row_temporaries(poly::ProgramIR& program) {
+    const std::vector<bool> in_loop = poly::loop_buffers(program);
     for (std::size_t b = 0; b < program.buffers.size(); ++b) {
         poly::Buffer& buf = program.buffers[b];
-        if (buf.role != poly::BufferRole::Temporary) continue;
+        if (buf.role != poly::BufferRole::Temporary || in_loop[b]) continue;
         const Kernel* only = nullptr;
         int users = 0;
         for (const Kernel& k : program.kernels)

@@ -43,9 +43,10 @@ bool splittable(const poly::ProgramIR& program, const Kernel& k) {
 int next_statement_number(const poly::ProgramIR& program) {
     int next = 0;
     for (const Kernel& k : program.kernels)
-        for (const Statement& st : k.statements)
+        poly::for_each_statement(k, [&](const Statement& st) {
             if (st.name.size() > 1 && st.name[0] == 'S')
                 next = std::max(next, std::atoi(st.name.c_str() + 1) + 1);
+        });
     return next;
 }
 

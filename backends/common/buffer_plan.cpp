@@ -25,6 +25,10 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
             for (const poly::Read& r : st.reads)
                 touch(r.buffer);
         }
+        // A scan's loop: everything it touches is live for the whole loop.
+        if (program.kernels[k].loop)
+            for (int b : program.kernels[k].loop->touched)
+                touch(b);
     }
     BufferPlan plan;
     plan.slot.assign(nb, -1);
@@ -32,7 +36,7 @@ BufferPlan plan_temporaries(const poly::ProgramIR& program) {
     for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k)
         for (std::size_t b = 0; b < nb; ++b) {
             if (program.buffers[b].role != poly::BufferRole::Temporary ||
-                program.buffers[b].row_local > 0 || first[b] != k)
+                program.buffers[b].row_local > 0 || program.buffers[b].is_slice() || first[b] != k)
                 continue;
             std::size_t bytes = program.buffers[b].storage_bytes(); // a window: its rows
             int best = -1;
@@ -67,7 +71,7 @@ AlignedStorage::~AlignedStorage() {
 BufferBinding binding_of(const poly::Buffer& buffer, const std::vector<NodePtr>& placeholders,
                          const std::vector<NodePtr>& leaves, const std::string& backend) {
     BufferBinding bind;
-    if (buffer.row_local > 0) bind.kind = BufferBinding::Kind::Local;
+    if (buffer.row_local > 0 || buffer.is_slice()) bind.kind = BufferBinding::Kind::Local;
     if (buffer.role != poly::BufferRole::Input) return bind;
     bind.index = -1;
     for (std::size_t p = 0; p < placeholders.size(); ++p)

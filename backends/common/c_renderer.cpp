@@ -2,6 +2,7 @@
 #include "backends/common/c_renderer.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -90,11 +91,12 @@ public:
     }
 
     // The call from the entry function, of `function` (this kernel's or an identical one's).
-    std::string call(const std::string& function) const {
+    // `table` names the entry's array of buffer pointers.
+    std::string call(const std::string& function, const std::string& table = "hd_buf") const {
         std::string s = "    " + function + "(hd_nt" + value_args();
         for (const auto& [b, w] : buffers_)
-            s += ", (" + std::string(c_storage_type(program_.buffers[b].dtype)) + "*)hd_buf[" +
-                 std::to_string(b) + "]";
+            s += ", (" + std::string(c_storage_type(program_.buffers[b].dtype)) + "*)" + table +
+                 "[" + std::to_string(b) + "]";
         return s + ");\n";
     }
 
@@ -587,21 +589,68 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
                 counters + "[" +
                 std::to_string(2 * std::max<std::size_t>(program.kernels.size(), 1)) +
                 "] = {};\n\n";
-    std::string calls;
     std::unordered_map<std::string, std::string> printed;       // canonical text -> its function
     std::vector<std::pair<std::string, std::string>> functions; // (name, text), printed once
     const std::string token = "hd_kernel";
-    for (std::size_t k = 0; k < program.kernels.size(); ++k) {
-        const poly::Kernel& kernel = program.kernels[k];
-        if (kernel.statements.empty()) continue;
+    // A scan's loop points its slices at rows of their parents in a copy of the pointer table.
+    const bool loops = poly::has_loops(program);
+    const std::string table = loops ? "hd_b" : "hd_buf";
+    auto kernel_call = [&](const poly::Kernel& kernel, const sched::AstNode& ast) {
         KernelPrinter printer(program, kernel, options);
-        std::string canonical = canonical_kernel_text(printer.print(asts[k]), kernel.name,
+        std::string canonical = canonical_kernel_text(printer.print(ast), kernel.name,
                                                       printer.buffer_names(), token);
         auto [it, first] = printed.emplace(canonical, kernel.name);
         if (first)
             functions.emplace_back(kernel.name,
                                    canonical_kernel_text(canonical, token, {}, kernel.name));
-        std::string call = printer.call(it->second);
+        return printer.call(it->second, table);
+    };
+    std::function<std::string(const poly::Kernel&, const sched::AstNode&, int)> loop_text =
+        [&](const poly::Kernel& kernel, const sched::AstNode& ast, int depth) {
+            const poly::ScanLoop& loop = *kernel.loop;
+            const std::string d = std::to_string(depth);
+            const std::string i = "hd_iter" + d, t = "hd_step" + d;
+            const std::string steps =
+                loop.param >= 0 ? poly::param_value_name(program.param_index(loop.param))
+                                : std::to_string(loop.steps) + "L";
+            std::string s = "    for (long " + i + " = 0; " + i + " < " + steps + "; ++" + i +
+                            ") {\n    const long " + t + " = " +
+                            (loop.reverse ? steps + " - 1 - " + i : i) + ";\n    (void)" + t +
+                            ";\n";
+            for (int b : loop.slices) {
+                const poly::Buffer& buf = program.buffers[static_cast<std::size_t>(b)];
+                const poly::StepSlice& sl = buf.slice;
+                const poly::Buffer& parent = program.buffers[static_cast<std::size_t>(sl.parent)];
+                std::int64_t row = static_cast<std::int64_t>(dtype_size(parent.dtype));
+                for (std::size_t a = 1; a < parent.sizes.size(); ++a)
+                    row *= parent.sizes[a];
+                const std::string shift = sl.shift ? " + (" + std::to_string(sl.shift) + ")" : "";
+                const std::string r = sl.window > 0 ? "((" + i + shift + ") % " +
+                                                          std::to_string(sl.window) + ")"
+                                                    : "(" + t + shift + ")";
+                std::string at = "(void*)((char*)" + table + "[" + std::to_string(sl.parent) +
+                                 "] + " + r + " * " + std::to_string(row) + "L)";
+                if (sl.edge >= 0)
+                    at = "(" + i + " == " + steps + " - 1 ? " + table + "[" +
+                         std::to_string(sl.edge) + "] : " + at + ")";
+                s += "    " + table + "[" + std::to_string(b) + "] = " + at + ";\n";
+            }
+            HEDRA_INTERNAL_CHECK(ast.body.size() == loop.kernels.size(),
+                                 "c_renderer: one AST per kernel of a scan's loop");
+            for (std::size_t k = 0; k < loop.kernels.size(); ++k) {
+                const poly::Kernel& inner = loop.kernels[k];
+                if (inner.loop)
+                    s += loop_text(inner, ast.body[k], depth + 1);
+                else if (!inner.statements.empty())
+                    s += kernel_call(inner, ast.body[k]);
+            }
+            return s + "    }\n";
+        };
+    std::string calls;
+    for (std::size_t k = 0; k < program.kernels.size(); ++k) {
+        const poly::Kernel& kernel = program.kernels[k];
+        if (kernel.statements.empty() && !kernel.loop) continue;
+        std::string call = kernel.loop ? loop_text(kernel, asts[k], 0) : kernel_call(kernel, asts[k]);
         if (options.kernel_hooks)
             call += "    if (hd_h) hd_h->fn(hd_h->ctx, " + std::to_string(k) + ");\n";
         if (!options.profile) {
@@ -611,6 +660,11 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         std::string at = counters + "[" + std::to_string(2 * k);
         calls += "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " +
                  at + "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
+    }
+    if (loops) {
+        const std::string n = std::to_string(program.buffers.size());
+        calls = "    void* hd_b[" + n + "];\n    for (int hd_k = 0; hd_k < " + n +
+                "; ++hd_k) hd_b[hd_k] = hd_buf[hd_k];\n" + calls;
     }
     // The symbolic extents' values follow the buffers: hd_buf[buffers] points to them.
     std::string values;

@@ -71,6 +71,22 @@ struct Walker {
     std::unordered_map<const Node*, int> index;
     int next = 0;
 
+    // A scan's step: its own graph, its placeholders keyed by their position among its params.
+    static void put_body(std::string& s, const ScanBody& b) {
+        Walker inner{b.params, {}, {}, 0};
+        std::vector<int> out;
+        for (const NodePtr& o : b.outputs)
+            out.push_back(inner.visit(o));
+        s += "scan(" + inner.key.text;
+        for (int o : out)
+            put(s, o);
+        put(s, b.carries);
+        put(s, b.xs);
+        put_shape(s, Shape{b.steps});
+        put(s, b.reverse);
+        s += ')';
+    }
+
     int visit(const NodePtr& n) {
         if (auto it = index.find(n.get()); it != index.end()) return it->second;
         std::vector<int> inputs;
@@ -109,6 +125,7 @@ struct Walker {
             put(s, n->keepdims);
             put(s, static_cast<int>(n->reduce_op));
             put(s, n->overwrite);
+            if (n->body) put_body(s, *n->body);
         }
         s += '}';
         int id = next++;

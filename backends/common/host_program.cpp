@@ -1,6 +1,8 @@
 // Buffers bound for a compiled host program, and its run (see host_program.hpp).
 #include "backends/common/host_program.hpp"
 
+#include <algorithm>
+
 #include <cstring>
 #include <utility>
 
@@ -98,6 +100,10 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
             for (const poly::Read& r : st.reads)
                 if (r.buffer >= 0) last[static_cast<std::size_t>(r.buffer)] = static_cast<int>(k);
         }
+    for (std::size_t k = 0; k < ir.kernels.size(); ++k)
+        if (ir.kernels[k].loop)
+            for (int b : ir.kernels[k].loop->touched)
+                last[static_cast<std::size_t>(b)] = std::max(last[static_cast<std::size_t>(b)], static_cast<int>(k));
     code->ready_after.resize(ir.kernels.size());
     for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
         const int k = last[static_cast<std::size_t>(ir.outputs[o])];

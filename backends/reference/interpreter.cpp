@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -156,6 +157,11 @@ private:
             return gather(n);
         case NodeKind::Scatter:
             return scatter(n);
+        case NodeKind::Scan:
+            scan(n);
+            return result(n);
+        case NodeKind::ScanOutput:
+            return scans_.at(n.inputs.at(0).get()).at(static_cast<std::size_t>(n.component));
         }
         internal_error("interpreter: unknown node kind");
     }
@@ -412,6 +418,53 @@ private:
 
     // Zeros, then values(p, q, r) added at (p, clamp(indices(q)), r); float sums in f64 as
     // the reference's reductions, integer sums wrapping in the result's dtype.
+    // The steps one after the other, each the body interpreted on its own: the carries, the
+    // step's rows of the scanned arrays and the closures bound to the body's placeholders.
+    void scan(const Node& n) {
+        const ScanBody& b = *n.body;
+        const std::int64_t steps = b.steps.size;
+        auto row_bytes = [](const HostArray& a) { return a.bytes() / static_cast<std::size_t>(a.sizes().at(0)); };
+        auto row = [&](const HostArray& a, std::int64_t t) {
+            std::vector<std::int64_t> sizes(a.sizes().begin() + 1, a.sizes().end());
+            HostArray r(std::move(sizes), a.dtype());
+            std::memcpy(r.raw_mutable(), static_cast<const char*>(a.raw()) + static_cast<std::size_t>(t) * row_bytes(a), row_bytes(a));
+            return r;
+        };
+        auto put_row = [&](HostArray& a, std::int64_t t, const HostArray& r) {
+            std::memcpy(static_cast<char*>(a.raw_mutable()) + static_cast<std::size_t>(t) * row_bytes(a), r.raw(), row_bytes(a));
+        };
+        std::vector<HostArray> components;
+        for (int c = 0; c < b.carries + b.ys(); ++c) {
+            const NodePtr& value = c < b.carries ? b.params[static_cast<std::size_t>(c)]
+                                                 : b.outputs[static_cast<std::size_t>(c)];
+            std::vector<std::int64_t> sizes{steps};
+            for (std::int64_t s : value->shape.sizes())
+                sizes.push_back(s);
+            components.push_back(result(n, std::move(sizes), value->dtype));
+        }
+        std::vector<HostArray> carries;
+        for (int k = 0; k < b.carries; ++k)
+            carries.push_back(value(n.inputs[static_cast<std::size_t>(k)]));
+        for (std::int64_t i = 0; i < steps; ++i) {
+            const std::int64_t t = b.reverse ? steps - 1 - i : i;
+            std::vector<HostArray> in = carries;
+            for (int x = 0; x < b.xs; ++x)
+                in.push_back(row(value(n.inputs[static_cast<std::size_t>(b.carries + x)]), t));
+            for (int c = 0; c < b.closures(); ++c)
+                in.push_back(value(n.inputs[static_cast<std::size_t>(b.carries + b.xs + c)]));
+            for (int k = 0; k < b.carries; ++k)
+                put_row(components[static_cast<std::size_t>(k)], t, carries[static_cast<std::size_t>(k)]);
+            std::vector<HostArray> out = interpret(b.outputs, b.params, in);
+            for (int y = 0; y < b.ys(); ++y)
+                put_row(components[static_cast<std::size_t>(b.carries + y)], t, out[static_cast<std::size_t>(b.carries + y)]);
+            out.resize(static_cast<std::size_t>(b.carries));
+            carries = std::move(out);
+        }
+        for (HostArray& c : carries)
+            components.push_back(std::move(c));
+        scans_[&n] = std::move(components);
+    }
+
     HostArray scatter(const Node& n) {
         const HostArray& values = value(n.inputs.at(0));
         const HostArray& idx = value(n.inputs.at(1));
@@ -441,6 +494,7 @@ private:
     std::unordered_set<const Node*> needed_;
     std::unordered_map<const Node*, std::shared_ptr<const HostArray>> leaves_;
     std::unordered_map<const Node*, HostArray> values_;
+    std::unordered_map<const Node*, std::vector<HostArray>> scans_; // per Scan: its components
 };
 
 } // namespace
