@@ -2,6 +2,7 @@
 // graph so that the body is closed, and the Scan and ScanOutput nodes.
 #include "core/scan.hpp"
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -113,10 +114,16 @@ NodePtr make_scan_node(const std::vector<NodePtr>& params, const std::vector<Nod
     body->reverse = reverse;
     std::vector<NodePtr> closures;
     std::unordered_map<const Node*, NodePtr> rebuilt;
-    auto closure_slot = [&](const NodePtr& n) -> NodePtr {
+    std::function<NodePtr(const NodePtr&)> closure_slot = [&](const NodePtr& n) -> NodePtr {
         if (auto it = rebuilt.find(n.get()); it != rebuilt.end()) return it->second;
         NodePtr slot = n;
-        if (!inline_closure(n)) {
+        if (n->kind == NodeKind::View && !n->memo() && !inline_closure(n)) {
+            // Views move no data: the body views the array itself (a weight read transposed
+            // or broadcast is not copied into that shape).
+            const NodePtr& base = n->inputs.at(0);
+            NodePtr base_slot = closure_slot(base);
+            slot = base_slot == base ? n : intern(copy_node_with(*n, {base_slot}));
+        } else if (!inline_closure(n)) {
             slot = scan_slot(ScanSlot::Closure, static_cast<int>(closures.size()), n->shape,
                              n->dtype, n->loc);
             closures.push_back(n);

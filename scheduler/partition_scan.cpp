@@ -163,6 +163,7 @@ void Partitioner::scan_kernels(int i) {
         s.name = "b" + std::to_string(at);
         ir_.buffers.push_back(std::move(s));
         loop->slices.push_back(at);
+        loop->touched.push_back(at);
         loop->touched.push_back(parent);
         if (edge >= 0) loop->touched.push_back(edge);
         return at;

@@ -119,11 +119,12 @@ void contract_row_temporaries(poly::ProgramIR& program) {
                 only = &k;
                 ++users;
             }
+        if (users != 1) continue;
         // The row schedule (direct_schedule.hpp) takes kernels with a reduction step.
         bool update =
             std::any_of(only->statements.begin(), only->statements.end(),
                         [](const Statement& st) { return st.kind == poly::StatementKind::Update; });
-        if (users != 1 || only->statements.size() < 2 || !update) continue;
+        if (only->statements.size() < 2 || !update) continue;
         int r = shared_rows(program, {only});
         if (r < 1 || static_cast<int>(buf.sizes.size()) < r) continue;
         const std::vector<std::int64_t>& rows = only->statements[0].extents;

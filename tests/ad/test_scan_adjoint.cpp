@@ -1,0 +1,95 @@
+// scan's adjoint (a scan the other way over the stored carries): finite differences through an
+// Elman recurrence with respect to its inputs, first carry and closed-over weights; the
+// dot-product identity for a linear recurrence; reverse scans, several carries, the carries of
+// every step in the loss, an integer carry; a scan inside a scan's step; and second order.
+#include "ad_test_util.hpp"
+
+using namespace hedra;
+using namespace hedra::test;
+
+namespace {
+
+// h_t = tanh(x_t Wx + h_{t-1} Wh + b); loss = sum(ys^2) + sum(h_T).
+Array elman_loss(const std::vector<Array>& p, bool reverse) {
+    ScanOptions o;
+    o.reverse = reverse;
+    const Array &xs = p.at(0), &h0 = p.at(1), &wx = p.at(2), &wh = p.at(3), &b = p.at(4);
+    ScanResult r = scan(
+        [&](const std::vector<Array>& c, const std::vector<Array>& x) {
+            Array h = tanh(matmul(x[0], wx) + matmul(c[0], wh) + b);
+            return ScanStep{{h}, {h * 0.5}};
+        },
+        {h0}, {xs}, 0, o);
+    return sum(r.ys[0] * r.ys[0]) + sum(r.carries[0]);
+}
+
+std::vector<Array> elman_point() {
+    return {random_array(Shape::of({5, 3, 4}), 1), random_array(Shape::of({3, 6}), 2),
+            random_array(Shape::of({4, 6}), 3, -0.5, 0.5), random_array(Shape::of({6, 6}), 4, -0.5, 0.5),
+            random_array(Shape::of({6}), 5)};
+}
+
+} // namespace
+
+TEST_CASE("finite differences: an Elman recurrence, forward and reverse, every input") {
+    for (bool reverse : {false, true}) {
+        CAPTURE(reverse);
+        HEDRA_CHECK_GRADIENT(check_gradient(
+            [&](const std::vector<Array>& p) { return elman_loss(p, reverse); }, elman_point()));
+    }
+}
+
+TEST_CASE("dot-product identity: a linear recurrence in its inputs and first carry") {
+    Array a = random_array(Shape::of({4}), 6);
+    auto f = [&](const std::vector<Array>& x) {
+        auto [c, ys] = scan([&](const Array& c, const Array& xt) {
+            Array n = c * a + xt;
+            return std::pair{n, n * 3.0};
+        }, x.at(1), x.at(0));
+        return ys + reshape(c, Shape::of({1, 4}));
+    };
+    HEDRA_CHECK_GRADIENT(check_linear(
+        f, {zeros(Shape::of({7, 4}), DType::F64), zeros(Shape::of({4}), DType::F64)}, exact(7)));
+}
+
+TEST_CASE("finite differences: two carries, the carries of every step, an integer step count") {
+    auto f = [&](const std::vector<Array>& p) {
+        ScanResult r = scan(
+            [&](const std::vector<Array>& c, const std::vector<Array>& x) {
+                Array step = c[2] + 1; // i64: no gradient
+                Array a = c[0] * sigmoid(c[1]) + x[0] * cast(step, DType::F64) * 0.1;
+                Array b = c[1] - x[1] * a;
+                return ScanStep{{a, b, step}, {a * b}};
+            },
+            {p.at(0), p.at(1), zeros(Shape::of({3}), DType::I64)}, {p.at(2), p.at(3)});
+        return sum(r.ys[0]) + sum(r.states[0] * r.states[1]) + sum(r.carries[1] * r.carries[1]);
+    };
+    HEDRA_CHECK_GRADIENT(check_gradient(
+        f, {random_array(Shape::of({3}), 8), random_array(Shape::of({3}), 9),
+            random_array(Shape::of({6, 3}), 10), random_array(Shape::of({6, 3}), 11)}));
+}
+
+TEST_CASE("finite differences: a scan inside a scan's step, and the gradient of a gradient") {
+    auto inner_outer = [&](const std::vector<Array>& p) {
+        const Array w = p.at(1);
+        auto [total, rows] = scan([&](const Array& c, const Array& row) {
+            auto [s, partial] = scan([&](const Array& a, const Array& v) {
+                Array n = tanh(a * w + v);
+                return std::pair{n, n};
+            }, c, row);
+            return std::pair{s, sum(partial)};
+        }, zeros(Shape(), DType::F64), p.at(0));
+        return total * 2.0 + sum(rows * rows);
+    };
+    HEDRA_CHECK_GRADIENT(check_gradient(
+        inner_outer, {random_array(Shape::of({3, 4}), 12), random_array(Shape(), 13)}));
+
+    auto second = [&](const std::vector<Array>& p) {
+        Array xs = p.at(0);
+        Array g = grad(elman_loss({xs, p.at(1), p.at(2), p.at(3), p.at(4)}, false), xs);
+        return sum(g * g);
+    };
+    GradientCheckOptions o;
+    o.rtol = 1e-5;
+    HEDRA_CHECK_GRADIENT(check_gradient(second, elman_point(), o));
+}
