@@ -5,6 +5,7 @@
 // identity map tagged by an input no user array can be (a private rank-0 Data node).
 #include "ad/grad.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,8 +30,72 @@ std::string describe(const std::string& what, std::size_t i, const NodePtr& n) {
            n->shape.to_string() + ", created at " + location_string(n->loc) + ")";
 }
 
+// The piece of a contribution that is zero outside one box, overwrite(zeros, piece) (the
+// adjoint of a slice), or null.
+const Node* padded_piece(const NodePtr& p) {
+    if (p->kind != NodeKind::Fuse || !p->overwrite || p->inputs.size() != 2) return nullptr;
+    const Node* z = p->inputs[0].get();
+    while (z->kind == NodeKind::View)
+        z = z->inputs.at(0).get();
+    if (z->kind != NodeKind::Constant || z->expr->op != ScalarOp::Const ||
+        (is_float(z->expr->dtype) ? z->expr->fvalue != 0.0 : z->expr->ivalue != 0))
+        return nullptr;
+    return p->inputs[1].get();
+}
+
+// Whether two boxes of one shape share no index (conservatively: on some axis their spans
+// do not overlap).
+bool disjoint_boxes(const Shape& a, const Shape& b) {
+    for (int d = 0; d < a.rank(); ++d) {
+        const Range &x = a[d], &y = b[d];
+        if (x.size == 0 || y.size == 0) return true;
+        const std::int64_t x_end = x.start + x.step * (x.size - 1), y_end = y.start + y.step * (y.size - 1);
+        if (x_end < y.start || y_end < x.start) return true;
+    }
+    return false;
+}
+
+// Contributions that are slices' adjoints (zero outside a box each) are summed box by box
+// and written into one padded array: the gates of an LSTM, each sliced from one projection
+// and read several times, give one array of their gradients, not one zero-padded copy per
+// use. Returns the parts left to add (the combined one among them).
+std::vector<NodePtr> combine_padded(const NodePtr& node, const std::vector<NodePtr>& parts) {
+    std::vector<std::vector<NodePtr>> boxes; // pieces of one box each
+    std::vector<NodePtr> rest;
+    for (const NodePtr& p : parts) {
+        const Node* piece = padded_piece(p);
+        if (!piece || !(p->shape == node->shape)) {
+            rest.push_back(p);
+            continue;
+        }
+        auto same = std::find_if(boxes.begin(), boxes.end(), [&](const std::vector<NodePtr>& b) {
+            return b[0]->shape == piece->shape;
+        });
+        if (same != boxes.end())
+            same->push_back(p->inputs[1]);
+        else
+            boxes.push_back({p->inputs[1]});
+    }
+    std::size_t padded = parts.size() - rest.size();
+    if (padded < 2) return parts;
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+        for (std::size_t j = i + 1; j < boxes.size(); ++j)
+            if (!disjoint_boxes(boxes[i][0]->shape, boxes[j][0]->shape)) return parts;
+    std::vector<Array> pieces{zeros(node->shape, node->dtype, node->loc)};
+    for (const std::vector<NodePtr>& b : boxes) {
+        ScalarExpr e = scalar_input(0, node->dtype);
+        for (std::size_t k = 1; k < b.size(); ++k)
+            e = scalar_binary(ScalarOp::Add, e, scalar_input(static_cast<int>(k), node->dtype));
+        pieces.emplace_back(b.size() == 1 ? b[0] : detail::make_map_node(e, b, b[0]->shape, node->loc));
+    }
+    rest.push_back(overwrite(pieces, node->loc).node());
+    return rest;
+}
+
 // The sum of a node's cotangent contributions, as one Map.
-Array total(const NodePtr& node, const std::vector<NodePtr>& parts) {
+Array total(const NodePtr& node, const std::vector<NodePtr>& raw_parts) {
+    if (raw_parts.size() == 1) return Array(raw_parts[0]);
+    const std::vector<NodePtr> parts = combine_padded(node, raw_parts);
     if (parts.size() == 1) return Array(parts[0]);
     ScalarExpr e = scalar_input(0, node->dtype);
     for (std::size_t k = 1; k < parts.size(); ++k)

@@ -6,6 +6,7 @@
 #include "ad/scan_adjoint.hpp"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ad/grad.hpp"
 #include "core/library.hpp"
@@ -18,8 +19,10 @@ namespace {
 
 // `outputs` rebuilt with every node in `replace` swapped for its replacement.
 std::vector<NodePtr> substitute(const std::vector<NodePtr>& outputs,
-                                const std::unordered_map<const Node*, NodePtr>& replace) {
-    std::unordered_map<const Node*, NodePtr> done;
+                                const std::unordered_map<const Node*, NodePtr>& replace,
+                                std::unordered_map<const Node*, NodePtr>* image = nullptr) {
+    std::unordered_map<const Node*, NodePtr> local;
+    std::unordered_map<const Node*, NodePtr>& done = image ? *image : local;
     for (const NodePtr& n : topological_order(outputs)) {
         if (auto it = replace.find(n.get()); it != replace.end()) {
             done.emplace(n.get(), it->second);
@@ -113,7 +116,8 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
         replace.emplace(b.params[static_cast<std::size_t>(C + i)].get(), x[static_cast<std::size_t>(i)]);
     for (int m = 0; m < M; ++m)
         replace.emplace(b.params[static_cast<std::size_t>(C + X + m)].get(), input(C + X + m));
-    std::vector<NodePtr> step = substitute(b.outputs, replace);
+    std::unordered_map<const Node*, NodePtr> image; // forward step node -> its recomputation
+    std::vector<NodePtr> step = substitute(b.outputs, replace, &image);
 
     std::vector<Array> outs, cots, ins;
     for (std::size_t q = 0; q < carries.size(); ++q) {
@@ -153,6 +157,32 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
             detail::cast_node((Array(acc[q]) + grads[g++]).node(), acc[q]->dtype, loc));
     std::vector<NodePtr> outputs = new_carries;
     outputs.insert(outputs.end(), ys.begin(), ys.end());
+
+    // The forward step's reductions (its contractions) that the reverse step reads are stored by
+    // the forward scan as outputs of its own, not recomputed: the scan that computes the
+    // forward values then also computes these (extend_scan; sched::merge_scans runs one loop).
+    std::vector<NodePtr> saved;
+    std::unordered_map<const Node*, NodePtr> to_slot;
+    {
+        std::unordered_set<const Node*> reached;
+        for (const NodePtr& n : topological_order(outputs))
+            reached.insert(n.get());
+        for (const NodePtr& f : topological_order(b.outputs)) {
+            if (f->kind != NodeKind::Reduce || !is_float(f->dtype)) continue;
+            auto it = image.find(f.get());
+            if (it == image.end() || !reached.count(it->second.get())) continue;
+            saved.push_back(f);
+            to_slot.emplace(it->second.get(), slot(detail::ScanSlot::X, f->shape, f->dtype));
+        }
+    }
+    if (!saved.empty()) {
+        const NodePtr forward = detail::extend_scan(scan, saved);
+        outputs = substitute(outputs, to_slot);
+        for (int k = 0; k < C; ++k)
+            xs[static_cast<std::size_t>(k)] = detail::scan_output(forward, k, loc);
+        for (std::size_t r = 0; r < saved.size(); ++r)
+            xs.push_back(detail::scan_output(forward, C + Y + static_cast<int>(r), loc));
+    }
     NodePtr reverse =
         detail::make_scan_node(params, outputs, inits, xs, b.steps, !b.reverse, loc);
     const ScanBody& rb = *reverse->body;

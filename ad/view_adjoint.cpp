@@ -276,7 +276,10 @@ Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape, Source
     GatherPlan plan = plan_gather(acc, ybar->shape.sizes(), xshape);
     keep_symbolic_axes(plan, ybar->shape, xshape);
     NodePtr v;
-    if (!(plan.tshape == plan.pshape)) v = gather_through_map(ybar, plan, loc);
+    // Through the map only where the gather sums (a window): a slice's cotangent is computed
+    // on the slice and padded once (total() in grad.cpp then joins the slices of one array).
+    if (!(plan.tshape == plan.pshape) && !plan.summed.empty())
+        v = gather_through_map(ybar, plan, loc);
     if (!v) {
         NodePtr t = detail::make_view(ybar, plan.tshape, plan.t_access, loc);
         NodePtr p = t;

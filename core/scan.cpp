@@ -73,6 +73,20 @@ Shape without_leading(const Shape& s) {
     return Shape(std::move(r));
 }
 
+std::size_t body_hash(const ScanBody& b) {
+    std::uint64_t h = 0x7363616e;
+    for (const NodePtr& p : b.params)
+        h = mix(h, p->hash);
+    for (const NodePtr& o : b.outputs)
+        h = mix(h, o->hash);
+    h = mix(h, static_cast<std::uint64_t>(b.carries));
+    h = mix(h, static_cast<std::uint64_t>(b.xs));
+    h = mix(h, static_cast<std::uint64_t>(b.steps.size));
+    h = mix(h, static_cast<std::uint64_t>(b.steps.param + 1));
+    h = mix(h, b.reverse);
+    return static_cast<std::size_t>(h);
+}
+
 std::string describe(const NodePtr& n) {
     return std::string(dtype_name(n->dtype)) + " " + n->shape.to_string() + " (created at " +
            detail::site(n) + ")";
@@ -152,23 +166,26 @@ NodePtr make_scan_node(const std::vector<NodePtr>& params, const std::vector<Nod
         else
             body->outputs.push_back(closure_slot(out));
     }
-    std::uint64_t h = 0x7363616e;
-    for (const NodePtr& p : body->params)
-        h = mix(h, p->hash);
-    for (const NodePtr& o : body->outputs)
-        h = mix(h, o->hash);
-    h = mix(h, static_cast<std::uint64_t>(body->carries));
-    h = mix(h, static_cast<std::uint64_t>(body->xs));
-    h = mix(h, static_cast<std::uint64_t>(steps.size));
-    h = mix(h, static_cast<std::uint64_t>(steps.param + 1));
-    h = mix(h, reverse);
-    body->hash = static_cast<std::size_t>(h);
+    body->hash = body_hash(*body);
     std::vector<NodePtr> inputs = inits;
     inputs.insert(inputs.end(), xs.begin(), xs.end());
     inputs.insert(inputs.end(), closures.begin(), closures.end());
     auto n = new_node(NodeKind::Scan, DType::F32, Shape(), std::move(inputs), loc);
     n->body = std::move(body);
     return intern(std::move(n));
+}
+
+NodePtr extend_scan(const NodePtr& scan, const std::vector<NodePtr>& extra) {
+    auto body = std::make_shared<ScanBody>(*scan->body);
+    body->outputs.insert(body->outputs.end(), extra.begin(), extra.end());
+    body->hash = body_hash(*body);
+    auto n = new_node(NodeKind::Scan, scan->dtype, scan->shape, scan->inputs, scan->loc);
+    n->body = std::move(body);
+    return intern(std::move(n));
+}
+
+int extended_component(const ScanBody& scan, const ScanBody& larger, int c) {
+    return scan.component_kind(c) == ScanBody::Component::Final ? c + larger.ys() - scan.ys() : c;
 }
 
 NodePtr scan_output(const NodePtr& scan, int c, SourceLocation loc) {

@@ -64,6 +64,12 @@ namespace detail {
 NodePtr make_scan_node(const std::vector<NodePtr>& params, const std::vector<NodePtr>& outputs,
                        const std::vector<NodePtr>& inits, const std::vector<NodePtr>& xs,
                        const Range& steps, bool reverse, SourceLocation loc);
+// A Scan node like `scan` (same body, inputs and order) whose step also outputs `extra`
+// (nodes of its body): its components are `scan`'s with those ys added after its own, so a
+// program that needs both computes only this one (sched::merge_scans).
+NodePtr extend_scan(const NodePtr& scan, const std::vector<NodePtr>& extra);
+// The component of `larger` (extend_scan of `scan`) that holds component `c` of `scan`.
+int extended_component(const ScanBody& scan, const ScanBody& larger, int c);
 // Component `c` of a Scan node (ScanBody::Component), scan axis first.
 NodePtr scan_output(const NodePtr& scan, int c, SourceLocation loc);
 // A placeholder for slot `k` of a scan body being traced: a carry, an x slice or a closure.

@@ -111,6 +111,23 @@ bool has_loops(const ProgramIR& program) {
     return false;
 }
 
+namespace {
+void add_nested(const Kernel& k, std::vector<const Kernel*>& out) {
+    if (!k.loop) return;
+    for (const Kernel& inner : k.loop->kernels) {
+        out.push_back(&inner);
+        add_nested(inner, out);
+    }
+}
+} // namespace
+
+std::vector<const Kernel*> nested_kernels(const ProgramIR& program) {
+    std::vector<const Kernel*> out;
+    for (const Kernel& k : program.kernels)
+        add_nested(k, out);
+    return out;
+}
+
 std::vector<bool> loop_buffers(const ProgramIR& program) {
     std::vector<bool> in_loop(program.buffers.size(), false);
     for (const Kernel& k : program.kernels)

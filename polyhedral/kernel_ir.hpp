@@ -181,6 +181,9 @@ void for_each_statement(const Kernel& kernel, F&& f) {
 
 // Whether the program has a scan's loop.
 bool has_loops(const struct ProgramIR& program);
+// The kernels of the program's loops, depth first (a loop's kernels after it, before the
+// next): profiles number them after the program's own kernels in this order.
+std::vector<const Kernel*> nested_kernels(const struct ProgramIR& program);
 // Per buffer of the program: whether a scan's loop touches it (ScanLoop::touched).
 std::vector<bool> loop_buffers(const struct ProgramIR& program);
 

@@ -17,6 +17,7 @@
 #include "scheduler/canonicalize.hpp"
 #include "scheduler/donate_inputs.hpp"
 #include "scheduler/in_place_pieces.hpp"
+#include "scheduler/merge_scans.hpp"
 #include "scheduler/narrow_domains.hpp"
 #include "scheduler/row_fusion.hpp"
 #include "scheduler/split_reduction.hpp"
@@ -620,9 +621,13 @@ namespace hedra::sched {
 poly::ProgramIR partition(const std::vector<NodePtr>& outputs,
                           const std::vector<NodePtr>& placeholders, const PartitionOptions& options,
                           const std::vector<NodePtr>& donated) {
+    const std::vector<NodePtr> merged = [&] {
+        dump::PassTimer timer("merge-scans");
+        return merge_scans(outputs);
+    }();
     CanonicalGraph g = [&] {
         dump::PassTimer timer("canonicalize");
-        return canonicalize(outputs);
+        return canonicalize(merged);
     }();
     poly::ProgramIR program = detail::Partitioner(g, options).run(placeholders);
     if (options.narrow) {

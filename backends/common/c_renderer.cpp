@@ -587,7 +587,9 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
                 "    return t.s * 1000000000LL + t.ns;\n}\n"
                 "extern \"C\" long long " +
                 counters + "[" +
-                std::to_string(2 * std::max<std::size_t>(program.kernels.size(), 1)) +
+                std::to_string(2 * std::max<std::size_t>(program.kernels.size() +
+                                                             poly::nested_kernels(program).size(),
+                                                         1)) +
                 "] = {};\n\n";
     std::unordered_map<std::string, std::string> printed;       // canonical text -> its function
     std::vector<std::pair<std::string, std::string>> functions; // (name, text), printed once
@@ -604,6 +606,15 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
             functions.emplace_back(kernel.name,
                                    canonical_kernel_text(canonical, token, {}, kernel.name));
         return printer.call(it->second, table);
+    };
+    // Profiling: counters per kernel, the loops' kernels numbered after the program's own in
+    // depth-first order (poly::nested_kernels).
+    int next_nested = static_cast<int>(program.kernels.size());
+    auto profiled = [&](const std::string& call, std::size_t k) {
+        if (!options.profile) return call;
+        std::string at = counters + "[" + std::to_string(2 * k);
+        return "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " + at +
+               "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
     };
     std::function<std::string(const poly::Kernel&, const sched::AstNode&, int)> loop_text =
         [&](const poly::Kernel& kernel, const sched::AstNode& ast, int depth) {
@@ -639,10 +650,11 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
                                  "c_renderer: one AST per kernel of a scan's loop");
             for (std::size_t k = 0; k < loop.kernels.size(); ++k) {
                 const poly::Kernel& inner = loop.kernels[k];
+                const auto index = static_cast<std::size_t>(next_nested++);
                 if (inner.loop)
-                    s += loop_text(inner, ast.body[k], depth + 1);
+                    s += profiled(loop_text(inner, ast.body[k], depth + 1), index);
                 else if (!inner.statements.empty())
-                    s += kernel_call(inner, ast.body[k]);
+                    s += profiled(kernel_call(inner, ast.body[k]), index);
             }
             return s + "    }\n";
         };
@@ -653,13 +665,7 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
         std::string call = kernel.loop ? loop_text(kernel, asts[k], 0) : kernel_call(kernel, asts[k]);
         if (options.kernel_hooks)
             call += "    if (hd_h) hd_h->fn(hd_h->ctx, " + std::to_string(k) + ");\n";
-        if (!options.profile) {
-            calls += call;
-            continue;
-        }
-        std::string at = counters + "[" + std::to_string(2 * k);
-        calls += "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " +
-                 at + "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
+        calls += profiled(call, k);
     }
     if (loops) {
         const std::string n = std::to_string(program.buffers.size());

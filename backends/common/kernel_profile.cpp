@@ -94,8 +94,14 @@ int profile_clock() {
 
 std::vector<KernelProfileInfo> describe_kernels(const poly::ProgramIR& program) {
     std::vector<KernelProfileInfo> out;
-    for (const poly::Kernel& k : program.kernels) {
-        KernelProfileInfo info{k.name, describe(program, k), 0};
+    std::vector<const poly::Kernel*> kernels;
+    for (const poly::Kernel& k : program.kernels)
+        kernels.push_back(&k);
+    for (const poly::Kernel* k : poly::nested_kernels(program))
+        kernels.push_back(k);
+    for (const poly::Kernel* kp : kernels) {
+        const poly::Kernel& k = *kp;
+        KernelProfileInfo info{k.name, k.loop ? "scan loop of " + std::to_string(k.loop->kernels.size()) + " kernels" : describe(program, k), 0};
         for (const poly::Statement& st : k.statements) {
             double n = 1;
             for (std::int64_t e : st.extents)
