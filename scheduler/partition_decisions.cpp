@@ -68,6 +68,12 @@ void Partitioner::decide() {
         for (std::size_t j = k == NodeKind::Gather ? 0 : 1; j < c.operands.size(); ++j)
             mat_[c.operands[j]] = mat_[c.operands[j]] || !g_.nodes[c.operands[j]].leaf;
     }
+    // A scan reads its operands whole, in every step: a map there is computed once (and once
+    // for every scan that reads it, the forward one and its adjoint).
+    for (std::size_t i = 0; i < n; ++i)
+        if (!g_.nodes[i].leaf && g_.nodes[i].node->kind == NodeKind::Scan)
+            for (int o : g_.nodes[i].operands)
+                if (inlinable_map(o)) mat_[static_cast<std::size_t>(o)] = true;
     constexpr int kNone = -1, kSeveral = -2;
     std::vector<int> root(n, kNone);
     for (std::size_t j = n; j-- > 0;) {

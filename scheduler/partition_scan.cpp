@@ -56,6 +56,62 @@ void collect_touched(const Kernel& k, std::vector<int>& out) {
     if (k.loop) out.insert(out.end(), k.loop->touched.begin(), k.loop->touched.end());
 }
 
+// The counter a row of `m` reads with coefficient 1 and no offset, or -1.
+int single_counter(const AffineMap& m, int row) {
+    int c = -1;
+    for (int i = 0; i < m.in_rank(); ++i) {
+        if (m.coeff(row, i) == 0) continue;
+        if (m.coeff(row, i) != 1 || c >= 0) return -1;
+        c = i;
+    }
+    return m.offset(row) == 0 ? c : -1;
+}
+
+// Whether every read of matrix `b` by the body's kernels is a contraction's operand that runs
+// along its contiguous axis over the reduced counter (x·Wᵀ): read transposed, the loop's
+// contraction gets a row-major operand and packs nothing per step.
+bool read_transposed(const std::vector<Kernel>& kernels, int b) {
+    int reads = 0;
+    for (const Kernel& k : kernels) {
+        if (k.loop) {
+            for (int t : k.loop->touched)
+                if (t == b) return false;
+            continue;
+        }
+        for (const Statement& st : k.statements) {
+            for (const Read& r : st.reads) {
+                if (r.buffer != b) continue;
+                if (st.kind != StatementKind::Update || r.is_indirect() || r.access.out_rank() != 2)
+                    return false;
+                const int inner = single_counter(r.access, 1), outer = single_counter(r.access, 0);
+                auto reduced = [&](int c) {
+                    return std::find(st.reduction_dims.begin(), st.reduction_dims.end(), c) !=
+                           st.reduction_dims.end();
+                };
+                if (inner < 0 || outer < 0 || !reduced(inner) || reduced(outer)) return false;
+                ++reads;
+            }
+            if (st.write_buffer == b) return false;
+        }
+    }
+    return reads > 0;
+}
+
+AffineMap swap_rows(const AffineMap& m) {
+    std::vector<std::int64_t> matrix;
+    for (int o : {1, 0})
+        for (int i = 0; i < m.in_rank(); ++i)
+            matrix.push_back(m.coeff(o, i));
+    return AffineMap(m.in_rank(), 2, std::move(matrix), {m.offset(1), m.offset(0)});
+}
+
+void transpose_reads(std::vector<Kernel>& kernels, int b) {
+    for (Kernel& k : kernels)
+        for (Statement& st : k.statements)
+            for (Read& r : st.reads)
+                if (r.buffer == b) r.access = swap_rows(r.access);
+}
+
 } // namespace
 
 // The buffer holding operand `in` of a scan, whole and in its own counters; a staging kernel
@@ -168,6 +224,33 @@ void Partitioner::scan_kernels(int i) {
         if (edge >= 0) loop->touched.push_back(edge);
         return at;
     };
+    // A closed-over matrix the step contracts along its rows (x·Wᵀ) is transposed once, before
+    // the loop.
+    for (int bi : body.inputs) {
+        const NodePtr& p = body.buffers[static_cast<std::size_t>(bi)].node;
+        const auto k = static_cast<int>(std::find(b.params.begin(), b.params.end(), p) - b.params.begin());
+        if (k < b.carries + b.xs || k >= static_cast<int>(b.params.size())) continue;
+        const int from = operand[static_cast<std::size_t>(k - b.carries)];
+        const Buffer w = ir_.buffers[static_cast<std::size_t>(from)];
+        if (w.sizes.size() != 2 || w.symbolic() || !read_transposed(body.kernels, bi)) continue;
+        const int t = add_buffer(p, BufferRole::Temporary);
+        Buffer& wt = ir_.buffers[static_cast<std::size_t>(t)];
+        wt.sizes = {w.sizes[1], w.sizes[0]};
+        wt.dtype = w.dtype;
+        Statement st;
+        st.name = "S" + std::to_string(next_statement_++);
+        st.extents = wt.sizes;
+        st.write_buffer = t;
+        st.write_access = AffineMap::identity(2);
+        st.reads.push_back({from, swap_rows(AffineMap::identity(2))});
+        st.value = scalar_input(0, wt.dtype);
+        Kernel copy;
+        copy.name = "k" + std::to_string(ir_.kernels.size());
+        copy.statements.push_back(std::move(st));
+        ir_.kernels.push_back(std::move(copy));
+        transpose_reads(body.kernels, bi);
+        operand[static_cast<std::size_t>(k - b.carries)] = t;
+    }
     std::vector<int> map(body.buffers.size(), -1);
     for (int bi : body.inputs) {
         const NodePtr& p = body.buffers[static_cast<std::size_t>(bi)].node;
