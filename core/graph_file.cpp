@@ -7,7 +7,9 @@
 #include <bit>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/json.hpp"
@@ -121,11 +123,21 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
             in.push_back(index.at(i.get()));
     }
     switch (n.kind) {
-    case NodeKind::Scan:
+    case NodeKind::Scan: { // the body's nodes come before it in the list
+        const ScanBody& b = *n.body;
+        Value params = Value::array(), outs = Value::array();
+        for (const NodePtr& p : b.params)
+            params.push_back(index.at(p.get()));
+        for (const NodePtr& o : b.outputs)
+            outs.push_back(index.at(o.get()));
+        v["body"] = {{"params", std::move(params)}, {"outputs", std::move(outs)},
+                     {"carries", b.carries}, {"xs", b.xs},
+                     {"shape", shape_json(Shape{b.steps})}, {"reverse", b.reverse}}; // the scan axis
+        break;
+    }
     case NodeKind::ScanOutput:
-        throw Error("save_graph: the graph holds a scan (created at " + location_string(n.loc) +
-                    "), which graph files cannot hold yet; compile the program in process, or "
-                    "save a graph without the scan");
+        v["component"] = n.component;
+        break;
     case NodeKind::Constant:
     case NodeKind::Map:
         v["expr"] = exprs.add(n.expr);
@@ -187,10 +199,25 @@ json::Value graph_to_json(const std::vector<NodePtr>& outputs,
         if (!o) throw Error("save_graph: an output is an empty array handle");
     std::vector<NodePtr> roots = outputs;
     roots.insert(roots.end(), placeholders.begin(), placeholders.end());
-    std::vector<NodePtr> order = topological_order(roots);
+    // Nodes in order, a scan's body (its own closed graph) just before the scan.
+    std::vector<NodePtr> order;
     std::unordered_map<const Node*, int> index; // lookups only
-    for (const NodePtr& n : order)
-        index.emplace(n.get(), static_cast<int>(index.size()));
+    std::unordered_set<const Node*> body_params;
+    std::function<void(const std::vector<NodePtr>&)> add = [&](const std::vector<NodePtr>& from) {
+        for (const NodePtr& n : topological_order(from)) {
+            if (index.count(n.get())) continue;
+            if (n->kind == NodeKind::Scan && !n->memo()) {
+                std::vector<NodePtr> body = n->body->params;
+                body.insert(body.end(), n->body->outputs.begin(), n->body->outputs.end());
+                add(body);
+                for (const NodePtr& p : n->body->params)
+                    body_params.insert(p.get());
+            }
+            index.emplace(n.get(), static_cast<int>(order.size()));
+            order.push_back(n);
+        }
+    };
+    add(roots);
 
     ExprTable exprs;
     Value nodes = Value::array();
@@ -205,7 +232,9 @@ json::Value graph_to_json(const std::vector<NodePtr>& outputs,
         inputs.push_back(i);
     }
     for (std::size_t i = 0; i < order.size(); ++i)
-        if (order[i]->kind == NodeKind::Placeholder && !listed[i]) inputs.push_back(i);
+        if (order[i]->kind == NodeKind::Placeholder && !listed[i] &&
+            !body_params.count(order[i].get()))
+            inputs.push_back(i);
     Value outs = Value::array();
     for (const NodePtr& o : outputs)
         outs.push_back(index.at(o.get()));

@@ -225,7 +225,7 @@ GraphFile GraphReader::read(const Value& doc) {
     for (int pass = 0; pass < 2; ++pass)
         for (std::size_t i = 0; i < nodes_.size(); ++i)
             if (!listed[i] && nodes_[i]->kind == NodeKind::Placeholder &&
-                omitted_data_[i] == (pass == 1)) {
+                !scan_params_.count(nodes_[i].get()) && omitted_data_[i] == (pass == 1)) {
                 listed[i] = true;
                 file.placeholders.push_back(nodes_[i]);
             }

@@ -8,12 +8,13 @@
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 #include "core/scalar_dag.hpp"
+#include "core/scan.hpp"
 
 namespace hedra::detail {
 namespace {
 
 bool parse_node_kind(const std::string& name, NodeKind& out) {
-    for (int i = 0; i <= static_cast<int>(NodeKind::Scatter); ++i)
+    for (int i = 0; i <= static_cast<int>(NodeKind::ScanOutput); ++i)
         if (name == node_kind_name(static_cast<NodeKind>(i))) {
             out = static_cast<NodeKind>(i);
             return true;
@@ -230,6 +231,66 @@ void GraphReader::check_scatter(const Value& n, const Node& node) const {
         fail(n, "scatter_add gives " + dname(result.dtype()) + ", not " + dname(node.dtype));
 }
 
+// A scan's body: its params and outputs are nodes listed before it (its own closed graph),
+// checked against its inputs as scan() built them.
+void GraphReader::read_scan(const Value& n, Node& node) {
+    const Value& b = typed(member(n, "body"), Value::value_t::object, "body");
+    ScanBody body;
+    const std::size_t before = nodes_.size();
+    for (const Value& p : typed(member(b, "params"), Value::value_t::array, "params")) {
+        body.params.push_back(node_ref(p, before));
+        if (body.params.back()->kind != NodeKind::Placeholder)
+            fail(p, "a scan body's parameter is a placeholder node");
+        scan_params_.insert(body.params.back().get());
+    }
+    for (const Value& o : typed(member(b, "outputs"), Value::value_t::array, "outputs"))
+        body.outputs.push_back(node_ref(o, before));
+    const auto count = static_cast<std::int64_t>(body.params.size());
+    body.carries = static_cast<int>(integer_member(b, "carries", 0, count));
+    body.xs = static_cast<int>(integer_member(b, "xs", 0, count - body.carries));
+    const Shape steps = shape_member(b); // the scan axis
+    if (steps.rank() != 1) fail(b, "a scan body's 'shape' is its scan axis, one range");
+    body.steps = steps[0];
+    body.reverse = bool_member(b, "reverse");
+    if (node.inputs.size() != body.params.size())
+        fail(n, "a scan has one input per body parameter (" + std::to_string(body.params.size()) +
+                    "), not " + std::to_string(node.inputs.size()));
+    if (static_cast<int>(body.outputs.size()) < body.carries)
+        fail(b, "a scan body outputs its new carries first");
+    auto same = [](const NodePtr& a, const NodePtr& c) {
+        return a->dtype == c->dtype && a->shape == c->shape;
+    };
+    for (std::size_t k = 0; k < body.params.size(); ++k) {
+        const NodePtr& p = body.params[k];
+        const NodePtr& in = node.inputs[k];
+        const bool x = static_cast<int>(k) >= body.carries && static_cast<int>(k) < body.carries + body.xs;
+        bool ok = in->dtype == p->dtype;
+        if (x) {
+            std::vector<Range> r{body.steps};
+            for (const Range& d : p->shape.ranges())
+                r.push_back(d);
+            ok = ok && in->shape == Shape(std::move(r));
+        } else {
+            ok = ok && in->shape == p->shape;
+        }
+        if (!ok) fail(n, "scan input " + std::to_string(k) + " does not fit its body parameter");
+        if (static_cast<int>(k) < body.carries && !same(body.outputs[k], p))
+            fail(b, "a scan body changes carry " + std::to_string(k) + "'s shape or dtype");
+    }
+    body.hash = scan_body_hash(body);
+    node.body = std::make_shared<ScanBody>(std::move(body));
+}
+
+void GraphReader::check_scan_output(const Value& n, const Node& node) const {
+    const NodePtr& scan = node.inputs[0];
+    if (scan->kind != NodeKind::Scan) fail(n, "a scan_output reads a scan node");
+    if (node.component >= scan->body->components()) fail(n, "no such scan component");
+    NodePtr want = scan_output(scan, node.component, SourceLocation::current());
+    if (want->dtype != node.dtype || !(want->shape == node.shape))
+        fail(n, "scan component " + std::to_string(node.component) + " is " +
+                    dname(want->dtype) + " " + want->shape.to_string());
+}
+
 NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
     context_ = "node " + std::to_string(position);
     typed(n, Value::value_t::object, "nodes");
@@ -346,8 +407,12 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         check_scatter(n, *node);
         break;
     case NodeKind::Scan:
+        read_scan(n, *node);
+        break;
     case NodeKind::ScanOutput:
-        fail(n, "graph files do not hold scans");
+        check_inputs(n, *node, 1);
+        node->component = static_cast<int>(integer_member(n, "component", 0, 1 << 20));
+        check_scan_output(n, *node);
         break;
     }
     omitted_data_.push_back(omitted);

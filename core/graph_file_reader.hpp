@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph_file.hpp"
@@ -85,6 +86,10 @@ public:
     void check_fuse(const Value& n, const Node& node) const;
     void check_gather(const Value& n, const Node& node) const;
     void check_scatter(const Value& n, const Node& node) const;
+    void read_scan(const Value& n, Node& node);
+    void check_scan_output(const Value& n, const Node& node) const;
+    // The placeholders of scans' bodies: parameters of their steps, not inputs of the program.
+    std::unordered_set<const Node*> scan_params_;
     void check_inputs(const Value& n, const Node& node, std::size_t count) const;
 
 private:

@@ -196,6 +196,10 @@ NodePtr make_scan_node(const std::vector<NodePtr>& params, const std::vector<Nod
     return intern(std::move(n));
 }
 
+std::size_t scan_body_hash(const ScanBody& body) {
+    return body_hash(body);
+}
+
 NodePtr extend_scan(const NodePtr& scan, const std::vector<NodePtr>& extra) {
     auto body = std::make_shared<ScanBody>(*scan->body);
     body->outputs.insert(body->outputs.end(), extra.begin(), extra.end());

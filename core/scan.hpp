@@ -72,6 +72,8 @@ NodePtr extend_scan(const NodePtr& scan, const std::vector<NodePtr>& extra);
 int extended_component(const ScanBody& scan, const ScanBody& larger, int c);
 // Component `c` of a Scan node (ScanBody::Component), scan axis first.
 NodePtr scan_output(const NodePtr& scan, int c, SourceLocation loc);
+// ScanBody::hash of a body (for a body read from a graph file).
+std::size_t scan_body_hash(const ScanBody& body);
 // A placeholder for slot `k` of a scan body being traced: a carry, an x slice or a closure.
 enum class ScanSlot { Carry, X, Closure };
 NodePtr scan_slot(ScanSlot kind, int k, const Shape& shape, DType dtype, SourceLocation loc);

@@ -64,6 +64,27 @@ ExampleGraph mlp_step_example() {
     return {outputs, {x, labels, w1, b1, w2, b2}};
 }
 
+// One SGD step of an Elman RNN, h = tanh(x W_ih^T + h W_hh^T + b), read over 6 steps: a scan
+// (one sequential loop) forward and its adjoint (one loop back).
+ExampleGraph rnn_step_example() {
+    Array xs = placeholder(Shape::of({6, 4, 5}), DType::F32, "xs");
+    Array w_ih = placeholder(Shape::of({8, 5}), DType::F32, "w_ih");
+    Array w_hh = placeholder(Shape::of({8, 8}), DType::F32, "w_hh");
+    Array b = placeholder(Shape::of({8}), DType::F32, "b");
+    Array projected = nn::linear(xs, w_ih, b);
+    auto [h, ys] = scan([&](const Array& c, const Array& x) {
+        Array next = tanh(x + nn::linear(c, w_hh));
+        return std::pair{next, next};
+    }, zeros(Shape::of({4, 8})), projected);
+    Array loss = sum(h * h) + sum(ys) * 0.1;
+    std::vector<Array> params{w_ih, w_hh, b};
+    std::vector<Array> grads = grad(loss, params);
+    std::vector<Array> outputs{loss};
+    for (std::size_t i = 0; i < params.size(); ++i)
+        outputs.push_back(params[i] - grads[i] * 0.1);
+    return {outputs, {xs, w_ih, w_hh, b}};
+}
+
 } // namespace
 
 const std::vector<Example>& examples() {
@@ -77,6 +98,8 @@ const std::vector<Example>& examples() {
          mlp_step_example},
         {"matmul_bf16", "C = A B, A (64,48), B (48,32), bf16 (products and sum in f32)",
          matmul_bf16_example},
+        {"rnn_step", "one SGD step of an Elman RNN (width 8) over 6 steps of a batch of 4: a scan",
+         rnn_step_example},
     };
     return all;
 }

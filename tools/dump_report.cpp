@@ -140,9 +140,54 @@ ReportObserver::ReportObserver(Report& report, const ScheduleFile* load, std::st
     : report_(report), files_(sched::dump_observer()), load_(load),
       load_path_(std::move(load_path)) {}
 
+namespace {
+
+// The loops around the kernels of scans' loops (Report::scan_loops).
+void note_scan_loops(const std::vector<poly::Kernel>& kernels, std::vector<std::string> around,
+                     std::map<std::string, std::vector<std::string>>& out) {
+    for (const poly::Kernel& k : kernels) {
+        if (!k.loop) continue;
+        const poly::ScanLoop& l = *k.loop;
+        const std::string t = "t" + std::to_string(around.size());
+        const std::string n = l.param >= 0 ? param_name(l.param) : std::to_string(l.steps);
+        std::vector<std::string> inner = around;
+        inner.push_back(l.reverse ? "for (" + t + " = " + n + " - 1; " + t + " >= 0; " + t + " -= 1)"
+                                  : "for (" + t + " = 0; " + t + " < " + n + "; " + t + " += 1)");
+        inner.back() += " // scan loop " + k.name + ", sequential: each step reads the last one's carries";
+        for (const poly::Kernel& in : l.kernels)
+            out[in.name] = inner;
+        note_scan_loops(l.kernels, inner, out);
+    }
+}
+
+// `text` inside the loops `around` (indented, braces closed).
+std::string inside_loops(const std::vector<std::string>& around, const std::string& text) {
+    std::string open, close;
+    for (std::size_t d = 0; d < around.size(); ++d) {
+        const std::size_t note = around[d].find(" // ");
+        open += std::string(2 * d, ' ') + around[d].substr(0, note) + " {" +
+                (note == std::string::npos ? "" : around[d].substr(note)) + "\n";
+        close = std::string(2 * d, ' ') + "}\n" + close;
+    }
+    std::string body;
+    const std::string pad(2 * around.size(), ' ');
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        body += pad + text.substr(at, end - at) + "\n";
+        at = end + 1;
+    }
+    return open + body + close;
+}
+
+} // namespace
+
 void ReportObserver::partitioned(const poly::ProgramIR& program) {
     if (files_) files_->partitioned(program);
     report_.partition = poly::to_string(program);
+    report_.scan_loops.clear();
+    note_scan_loops(program.kernels, {}, report_.scan_loops);
 }
 
 void ReportObserver::analyzed(const poly::Scop& scop, const poly::Dependences& deps) {
@@ -251,9 +296,16 @@ std::vector<Section> sections(const GraphViews& graph, const Report& r, Format f
         std::string note = k.fell_back ? "# isl's quota ran out: program order\n"
                            : k.loaded  ? "# loaded (--load-schedule)\n"
                                        : "";
-        out.push_back({Stage::Schedule, k.name, note + k.schedule});
-        out.push_back({Stage::Final, k.name, k.final_schedule});
-        out.push_back({Stage::Ast, k.name, k.ast});
+        // A kernel of a scan's loop: its schedule runs once per step of the loops around it.
+        std::string loops;
+        auto around = r.scan_loops.find(k.name);
+        if (around != r.scan_loops.end())
+            for (const std::string& l : around->second)
+                loops += "# inside " + l + "\n";
+        out.push_back({Stage::Schedule, k.name, note + loops + k.schedule});
+        out.push_back({Stage::Final, k.name, loops + k.final_schedule});
+        out.push_back({Stage::Ast, k.name,
+                       around == r.scan_loops.end() ? k.ast : inside_loops(around->second, k.ast)});
     }
     out.push_back({Stage::Code, "", r.code});
     out.push_back({Stage::Ptx, "", r.ptx});

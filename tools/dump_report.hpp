@@ -57,6 +57,9 @@ struct KernelReport {
 
 struct Report {
     std::string partition;
+    // Per kernel of a scan's loop: the loops around it, outermost first ("for (t0 = 0; t0 < 28;
+    // t0 += 1) // scan loop k4, sequential").
+    std::map<std::string, std::vector<std::string>> scan_loops;
     std::string mapping; // cuda: sched::to_string of the GPU mapping
     std::vector<KernelReport> kernels;
     std::string code, code_extension = "cpp";

@@ -90,7 +90,7 @@ TEST_CASE("hedra-dump: bad input exits 1 with a message") {
     auto unknown = run_tool("matmull");
     CHECK(unknown.status == 1);
     CHECK(contains(unknown.err, "'matmull' is neither a file nor a built-in example (matmul, "
-                                "conv2d, jacobi, softmax, mlp_step, matmul_bf16)"));
+                                "conv2d, jacobi, softmax, mlp_step, matmul_bf16, rnn_step)"));
     CHECK(unknown.out.empty());
 }
 
@@ -244,4 +244,13 @@ TEST_CASE("hedra-dump: tile sizes, -o, and a graph file as input") {
     auto builtin = run_tool("conv2d " + stages);
     REQUIRE(from_file.status == 0);
     CHECK(from_file.out == builtin.out);
+}
+
+TEST_CASE("hedra-dump: a scan's loop around its kernels in the partition, schedule and AST") {
+    auto r = run_tool("rnn_step --dump=partition,schedule,ast");
+    REQUIRE(r.status == 0);
+    CHECK(contains(r.out, "scan loop: t from 0 to T-1, T = 6"));
+    CHECK(contains(r.out, "scan loop: t from T-1 down to 0, T = 6"));
+    CHECK(contains(r.out, "# inside for (t0 = 0; t0 < 6; t0 += 1) // scan loop"));
+    CHECK(contains(r.out, "for (t0 = 6 - 1; t0 >= 0; t0 -= 1) { // scan loop"));
 }
