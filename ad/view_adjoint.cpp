@@ -32,6 +32,7 @@
 #include "ad/gather_plan.hpp"
 #include "ad/injective_adjoint.hpp"
 #include "core/node_builders.hpp"
+#include "core/library.hpp"
 #include "core/primitives.hpp"
 
 namespace hedra::ad {
@@ -296,10 +297,41 @@ Array gather(const NodePtr& ybar, const Access& acc, const Shape& xshape, Source
 
 } // namespace
 
+// An unflatten (input axis a read as two, t = k·s + j, covering the axis) is undone by
+// flatten: ȳ moved back row block by row block, where the general gather would treat j as a
+// window and sum k terms per element over a padded grid. Invalid when the view is not one.
+Array unflatten_adjoint(const NodePtr& view, const Array& ybar) {
+    const AffineMap& m = view->access;
+    const NodePtr& x = view->inputs.at(0);
+    const int in = x->shape.rank();
+    if (m.out_rank() != in || m.in_rank() != in + 1) return {};
+    for (int a = 0; a < in; ++a) {
+        bool ok = true;
+        for (int r = 0; r < in && ok; ++r) {
+            ok = m.offset(r) == 0;
+            for (int c = 0; c <= in && ok; ++c) {
+                std::int64_t want = 0;
+                if (r < a) want = c == r ? 1 : 0;
+                if (r > a) want = c == r + 1 ? 1 : 0;
+                if (r == a) want = c == a ? view->shape[a + 1].size : c == a + 1 ? 1 : 0;
+                ok = m.coeff(r, c) == want;
+            }
+        }
+        if (!ok || view->shape[a].size * view->shape[a + 1].size != x->shape[a].size) continue;
+        for (int d : {a, a + 1})
+            if (view->shape[d].start != 0 || view->shape[d].step != 1) ok = false;
+        if (!ok) continue;
+        Array back = flatten(ybar, a, a + 1, view->loc);
+        if (back.shape() == x->shape) return back;
+    }
+    return {};
+}
+
 Array view_adjoint(const NodePtr& view, const Array& ybar) {
     const NodePtr& x = view->inputs.at(0);
     const DType dt = ybar.dtype();
     if (view->shape.empty() || x->shape.empty()) return zeros(x->shape, dt, view->loc);
+    if (Array moved = unflatten_adjoint(view, ybar); moved.valid()) return moved;
     const Access original = access_of(view->access);
     const std::vector<std::int64_t> n = view->shape.sizes();
     if (separable(original, n)) return gather(ybar.node(), original, x->shape, view->loc);

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/node_builders.hpp"
+#include "core/library.hpp"
 #include "core/primitives.hpp"
 
 namespace hedra {
@@ -240,6 +241,61 @@ NodePtr scan_output(const NodePtr& scan, int c, SourceLocation loc) {
 
 } // namespace detail
 
+namespace {
+
+// Stacked results (the scan axis first) at `axis` (from the end when negative).
+Array stacked_at(const NodePtr& n, int axis, const std::string& at, SourceLocation loc) {
+    const int rank = n->shape.rank();
+    const int a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank)
+        throw Error("scan: axis " + std::to_string(axis) + " cannot place the scan axis in a "
+                    "stacked result of rank " +
+                    std::to_string(rank) + " (" + describe(n) +
+                    "); use an axis every stacked output has, or 0" + at);
+    return axis_back(n, a, loc);
+}
+
+// ScanOptions::checkpoint: an outer scan over segments whose step is an inner scan over one
+// segment's steps. The outer scan's adjoint stores its carries (one per segment) and recomputes
+// the inner scan from them, whose own adjoint stores one segment's worth.
+ScanResult checkpointed_scan(const ScanFunction& f, const std::vector<Array>& init,
+                             const std::vector<NodePtr>& xs_first, const Range& steps, int axis,
+                             const ScanOptions& options, SourceLocation loc) {
+    const std::string at = "; scan at " + location_string(loc);
+    const std::int64_t k = options.checkpoint, T = steps.size;
+    if (steps.is_dynamic() || T % k != 0)
+        throw Error("scan: checkpoint " + std::to_string(k) + " needs a static number of steps "
+                    "that it divides; the scan has " +
+                    steps.to_string() + " steps; choose a divisor of the length" + at);
+    std::vector<Array> segments;
+    for (const NodePtr& x : xs_first)
+        segments.push_back(unflatten(rebase(Array(x), loc), 0, {T / k, k}, loc));
+    ScanOptions inner = options, outer = options;
+    inner.checkpoint = outer.checkpoint = 0;
+    inner.length = k;
+    outer.length = T / k;
+    int ys = 0;
+    ScanResult o = scan(
+        [&](const std::vector<Array>& c, const std::vector<Array>& seg) {
+            ScanResult r = scan(f, c, seg, 0, inner, loc);
+            ys = static_cast<int>(r.ys.size());
+            std::vector<Array> out = r.ys;
+            out.insert(out.end(), r.states.begin(), r.states.end());
+            return ScanStep{r.carries, out};
+        },
+        init, segments, 0, outer, loc);
+    ScanResult result;
+    result.carries = o.carries;
+    for (std::size_t j = 0; j < o.ys.size(); ++j) {
+        Array whole = flatten(o.ys[j], 0, 1, loc); // (T/k, k, ...) -> (T, ...)
+        (static_cast<int>(j) < ys ? result.ys : result.states)
+            .push_back(stacked_at(whole.node(), axis, at, loc));
+    }
+    return result;
+}
+
+} // namespace
+
 ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std::vector<Array>& xs,
                 int axis, const ScanOptions& options, SourceLocation loc) {
     const std::string at = "; scan at " + location_string(loc);
@@ -271,6 +327,8 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
         throw Error("scan: the scan has no steps (the scan axis is empty); a scan runs at least "
                     "once" +
                     at);
+    if (options.checkpoint > 1 && options.checkpoint < steps.size)
+        return checkpointed_scan(f, init, xs_first, steps, axis, options, loc);
     // The stacked outputs keep the scanned arrays' range along the scan axis, counted from 0.
     Range stacked = steps.is_dynamic() ? steps : range(steps.size);
     std::vector<NodePtr> params;
@@ -325,24 +383,13 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
     NodePtr node = detail::make_scan_node(params, outputs, inits, stacked_xs, stacked,
                                           options.reverse, loc);
     const ScanBody& b = *node->body;
-    // Stacked results take the scan axis at `axis` (from the end when negative).
-    auto stacked_at = [&](const NodePtr& n) {
-        const int rank = n->shape.rank();
-        const int a = axis < 0 ? axis + rank : axis;
-        if (a < 0 || a >= rank)
-            throw Error("scan: axis " + std::to_string(axis) + " cannot place the scan axis in a "
-                        "stacked result of rank " +
-                        std::to_string(rank) + " (" + describe(n) +
-                        "); use an axis every stacked output has, or 0" + at);
-        return axis_back(n, a, loc);
-    };
     ScanResult result;
     for (int c = 0; c < b.carries; ++c) {
-        result.states.push_back(stacked_at(detail::scan_output(node, c, loc)));
+        result.states.push_back(stacked_at(detail::scan_output(node, c, loc), axis, at, loc));
         result.carries.emplace_back(detail::scan_output(node, b.carries + b.ys() + c, loc));
     }
     for (int y = 0; y < b.ys(); ++y)
-        result.ys.push_back(stacked_at(detail::scan_output(node, b.carries + y, loc)));
+        result.ys.push_back(stacked_at(detail::scan_output(node, b.carries + y, loc), axis, at, loc));
     return result;
 }
 

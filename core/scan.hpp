@@ -32,6 +32,11 @@ struct ScanOptions {
     bool reverse = false; // run the steps from the last to the first (outputs stay in place)
     // The number of steps when there are no scanned arrays (ignored otherwise).
     std::int64_t length = -1;
+    // Memory for the gradient: with checkpoint = k > 1 (a static length that k divides), the
+    // steps run as T/k segments of k, and the gradient stores the carries only where a segment
+    // starts (T/k of them) and what one segment needs, recomputing each segment's steps once in
+    // the backward sweep; 0 or 1: every step's carries (and contractions) are stored.
+    std::int64_t checkpoint = 0;
 };
 
 struct ScanResult {

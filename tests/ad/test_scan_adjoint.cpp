@@ -93,3 +93,38 @@ TEST_CASE("finite differences: a scan inside a scan's step, and the gradient of 
     o.rtol = 1e-5;
     HEDRA_CHECK_GRADIENT(check_gradient(second, elman_point(), o));
 }
+
+TEST_CASE("checkpointed scans: the same values and gradients, segments recomputed") {
+    std::vector<Array> p = elman_point();
+    auto loss = [&](const std::vector<Array>& q, std::int64_t checkpoint) {
+        ScanOptions o;
+        o.checkpoint = checkpoint;
+        ScanResult r = scan(
+            [&](const std::vector<Array>& c, const std::vector<Array>& x) {
+                Array h = tanh(matmul(x[0], q[2]) + matmul(c[0], q[3]) + q[4]);
+                return ScanStep{{h}, {h * 0.5}};
+            },
+            {q[1]}, {q[0]}, 0, o);
+        CHECK(r.ys[0].shape() == Shape::of({6, 3, 6}));
+        CHECK(r.states[0].shape() == Shape::of({6, 3, 6}));
+        return sum(r.ys[0] * r.ys[0]) + sum(r.carries[0]) + sum(r.states[0]) * 0.25;
+    };
+    p[0] = random_array(Shape::of({6, 3, 4}), 14);
+    Array plain = loss(p, 0), segmented = loss(p, 3);
+    std::vector<Array> g0 = grad(plain, p), g1 = grad(segmented, p);
+    CHECK(compute(plain).flat(0) == doctest::Approx(compute(segmented).flat(0)).epsilon(1e-12));
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        std::vector<double> a = values_of(g0[i]), b = values_of(g1[i]);
+        REQUIRE(a.size() == b.size());
+        for (std::size_t j = 0; j < a.size(); ++j)
+            CHECK(a[j] == doctest::Approx(b[j]).epsilon(1e-10));
+    }
+    HEDRA_CHECK_GRADIENT(check_gradient([&](const std::vector<Array>& q) { return loss(q, 2); }, p));
+    std::string error;
+    try {
+        loss(p, 4);
+    } catch (const Error& e) {
+        error = e.what();
+    }
+    CHECK(error.find("checkpoint 4 needs a static number of steps that it divides") != std::string::npos);
+}

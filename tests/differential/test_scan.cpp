@@ -119,3 +119,27 @@ TEST_CASE("differential: a compiled scan runs again on new inputs") {
         }
     }
 }
+
+TEST_CASE("differential: a scan over a symbolic number of steps, compiled once for every length") {
+    Array xs = placeholder(Shape({dynamic("steps", 40), range(3)}), DType::F32, "xs");
+    auto [final, ys] = scan([](const Array& c, const Array& x) {
+        Array n = c * 0.5f + x;
+        return std::pair{n, n + 1.0f};
+    }, zeros(Shape::of({3})), xs);
+    CompiledProgram program = compile({final, ys}, {xs});
+    for (std::int64_t steps : {1, 5, 17, 40}) {
+        CAPTURE(steps);
+        HostArray x = compute(test::random_array(Shape::of({steps, 3}), static_cast<unsigned>(steps)));
+        std::vector<HostArray> got = program({x});
+        REQUIRE(got[1].sizes() == std::vector<std::int64_t>{steps, 3});
+        // Against a naive loop.
+        std::vector<double> c(3, 0.0);
+        for (std::int64_t t = 0; t < steps; ++t)
+            for (int j = 0; j < 3; ++j) {
+                c[static_cast<std::size_t>(j)] = c[static_cast<std::size_t>(j)] * 0.5 + x.flat(t * 3 + j);
+                CHECK(got[1].flat(t * 3 + j) == doctest::Approx(c[static_cast<std::size_t>(j)] + 1.0).epsilon(1e-5));
+            }
+        for (int j = 0; j < 3; ++j)
+            CHECK(got[0].flat(j) == doctest::Approx(c[static_cast<std::size_t>(j)]).epsilon(1e-5));
+    }
+}
