@@ -298,4 +298,38 @@ RecurrentResult recurrent(const RecurrentConfig& config, const std::vector<Array
     return {output, stack(0, hs, loc), lstm ? stack(0, cs, loc) : Array()};
 }
 
+Model lstm_classifier(std::int64_t steps, std::int64_t features, std::int64_t hidden,
+                      std::int64_t classes, std::uint64_t seed, std::int64_t num_layers) {
+    if (steps <= 0 || features <= 0 || hidden <= 0 || classes <= 0 || num_layers <= 0)
+        throw Error("lstm_classifier: steps, features, hidden, classes and num_layers must be "
+                    "positive, got " +
+                    sizes_string({steps, features, hidden, classes, num_layers}));
+    const RecurrentConfig config{.mode = RecurrentMode::Lstm,
+                                 .input_size = features,
+                                 .hidden_size = hidden,
+                                 .num_layers = num_layers,
+                                 .batch_first = true};
+    Model m;
+    InitRng rng(seed);
+    const double bound = 1.0 / std::sqrt(static_cast<double>(hidden));
+    for (const RecurrentParameter& p : recurrent_parameters(config)) {
+        m.names.push_back("lstm." + p.name);
+        m.params.push_back(uniform(p.shape, bound, rng));
+    }
+    m.names.push_back("fc.weight");
+    m.params.push_back(kaiming_uniform({classes, hidden}, rng));
+    m.names.push_back("fc.bias");
+    m.params.push_back(bias_uniform(classes, hidden, rng));
+    const std::size_t lstm_params = m.params.size() - 2;
+    m.forward = [config, lstm_params](const std::vector<Array>& p, const Array& x) {
+        std::vector<Array> lstm(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(lstm_params));
+        RecurrentResult r = recurrent(config, lstm, x);
+        // The last layer's final h: entry L − 1 of the stacked (L, B, H) states.
+        Array last = state_entry(r.h, config.num_layers - 1, SourceLocation::current());
+        return linear(last, p[lstm_params], p[lstm_params + 1]);
+    };
+    m.example_shape = {steps, features};
+    return m;
+}
+
 } // namespace hedra::nn

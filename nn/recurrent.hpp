@@ -18,6 +18,7 @@
 #include "core/array.hpp"
 #include "core/host_array.hpp"
 #include "core/source_location.hpp"
+#include "nn/model.hpp"
 
 namespace hedra::nn {
 
@@ -82,5 +83,13 @@ std::vector<HostArray> recurrent_init(const RecurrentConfig& config, std::uint64
 RecurrentResult recurrent(const RecurrentConfig& config, const std::vector<Array>& params,
                           const Array& x, const Array& h0 = Array(), const Array& c0 = Array(),
                           SourceLocation loc = SourceLocation::current());
+
+// A sequence classifier as PyTorch writes it: an LSTM (batch_first) over examples (steps,
+// features), then fc: linear(hidden → classes) on the last layer's final h. Parameters
+// "lstm.weight_ih_l0", ..., "fc.weight", "fc.bias" (a module with self.lstm and self.fc), the
+// LSTM's drawn first with recurrent_init's scheme, then fc's with nn.Linear's, from one seed.
+// MNIST images read row by row are (28, 28); pixel by pixel, (784, 1).
+Model lstm_classifier(std::int64_t steps, std::int64_t features, std::int64_t hidden,
+                      std::int64_t classes, std::uint64_t seed, std::int64_t num_layers = 1);
 
 } // namespace hedra::nn
