@@ -65,11 +65,6 @@ Array state_entry(const Array& s, std::int64_t k, SourceLocation loc) {
     return view(s, Shape{space_range(s.shape()[1]), range(s.shape()[2].size)}, m.map(), loc);
 }
 
-// h[0, 0] as a rank-0 view.
-Array first_element(const Array& h, SourceLocation loc) {
-    return view(h, Shape(), IndexMap(0, h.shape()).map(), loc);
-}
-
 void check_weights(RecurrentMode mode, const RecurrentWeights& w, std::int64_t input,
                    SourceLocation loc) {
     const char* op = mode_name(mode);
@@ -205,11 +200,12 @@ RecurrentResult recurrent_layer(RecurrentMode mode, const Array& x, const Recurr
     options.reverse = reverse;
     ScanResult r = scan(
         [=](const std::vector<Array>& carries, const std::vector<Array>& xs) {
-            // The weights are read through a value of the step (a zero made from h), so that
-            // the contraction's view of them is traced into the step: a view of an outside
-            // array alone would be cut out of the loop as a closure and materialized at the
-            // contraction's broadcast (B, G·H, H) size, which each step would then read.
-            const Array tie = stop_gradient(0.0f * first_element(carries[0], loc));
+            // The weights are read through a value of the step (zero times the sum of h; a
+            // sum, since a symbolic batch may not be sliced), so that the contraction's view of
+            // them is traced into the step: a view of an outside array alone would be cut out
+            // of the loop as a closure and materialized at the contraction's broadcast
+            // (B, G·H, H) size, which each step would then read.
+            const Array tie = stop_gradient(0.0f * sum(carries[0], {}, false, loc));
             auto [h, c] =
                 step(mode, xs[0], carries[0], lstm ? carries[1] : Array(), weight_hh + tie,
                      bias_hh.valid() ? bias_hh + tie : Array(), hidden, loc);

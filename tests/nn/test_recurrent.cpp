@@ -331,3 +331,26 @@ TEST_CASE("nn recurrent: bad inputs name the operation, the shapes and the fix")
                          doctest::Contains("gru: x must be a float array (time, batch, features)"),
                          Error);
 }
+
+TEST_CASE("nn recurrent: one program serves every batch up to a symbolic batch's maximum") {
+    Model m = lstm_classifier(5, 3, 4, 10, 1);
+    std::vector<Array> params;
+    for (const HostArray& p : m.params)
+        params.push_back(array(p));
+    Array x = placeholder(Shape{dynamic("batch", 8), range(5), range(3)}, DType::F32, "x");
+    Array logits = m.forward(params, x);
+    Array g = grad(sum(logits * logits), std::vector<Array>{params[1]})[0];
+    ComputeOptions openmp;
+    openmp.backend = "openmp";
+    CompiledProgram program = compile({logits, g}, {x}, openmp);
+    for (std::int64_t b : {8, 3}) {
+        CAPTURE(b);
+        Vec xv = random_values(static_cast<std::size_t>(b * 15), 40 + b);
+        Array fixed = cast(to_array(xv, {b, 5, 3}), DType::F32);
+        Array want = m.forward(params, fixed);
+        auto got = program({compute(fixed)});
+        check_close(got[0].to_doubles(), evaluate(want), 1e-5, 1e-6);
+        check_close(got[1].to_doubles(),
+                    evaluate(grad(sum(want * want), std::vector<Array>{params[1]})[0]), 1e-4, 1e-5);
+    }
+}
