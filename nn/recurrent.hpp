@@ -45,6 +45,22 @@ RecurrentResult recurrent_cell(RecurrentMode mode, const Array& x, const Array& 
                                const RecurrentWeights& w,
                                SourceLocation loc = SourceLocation::current());
 
+// The same for one mode, as PyTorch names them.
+inline RecurrentResult rnn_cell(const Array& x, const Array& h, const RecurrentWeights& w,
+                                bool relu = false, SourceLocation loc = SourceLocation::current()) {
+    return recurrent_cell(relu ? RecurrentMode::RnnRelu : RecurrentMode::RnnTanh, x, h, Array(), w,
+                          loc);
+}
+inline RecurrentResult lstm_cell(const Array& x, const Array& h, const Array& c,
+                                 const RecurrentWeights& w,
+                                 SourceLocation loc = SourceLocation::current()) {
+    return recurrent_cell(RecurrentMode::Lstm, x, h, c, w, loc);
+}
+inline RecurrentResult gru_cell(const Array& x, const Array& h, const RecurrentWeights& w,
+                                SourceLocation loc = SourceLocation::current()) {
+    return recurrent_cell(RecurrentMode::Gru, x, h, Array(), w, loc);
+}
+
 // One layer in one direction over x (T, B, I), time-major: output (T, B, H) and the final h
 // and c. h0 and c0 (B, H) may be empty Arrays (zeros). `reverse` runs from the last step to the
 // first (the backward half of a bidirectional layer; its outputs stay at their own steps).

@@ -208,6 +208,13 @@ TEST_CASE("nn recurrent: the cells are one step of the layer") {
         RecurrentResult got =
             recurrent_cell(mode, to_array(x, {B, I}), to_array(h, {B, H}),
                            mode == RecurrentMode::Lstm ? to_array(c, {B, H}) : Array(), w);
+        RecurrentResult named =
+            mode == RecurrentMode::Lstm
+                ? lstm_cell(to_array(x, {B, I}), to_array(h, {B, H}), to_array(c, {B, H}), w)
+            : mode == RecurrentMode::Gru ? gru_cell(to_array(x, {B, I}), to_array(h, {B, H}), w)
+                                         : rnn_cell(to_array(x, {B, I}), to_array(h, {B, H}), w,
+                                                    mode == RecurrentMode::RnnRelu);
+        CHECK(evaluate(named.h) == evaluate(got.h));
         Vec hw = h, cw = c;
         naive_layer(mode, x, 1, B, I, H, wih, whh, bih, bhh, hw, cw, false);
         check_close(evaluate(got.h), hw);
