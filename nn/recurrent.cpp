@@ -196,23 +196,14 @@ RecurrentResult recurrent_layer(RecurrentMode mode, const Array& x, const Recurr
     // Every step's input projection at once: (T, B, G·H), T·B rows of one contraction.
     Array gx = linear(x, w.weight_ih, input_bias(mode, w), loc);
     const Array weight_hh = w.weight_hh, bias_hh = hidden_bias(mode, w);
-    init.push_back(zeros(Shape(), x.dtype(), loc)); // the weights' tie (see the step)
     ScanOptions options;
     options.reverse = reverse;
     ScanResult r = scan(
         [=](const std::vector<Array>& carries, const std::vector<Array>& xs) {
-            // The weights are read through the last carry, a zero that every step passes on
-            // unchanged, so that the contraction's view of them is traced into the step: a
-            // view of an outside array alone would be cut out of the loop as a closure and
-            // materialized at the contraction's broadcast (B, G·H, H) size, which each step
-            // would then read.
-            const Array tie = stop_gradient(carries.back(), loc);
-            auto [h, c] =
-                step(mode, xs[0], carries[0], lstm ? carries[1] : Array(), weight_hh + tie,
-                     bias_hh.valid() ? bias_hh + tie : Array(), hidden, loc);
+            auto [h, c] = step(mode, xs[0], carries[0], lstm ? carries[1] : Array(), weight_hh,
+                               bias_hh, hidden, loc);
             std::vector<Array> next{h};
             if (lstm) next.push_back(c);
-            next.push_back(carries.back());
             return ScanStep{next, {h}};
         },
         init, {gx}, 0, options, loc);
