@@ -9,7 +9,6 @@
 #include <string>
 #include <utility>
 
-#include "ad/grad.hpp"
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/primitives.hpp"
