@@ -1,5 +1,5 @@
-// The training loop shared by the MNIST examples (mnist_mlp, mnist_cnn): command-line flags,
-// data loading, a compiled training step run per batch, progress, test accuracy after each
+// The training loop shared by the MNIST examples (mnist_mlp, mnist_cnn, mnist_rnn): command-line
+// flags, data loading, a compiled training step run per batch, progress, test accuracy after each
 // epoch, the loss CSV and plot, and the closing line `test_accuracy=<x> epoch_seconds=<y>`.
 // Everything a model computes is in nn::TrainStep; this file only moves batches and prints.
 #pragma once
@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -33,7 +34,8 @@ struct Flags {
     std::int64_t batch = 64;
     double lr = 0.1;
     double momentum = 0.0;
-    std::string optimizer = "sgd";
+    std::string optimizer = "sgd"; // sgd, adam or adamw
+    double weight_decay = 0.01;    // adamw only
     std::int64_t epochs = 1;
     int threads = 0;
     std::string backend;
@@ -57,10 +59,15 @@ inline CLI::Validator positive_integer() {
         "POSITIVE");
 }
 
+// An example's own flags, added to the shared ones.
+using ExtraOptions = std::function<void(CLI::App&)>;
+
 // The command line (CLI11): "--name value" or "--name=value"; --help lists every flag with its
-// default. A bad flag or value prints why and exits with CLI11's status.
-inline Flags parse_flags(int argc, char** argv, const char* program, bool with_hidden) {
-    Flags f;
+// default. A bad flag or value prints why and exits with CLI11's status. `defaults` are the
+// example's own (its optimizer and learning rate).
+inline Flags parse_flags(int argc, char** argv, const char* program, bool with_hidden,
+                         Flags defaults = {}, const ExtraOptions& extra = {}) {
+    Flags f = std::move(defaults);
     f.csv = std::string(program) + "_loss.csv";
     CLI::App app{std::string("Trains on Fashion-MNIST with hedra (") + program + ")", program};
     if (with_hidden)
@@ -73,8 +80,10 @@ inline Flags parse_flags(int argc, char** argv, const char* program, bool with_h
         ->capture_default_str();
     app.add_option("--lr", f.lr, "learning rate")->capture_default_str();
     app.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
-    app.add_option("--optimizer", f.optimizer, "sgd or adam")
-        ->check(CLI::IsMember({"sgd", "adam"}))
+    app.add_option("--optimizer", f.optimizer, "sgd, adam or adamw")
+        ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
+        ->capture_default_str();
+    app.add_option("--weight-decay", f.weight_decay, "AdamW's decoupled weight decay")
         ->capture_default_str();
     app.add_option("--epochs", f.epochs, "epochs")
         ->check(positive_integer())
@@ -98,6 +107,7 @@ inline Flags parse_flags(int argc, char** argv, const char* program, bool with_h
                    "loss per step ('' for none); a .png plot goes beside it when gnuplot is "
                    "installed")
         ->capture_default_str();
+    if (extra) extra(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -157,12 +167,19 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
     options.backend = f.backend;
     options.num_threads = f.threads;
     const std::string backend = f.backend.empty() ? default_backend_name() : f.backend;
+    nn::Model model = make_model(data, f);
     std::shared_ptr<const nn::Optimizer> optimizer;
-    if (f.optimizer == "adam")
+    if (f.optimizer == "adam") {
         optimizer = std::make_shared<nn::Adam>(nn::AdamOptions{f.lr});
-    else
+    } else if (f.optimizer == "adamw") {
+        // Every parameter decays, as torch.optim.AdamW(model.parameters()) does.
+        nn::AdamWOptions o{.lr = f.lr, .weight_decay = f.weight_decay};
+        o.decay_mask.assign(model.params.size(), true);
+        optimizer = std::make_shared<nn::AdamW>(o);
+    } else {
         optimizer = std::make_shared<nn::Sgd>(nn::SgdOptions{f.lr, f.momentum});
-    nn::TrainStep step(make_model(data, f), optimizer, options);
+    }
+    nn::TrainStep step(std::move(model), optimizer, options);
     std::unique_ptr<distributed::DataParallelTrainer> parallel;
     if (comm->size() > 1) {
         parallel = std::make_unique<distributed::DataParallelTrainer>(comm, step.trainer());
@@ -237,8 +254,9 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
 
 // main() of an example: flags, then train(), with hedra::Error reported as one line.
 inline int run(int argc, char** argv, const char* program, bool with_hidden,
-               const ModelFactory& make_model) {
-    Flags f = parse_flags(argc, argv, program, with_hidden);
+               const ModelFactory& make_model, Flags defaults = {},
+               const ExtraOptions& extra = {}) {
+    Flags f = parse_flags(argc, argv, program, with_hidden, std::move(defaults), extra);
     try {
         return train(program, f, make_model);
     } catch (const Error& e) {
