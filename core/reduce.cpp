@@ -74,7 +74,24 @@ Array reduce(ReduceOp op, const Array& a, std::vector<int> axes, bool keepdims,
     std::vector<int> ax = detail::normalize_axes("reduce", axes, n);
     NodePtr in = detail::cast_node(n, reduce_dtype(op, n->dtype), loc);
     if (ax.empty()) return Array(in); // rank 0: the one element
-    return Array(intern(make_reduce_node(op, in, std::move(ax), keepdims, loc)));
+    auto node = make_reduce_node(op, in, ax, keepdims, loc);
+    // Over axes of one element each (a contraction over one input feature): the element
+    // itself, a view, not a loop of one term per result.
+    bool single = true;
+    for (int d : ax)
+        single = single && n->shape[d].size == 1 && !n->shape[d].is_dynamic();
+    if (!single) return Array(intern(std::move(node)));
+    const int in_rank = n->shape.rank(), out_rank = node->shape.rank();
+    std::vector<std::int64_t> m(static_cast<std::size_t>(in_rank * out_rank), 0);
+    for (int d = 0, o = 0; d < in_rank; ++d) {
+        const bool reduced = std::find(ax.begin(), ax.end(), d) != ax.end();
+        if (!reduced) m[static_cast<std::size_t>(d * out_rank + o)] = 1;
+        if (!reduced || keepdims) ++o;
+    }
+    return Array(detail::make_view(in, node->shape,
+                                   AffineMap(out_rank, in_rank, std::move(m),
+                                             std::vector<std::int64_t>(static_cast<std::size_t>(in_rank))),
+                                   loc));
 }
 
 namespace detail {
