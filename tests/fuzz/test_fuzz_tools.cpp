@@ -82,7 +82,7 @@ TEST_CASE("fuzz tools: the generator is deterministic and covers every op kind")
                 }
         }
     }
-    CHECK(kinds.size() == 22); // every OpKind
+    CHECK(kinds.size() == 23); // every OpKind
     CHECK(dtypes.size() == 5);
     CHECK(strided);
     CHECK(offset);
