@@ -274,7 +274,7 @@ int Generator::step() {
     if (a < 0) return leaf();
     bool diff = options_.differentiable;
     int kind = weighted({30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2,
-                         diff ? 0 : 3, options_.linear ? 0 : 3, 5, 3});
+                         diff ? 0 : 3, options_.linear ? 0 : 3, 5, options_.scans ? 3 : 0});
     switch (kind) {
     case 0:
         return map();

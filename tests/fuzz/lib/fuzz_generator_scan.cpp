@@ -79,9 +79,9 @@ int Generator::scan(int a) {
         }
     }
     const bool ranked = carry.rank() > 0 && carry[0].size > 0;
-    switch (weighted({70, is_float(xt) ? 12 : 0,
-                      is_float(ct) && carry.rank() > 0 && !options_.linear ? 12 : 0,
-                      is_float(xt) && ranked ? 3 : 0})) {
+    switch (weighted({50, is_float(xt) ? 15 : 0,
+                      is_float(ct) && carry.rank() > 0 && !options_.linear ? 15 : 0,
+                      is_float(xt) && ranked ? 6 : 0})) {
     case 1:
         op.extra = ScanExtra::Sum;
         break;
@@ -117,6 +117,13 @@ int Generator::scan(int a) {
     if (op.extra != ScanExtra::None) // a sum: approximate
         operand(Meta{Frag::Approx, meta(xs).mag * static_cast<double>(carry.size() + 1), 1e-6},
                 op.extra == ScanExtra::Matmul ? ct : xt);
+    // An approximate operand makes float carries approximate from the second step on: check the
+    // expressions on such carries (most would compare one and be dropped otherwise).
+    if (std::any_of(metas.begin(), metas.end(),
+                    [](const Meta& m) { return m.frag == Frag::Approx; }) &&
+        is_float(ct))
+        for (int k = 0; k < op.carries; ++k)
+            metas[static_cast<std::size_t>(k)].frag = Frag::Approx;
     const int n = static_cast<int>(syms.size());
     static const std::vector<ScanValue> values = {ScanValue::Carry, ScanValue::Ys,
                                                   ScanValue::States};
