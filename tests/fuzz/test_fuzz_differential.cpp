@@ -3,6 +3,8 @@
 // a shrunk C++ reproducer. Longer soaks: `hedra-fuzz --count N --seed S --shrink`.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "fuzz/lib/fuzz_generator.hpp"
 #include "fuzz/lib/fuzz_runner.hpp"
 #include "fuzz/lib/fuzz_shrink.hpp"
@@ -51,8 +53,14 @@ TEST_CASE("fuzz: fixed-seed differential batch, reference vs openmp") {
 TEST_CASE("fuzz: symbolic sizes, one openmp program at three values vs the reference") {
     int drawn = 0;
     for (std::uint64_t seed = kFirstSeed; seed < kFirstSeed + 3 * kPrograms; ++seed) {
+        FuzzProgram p = generate(seed).program;
+        // The reference interpreter cannot run a scan over a symbolic axis yet (a stacked
+        // output throws, the final carry differs run to run: test_fuzz_regressions.cpp).
+        if (std::any_of(p.ops.begin(), p.ops.end(),
+                        [](const Op& op) { return op.kind == OpKind::Scan; }))
+            continue;
         bool symbolic = false;
-        RunResult r = run_symbolic(generate(seed).program, symbolic);
+        RunResult r = run_symbolic(p, symbolic);
         drawn += symbolic;
         if (r.outcome == Outcome::BuildError || r.outcome == Outcome::Invalid) continue;
         CHECK_MESSAGE(r.outcome == Outcome::Pass,

@@ -3,6 +3,7 @@
 // and the shrinker reduces the failing program to a few ops that still show it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -82,7 +83,7 @@ TEST_CASE("fuzz tools: the generator is deterministic and covers every op kind")
                 }
         }
     }
-    CHECK(kinds.size() == 22); // every OpKind
+    CHECK(kinds.size() == 23); // every OpKind
     CHECK(dtypes.size() == 5);
     CHECK(strided);
     CHECK(offset);
@@ -161,4 +162,64 @@ TEST_CASE("fuzz tools: the runner finds a planted bug and the shrinker isolates 
         CHECK(to_cpp(small, "shrunk").find("ReduceOp::Max") != std::string::npos);
     }
     CHECK(found == 2);
+}
+
+TEST_CASE("fuzz tools: a scan's bound grows with its steps, and the shrinker shortens it") {
+    FuzzProgram p;
+    Op xs;
+    xs.kind = OpKind::Data;
+    xs.shape = Shape::of({6, 4});
+    xs.dtype = DType::F32;
+    xs.seed = 5;
+    p.ops.push_back(xs);
+    Op init = xs;
+    init.shape = Shape::of({4});
+    init.seed = 6;
+    p.ops.push_back(init);
+    Op s;
+    s.kind = OpKind::Scan;
+    s.inputs = {0, 1};
+    s.extra = ScanExtra::Sum; // carry + sum(x): approximate, more so with every step
+    s.step = {Expr::binary(ScalarOp::Add, Expr::in(0), Expr::in(2)), Expr::in(1)};
+    p.ops.push_back(s);
+    p.outputs = {2};
+    auto metas = analyze(p, build(p).values);
+    REQUIRE(metas);
+    CHECK((*metas)[2].frag == Frag::Approx);
+    FuzzProgram shorter = p;
+    shorter.ops[0].shape = Shape::of({3, 4});
+    auto fewer = analyze(shorter, build(shorter).values);
+    REQUIRE(fewer);
+    CHECK((*fewer)[2].err < (*metas)[2].err);
+    // The ys (the slices themselves) stay exact; a comparison of the carry is invalid.
+    p.ops[2].scan_value = ScanValue::Ys;
+    CHECK((*analyze(p, build(p).values))[2].frag == Frag::Exact);
+    p.ops[2].step[0] = Expr::cast(
+        Expr::binary(ScalarOp::Lt, s.step[0], Expr::lit(Expr::Literal::Double, 0.5)), DType::F32);
+    CHECK_FALSE(analyze(p, build(p).values));
+
+    // Shrinking any generated program with a scan for "it builds and holds a scan" ends at one
+    // step.
+    auto has_scan = [](const FuzzProgram& q) {
+        try {
+            build(q);
+        } catch (const Error&) {
+            return false;
+        }
+        return std::any_of(q.ops.begin(), q.ops.end(),
+                           [](const Op& op) { return op.kind == OpKind::Scan; });
+    };
+    std::uint64_t seed = 1;
+    while (!has_scan(generate(seed).program))
+        ++seed;
+    FuzzProgram small = shrink(generate(seed).program, has_scan, 300);
+    CAPTURE(to_cpp(small, "shrunk"));
+    REQUIRE(has_scan(small));
+    for (const Op& op : small.ops)
+        if (op.kind == OpKind::Scan) {
+            const Array xs_value = build(small).values.at(static_cast<std::size_t>(op.inputs[0]));
+            int axis = op.axis < 0 ? op.axis + xs_value.rank() : op.axis;
+            CHECK(xs_value.shape()[axis].size == 1);
+        }
+    CHECK(to_cpp(small, "shrunk").find("ScanResult r = scan(") != std::string::npos);
 }

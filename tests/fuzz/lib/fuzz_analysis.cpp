@@ -315,6 +315,108 @@ M reduction(ReduceOp op, const Meta& x, std::int64_t n, DType in_t, DType out_t,
     return std::nullopt;
 }
 
+Meta join(const Meta& a, const Meta& b) {
+    return {worst(a.frag, b.frag), std::max(a.mag, b.mag), std::max(a.err, b.err)};
+}
+
+// matmul of operands x and y of dtype t over a contraction of k.
+M matmul_meta(const Meta& x, const Meta& y, std::int64_t k, DType t) {
+    if (!is_float(t)) return exact(kInf, t);
+    if (k == 0) return exact(0, t);
+    double dk = static_cast<double>(k), u = unit_roundoff(t);
+    double m = x.mag * y.mag;
+    if (x.mag == 0 || y.mag == 0) m = 0;
+    double e = (approx(x) ? x.err * y.mag : 0) + (approx(y) ? y.err * x.mag : 0) +
+               (approx(x) && approx(y) ? x.err * y.err : 0);
+    return approximate(dk * m, dk * e + (dk * dk + 2 * dk) * u * m, t);
+}
+
+// A scan: the step's metas carried through its T steps one by one, so an error bound grows
+// step by step as the step's expressions make it grow (T is small: the generator's scans run
+// at most a few steps). States join the carries entering each step, ys the outputs of all.
+M scan_meta(const Op& op, const std::vector<Meta>& ins, const std::vector<Array>& values) {
+    auto in_array = [&](std::size_t k) -> const Array& { return values.at(op.inputs.at(k)); };
+    const Array& xs = in_array(0);
+    const int a = op.axis < 0 ? op.axis + xs.rank() : op.axis;
+    const std::int64_t steps = xs.shape()[a].size;
+    const std::int64_t slice = steps == 0 ? 0 : xs.size() / steps;
+    const DType xt = xs.dtype();
+    std::vector<Meta> carries(ins.begin() + 1, ins.begin() + 1 + op.carries);
+    std::vector<Sym> syms;
+    for (int k = 0; k < op.carries; ++k)
+        syms.emplace_back(scalar_input(k, in_array(1 + static_cast<std::size_t>(k)).dtype()));
+    syms.emplace_back(scalar_input(op.carries, xt));
+    std::size_t next = 1 + static_cast<std::size_t>(op.carries);
+    std::optional<Meta> closure, matrix;
+    if (op.closure) {
+        syms.emplace_back(scalar_input(static_cast<int>(syms.size()), in_array(next).dtype()));
+        closure = ins.at(next++);
+    }
+    if (op.extra != ScanExtra::None) {
+        // The generator draws sums of float slices and matmuls of float carries only.
+        DType t = op.extra == ScanExtra::Matmul ? in_array(1).dtype() : xt;
+        if (!is_float(t)) return std::nullopt;
+        syms.emplace_back(scalar_input(static_cast<int>(syms.size()), t));
+    }
+    std::optional<Meta> extra;
+    if (op.extra == ScanExtra::Sum) extra = reduction(ReduceOp::Sum, ins[0], slice, xt, xt, xt);
+    if (op.extra == ScanExtra::Matmul) matrix = ins.at(next);
+    if (op.extra == ScanExtra::Inner) { // a * 0.5 + sum(v) over the slice's leading axis
+        std::vector<Range> r = xs.shape().ranges();
+        r.erase(r.begin() + a);
+        if (r.empty() || r[0].size == 0) return std::nullopt;
+        const std::int64_t inner = r[0].size, row = slice / inner;
+        M v = reduction(ReduceOp::Sum, ins[0], row, xt, xt, xt);
+        if (!v) return std::nullopt;
+        Meta acc = exact(0, xt);
+        std::vector<Sym> inner_syms = {Sym(scalar_input(0, xt)), Sym(scalar_input(1, xt))};
+        for (std::int64_t t = 0; t < inner; ++t) {
+            auto m = analyze_expr(inner_scan_step(), {acc, *v}, inner_syms);
+            if (!m) return std::nullopt;
+            acc = *m;
+        }
+        extra = acc;
+    }
+    std::optional<Meta> states, ys;
+    for (std::int64_t t = 0; t < steps; ++t) {
+        const Meta& entering = carries.at(static_cast<std::size_t>(op.component));
+        states = states ? join(*states, entering) : entering;
+        std::vector<Meta> operands = carries;
+        operands.push_back(ins[0]);
+        if (closure) operands.push_back(*closure);
+        if (op.extra == ScanExtra::Matmul) {
+            const Array& c0 = in_array(1);
+            if (c0.rank() == 0) return std::nullopt;
+            extra = matmul_meta(carries[0], *matrix, c0.shape()[c0.rank() - 1].size, c0.dtype());
+            if (!extra) return std::nullopt;
+        }
+        if (op.extra != ScanExtra::None) {
+            if (!extra) return std::nullopt; // a sum past the approx limit
+            operands.push_back(*extra);
+        }
+        std::vector<Meta> next_carries;
+        for (int k = 0; k < op.carries; ++k) {
+            auto m = analyze_expr(op.step.at(static_cast<std::size_t>(k)), operands, syms);
+            if (!m) return std::nullopt;
+            next_carries.push_back(*m);
+        }
+        auto y = analyze_expr(op.step.at(static_cast<std::size_t>(op.carries)), operands, syms);
+        if (!y) return std::nullopt;
+        ys = ys ? join(*ys, *y) : *y;
+        carries = next_carries;
+    }
+    if (!states || !ys) return std::nullopt; // the generator never scans an empty axis
+    switch (op.scan_value) {
+    case ScanValue::Carry:
+        return carries.at(static_cast<std::size_t>(op.component));
+    case ScanValue::Ys:
+        return ys;
+    case ScanValue::States:
+        return states;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 const char* frag_name(Frag f) {
@@ -402,6 +504,8 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
     case OpKind::Take: // copies of src's elements; the indices are exact integers
         if (approx(ins.at(1))) return std::nullopt;
         return structural({ins.at(0)}, self.dtype());
+    case OpKind::Scan:
+        return scan_meta(op, ins, values);
     case OpKind::Reduce: {
         const Array& a = in_array(0);
         std::int64_t n = reduced_count(a, self);
@@ -439,17 +543,7 @@ std::optional<Meta> analyze_op(const FuzzProgram& p, int i, const std::vector<Me
     }
     case OpKind::Matmul: {
         const Array& a = in_array(0);
-        DType t = self.dtype();
-        std::int64_t k = a.shape()[a.rank() - 1].size;
-        if (!is_float(t)) return exact(kInf, t);
-        if (k == 0) return exact(0, t);
-        Meta x = ins[0], y = ins[1];
-        double dk = static_cast<double>(k), u = unit_roundoff(t);
-        double m = x.mag * y.mag;
-        if (x.mag == 0 || y.mag == 0) m = 0;
-        double e = (approx(x) ? x.err * y.mag : 0) + (approx(y) ? y.err * x.mag : 0) +
-                   (approx(x) && approx(y) ? x.err * y.err : 0);
-        return approximate(dk * m, dk * e + (dk * dk + 2 * dk) * u * m, t);
+        return matmul_meta(ins[0], ins[1], a.shape()[a.rank() - 1].size, self.dtype());
     }
     }
     return std::nullopt;

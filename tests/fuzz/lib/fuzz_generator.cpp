@@ -11,9 +11,6 @@ namespace hedra::fuzz {
 
 namespace detail {
 
-namespace {
-
-// Broadcast two shapes from the right as hedra does; nothing if incompatible.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
     int r = std::max(a.rank(), b.rank());
     if (r > kMaxRank) return std::nullopt;
@@ -35,8 +32,6 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
     }
     return Shape(out);
 }
-
-} // namespace
 
 Generator::Generator(std::uint64_t seed, const GeneratorOptions& options)
     : options_(options), rng_(splitmix64(seed ^ 0x5eedull)), seed_(seed) {
@@ -278,9 +273,8 @@ int Generator::step() {
     int a = any_array();
     if (a < 0) return leaf();
     bool diff = options_.differentiable;
-    int kind = weighted(
-        {30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2, diff ? 0 : 3,
-         options_.linear ? 0 : 3, 5});
+    int kind = weighted({30, 6, 6, 10, 3, 14, 5, 5, 3, options_.linear ? 0 : 4, 3, 3, 2, 2,
+                         diff ? 0 : 3, options_.linear ? 0 : 3, 5, options_.scans ? 3 : 0});
     switch (kind) {
     case 0:
         return map();
@@ -314,6 +308,8 @@ int Generator::step() {
         return cast(a);
     case 15:
         return take(a);
+    case 17:
+        return scan(a);
     default:
         return leaf();
     }

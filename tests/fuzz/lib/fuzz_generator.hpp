@@ -22,6 +22,7 @@ struct GeneratorOptions {
     double placeholder_probability = 0.15;
     bool differentiable = false; // float64 smooth programs for gradient fuzzing
     bool linear = false;         // with differentiable: linear maps, sums only, zero padding
+    bool scans = true;           // off for graph files, which cannot hold a scan yet
 };
 
 struct Generated {

@@ -1,6 +1,7 @@
 // The generator's state, shared by its source files: the program so far, the hedra arrays and
 // metas of its ops, and the random choices. fuzz_generator.cpp holds leaves, maps and the main
-// loop; fuzz_generator_shapes.cpp the reshapes, views, reductions and fuse/overwrite/stack.
+// loop; fuzz_generator_shapes.cpp the reshapes, views, reductions and fuse/overwrite/stack;
+// fuzz_generator_scan.cpp the scans.
 #pragma once
 
 #include <random>
@@ -9,6 +10,9 @@
 #include "fuzz/lib/fuzz_generator.hpp"
 
 namespace hedra::fuzz::detail {
+
+// Broadcast two shapes from the right as hedra does; nothing if incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 
 class Generator {
 public:
@@ -82,6 +86,7 @@ public:
     int unflatten(int a);
     int cast(int a);
     int take(int a);
+    int scan(int a);    // fuzz_generator_scan.cpp
     int rebased(int a); // a, or rebase(a) if some axis is not 0-based step 1
 
     const GeneratorOptions& options() const { return options_; }

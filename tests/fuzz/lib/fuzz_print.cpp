@@ -116,6 +116,67 @@ std::string data_cpp(const Op& op) {
     return out + "}";
 }
 
+std::string expr_lambda(const Expr& e);
+
+// A scan as a user writes it: the step as a lambda over the carries c and the slice x, the
+// result picked from the ScanResult by an immediately invoked lambda.
+std::string scan_cpp(const Op& op) {
+    auto in = [&](std::size_t k) { return "v" + std::to_string(op.inputs.at(k)); };
+    std::size_t next = 1 + static_cast<std::size_t>(op.carries);
+    std::string closure = op.closure ? in(next++) : "";
+    std::string matrix = op.extra == ScanExtra::Matmul ? in(next++) : "";
+    std::string s = "[&] {\n";
+    if (op.reverse) s += "        ScanOptions o;\n        o.reverse = true;\n";
+    s += "        ScanResult r = scan(\n"
+         "            [&](const std::vector<Array>& c, const std::vector<Array>& x) {\n"
+         "                std::vector<Operand> ops = {";
+    for (int k = 0; k < op.carries; ++k)
+        s += "Operand(c[" + std::to_string(k) + "]), ";
+    s += "Operand(x[0])";
+    if (op.closure) s += ", Operand(" + closure + ")";
+    switch (op.extra) {
+    case ScanExtra::Sum:
+        s += ", Operand(sum(x[0]))";
+        break;
+    case ScanExtra::Matmul:
+        s += ", Operand(matmul(c[0], " + matrix + "))";
+        break;
+    case ScanExtra::Inner:
+        s += ", Operand(scan([](const Array& a, const Array& v) { Array n = lazy_n_ary(" +
+             expr_lambda(inner_scan_step()) +
+             ", {Operand(a), Operand(sum(v))}); return std::pair{n, n}; }, full(Shape{}, 0.0, "
+             "x[0].dtype()), x[0]).first)";
+        break;
+    case ScanExtra::None:
+        break;
+    }
+    s += "};\n";
+    std::string carries, ys;
+    for (int k = 0; k <= op.carries; ++k) {
+        std::string name = k < op.carries ? "n" + std::to_string(k) : "y";
+        s += "                Array " + name + " = lazy_n_ary(" +
+             expr_lambda(op.step.at(static_cast<std::size_t>(k))) + ", ops);\n";
+        if (k < op.carries) carries += (k ? ", " : "") + name;
+    }
+    s += "                return ScanStep{{" + carries + "}, {y}};\n            },\n            {";
+    for (int k = 0; k < op.carries; ++k)
+        s += (k ? ", " : "") + in(1 + static_cast<std::size_t>(k));
+    s += "}, {" + in(0) + "}, " + std::to_string(op.axis) + (op.reverse ? ", o" : "") + ");\n";
+    std::string c = std::to_string(op.component);
+    switch (op.scan_value) {
+    case ScanValue::Carry:
+        s += "        return r.carries[" + c + "];\n";
+        break;
+    case ScanValue::Ys:
+        s += "        return r.ys[0];\n";
+        break;
+    case ScanValue::States:
+        s += "        return r.states[" + c + "];\n";
+        break;
+    }
+    return s + "    }()";
+}
+
 std::string op_cpp(const Op& op) {
     auto in = [&](int k) { return "v" + std::to_string(op.inputs.at(k)); };
     auto all = [&] {
@@ -137,8 +198,7 @@ std::string op_cpp(const Op& op) {
     case OpKind::Iota:
         return "index_components(" + shape_cpp(op.shape) + ", " + std::to_string(op.axis) + ")";
     case OpKind::Map: {
-        std::string s =
-            "lazy_n_ary([](const std::vector<Sym>& in) { return " + to_cpp(op.expr) + "; }, {";
+        std::string s = "lazy_n_ary(" + expr_lambda(op.expr) + ", {";
         for (std::size_t k = 0; k < op.operands.size(); ++k) {
             const MapOperand& m = op.operands[k];
             s += (k ? ", " : "") + (m.slot >= 0
@@ -198,6 +258,8 @@ std::string op_cpp(const Op& op) {
         return "cast(" + in(0) + ", " + cpp_dtype(op.dtype) + ")";
     case OpKind::Take:
         return "take(" + in(0) + ", " + in(1) + ", " + std::to_string(op.axis) + ")";
+    case OpKind::Scan:
+        return scan_cpp(op);
     }
     return "?";
 }
@@ -275,6 +337,10 @@ std::string binary_cpp(ScalarOp op, const std::string& a, const std::string& b) 
     }
     if (infix) return "(" + a + infix + b + ")";
     return std::string(scalar_op_name(op)) + "(" + a + ", " + b + ")";
+}
+
+std::string expr_lambda(const Expr& e) {
+    return "[](const std::vector<Sym>& in) { return " + to_cpp(e) + "; }";
 }
 
 } // namespace

@@ -64,7 +64,7 @@ const char* op_kind_name(OpKind k) {
                                   "reshape_t",     "reshape_s", "view",      "broadcast", "reduce",
                                   "custom_reduce", "fuse",      "overwrite", "stack",     "matmul",
                                   "transpose",     "pad",       "flatten",   "unflatten", "rebase",
-                                  "cast",          "take"};
+                                  "cast",          "take",      "scan"};
     return names[static_cast<int>(k)];
 }
 
@@ -237,6 +237,79 @@ Array custom_reduce(const Op& op, const Array& a) {
 
 } // namespace
 
+Expr inner_scan_step() {
+    return Expr::binary(
+        ScalarOp::Add,
+        Expr::binary(ScalarOp::Mul, Expr::in(0), Expr::lit(Expr::Literal::Double, 0.5)),
+        Expr::in(1));
+}
+
+int scan_operands(const Op& op) {
+    return op.carries + 1 + (op.closure ? 1 : 0) + (op.extra != ScanExtra::None ? 1 : 0);
+}
+
+namespace {
+
+Array map_of(const Expr& e, const std::vector<Operand>& operands) {
+    return lazy_n_ary([&e](const std::vector<Sym>& s) { return build_expr(e, s); }, operands);
+}
+
+// The extra value of a scan's step (ScanExtra) from its carries, x slice and matrix.
+Array scan_extra(const Op& op, const std::vector<Array>& c, const Array& x, const Array* matrix) {
+    switch (op.extra) {
+    case ScanExtra::Sum:
+        return sum(x);
+    case ScanExtra::Matmul:
+        return matmul(c.at(0), *matrix);
+    case ScanExtra::Inner: {
+        static const Expr inner = inner_scan_step();
+        return scan(
+                   [](const Array& a, const Array& v) {
+                       Array n = map_of(inner, {Operand(a), Operand(sum(v))});
+                       return std::pair{n, n};
+                   },
+                   full(Shape{}, 0.0, x.dtype()), x)
+            .first;
+    }
+    case ScanExtra::None:
+        break;
+    }
+    throw Error("fuzz: a scan without an extra value");
+}
+
+Array build_scan(const Op& op, const std::vector<Array>& ins) {
+    const Array& xs = ins.at(0);
+    std::vector<Array> inits(ins.begin() + 1, ins.begin() + 1 + op.carries);
+    std::size_t next = 1 + static_cast<std::size_t>(op.carries);
+    const Array* closure = op.closure ? &ins.at(next++) : nullptr;
+    const Array* matrix = op.extra == ScanExtra::Matmul ? &ins.at(next++) : nullptr;
+    auto step = [&](const std::vector<Array>& c, const std::vector<Array>& x) {
+        std::vector<Operand> operands(c.begin(), c.end());
+        operands.emplace_back(x.at(0));
+        if (closure) operands.emplace_back(*closure);
+        if (op.extra != ScanExtra::None) operands.emplace_back(scan_extra(op, c, x.at(0), matrix));
+        ScanStep s;
+        for (int k = 0; k < op.carries; ++k)
+            s.carries.push_back(map_of(op.step.at(static_cast<std::size_t>(k)), operands));
+        s.ys.push_back(map_of(op.step.at(static_cast<std::size_t>(op.carries)), operands));
+        return s;
+    };
+    ScanOptions o;
+    o.reverse = op.reverse;
+    ScanResult r = scan(step, inits, {xs}, op.axis, o);
+    switch (op.scan_value) {
+    case ScanValue::Carry:
+        return r.carries.at(static_cast<std::size_t>(op.component));
+    case ScanValue::Ys:
+        return r.ys.at(0);
+    case ScanValue::States:
+        return r.states.at(static_cast<std::size_t>(op.component));
+    }
+    throw Error("fuzz: bad scan value");
+}
+
+} // namespace
+
 Sym build_expr(const Expr& e, const std::vector<Sym>& in, const Sym* running) {
     auto sub = [&](int k) { return build_expr(e.args[static_cast<std::size_t>(k)], in, running); };
     switch (e.kind) {
@@ -328,6 +401,8 @@ Array build_op(const Op& op, const std::vector<Array>& v, std::vector<Array>* pl
         return cast(in(0), op.dtype);
     case OpKind::Take:
         return take(in(0), in(1), op.axis);
+    case OpKind::Scan:
+        return build_scan(op, ins);
     }
     throw Error("fuzz: bad op kind");
 }

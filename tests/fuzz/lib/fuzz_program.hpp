@@ -65,6 +65,7 @@ enum class OpKind : std::uint8_t {
     Rebase,           // rebase(a)
     Cast,             // cast(a, dtype)
     Take,             // take(a, indices, axis)
+    Scan,             // scan(step, inits, {xs}, axis, options): see Op's scan fields
 };
 const char* op_kind_name(OpKind k);
 
@@ -72,6 +73,12 @@ const char* op_kind_name(OpKind k);
 // ArgMax: reduce_multiple_value over (a, its index along the first reduced axis), largest value
 // then lowest index (NaNs never win); the op is the index (i64).
 enum class Combiner : std::uint8_t { Add, Mul, Max, Min, SelectMax, ArgMax };
+
+// What a Scan op is: a carry after the last step, the stacked outputs, or a carry's states.
+enum class ScanValue : std::uint8_t { Carry, Ys, States };
+// What the step computes besides maps: nothing, sum(x), matmul(carry 0, matrix), or the final
+// carry of a scan over x's leading axis (sum(v) accumulated: a scan inside the step).
+enum class ScanExtra : std::uint8_t { None, Sum, Matmul, Inner };
 
 // One operand of a map: an input of the op (by position in Op::inputs) or a weak literal.
 struct MapOperand {
@@ -103,6 +110,18 @@ struct Op {
     std::vector<std::int64_t> sizes;                         // Unflatten
     Expr expr;                                               // Map
     std::vector<MapOperand> operands;                        // Map
+
+    // Scan (axis: the scan axis of xs): inputs are xs, the initial carries, then the closure
+    // and the matrix when present. The step's maps read, in order, the carries, the x slice,
+    // the closure and the extra; `step` holds one expression per carry (cast to its dtype),
+    // then the output y's.
+    int carries = 1;
+    bool reverse = false;
+    bool closure = false;
+    ScanExtra extra = ScanExtra::None;
+    ScanValue scan_value = ScanValue::Carry;
+    int component = 0; // the carry of Carry and States
+    std::vector<Expr> step;
 };
 
 struct FuzzProgram {
@@ -129,6 +148,11 @@ std::optional<BuiltProgram> build_symbolic(const FuzzProgram& p, int& symbolic_i
 // Builds one op given the arrays of earlier ops (used by the generator step by step).
 Array build_op(const Op& op, const std::vector<Array>& values, std::vector<Array>* placeholders,
                std::vector<HostArray>* inputs);
+// The expression of a nested scan's step (ScanExtra::Inner): a * 0.5 + sum(v).
+Expr inner_scan_step();
+// The number of map operands of a Scan op's step.
+int scan_operands(const Op& op);
+
 // The scalar expression as Syms over `in` (the same calls the printed reproducer makes).
 // `running`: the value Input -1 reads inside a Repeat's step.
 Sym build_expr(const Expr& e, const std::vector<Sym>& in, const Sym* running = nullptr);

@@ -30,6 +30,28 @@ void renumber_inputs_above(Expr& e, int k) {
         renumber_inputs_above(a, k);
 }
 
+// Expressions with one node replaced by one of its arguments or by an operand.
+std::vector<Expr> simpler(const Expr& expr, int operands) {
+    std::vector<Expr> out;
+    int nodes = expr.size();
+    for (int n = 0; n < nodes; ++n) {
+        Expr copy = expr;
+        int idx = n;
+        Expr* node = nth_node(copy, idx);
+        std::vector<Expr> replacements = node->args;
+        for (int k = 0; k < operands; ++k)
+            if (!(node->kind == Expr::Kind::Input && node->input == k))
+                replacements.push_back(Expr::in(k));
+        for (const Expr& r : replacements) {
+            Expr e = expr;
+            int j = n;
+            *nth_node(e, j) = r;
+            out.push_back(e);
+        }
+    }
+    return out;
+}
+
 // Uses of op `from` (inputs and outputs) redirected to op `to`.
 FuzzProgram forward(const FuzzProgram& p, int from, int to) {
     FuzzProgram q = p;
@@ -136,24 +158,92 @@ std::vector<FuzzProgram> expression_edits(const FuzzProgram& p) {
                 }
                 out.push_back(q);
             }
-        int nodes = op.expr.size();
-        for (int n = 0; n < nodes; ++n) {
-            Expr copy = op.expr;
-            int idx = n;
-            Expr* node = nth_node(copy, idx);
-            std::vector<Expr> replacements = node->args;
-            for (std::size_t k = 0; k < op.operands.size(); ++k)
-                if (!(node->kind == Expr::Kind::Input && node->input == static_cast<int>(k)))
-                    replacements.push_back(Expr::in(static_cast<int>(k)));
-            for (const Expr& r : replacements) {
+        for (const Expr& e : simpler(op.expr, static_cast<int>(op.operands.size()))) {
+            FuzzProgram q = p;
+            q.ops[i].expr = e;
+            out.push_back(q);
+        }
+    }
+    return out;
+}
+
+// Op `op` inserted at index `at`, the ops from there on moved up by one.
+FuzzProgram insert_op(const FuzzProgram& p, int at, const Op& op) {
+    FuzzProgram q = p;
+    for (Op& o : q.ops)
+        for (int& k : o.inputs)
+            if (k >= at) ++k;
+    for (int& o : q.outputs)
+        if (o >= at) ++o;
+    q.ops.insert(q.ops.begin() + at, op);
+    return q;
+}
+
+// Scans with fewer steps (a prefix of xs along the scan axis), replaced by their initial
+// carry, without their closure or extra, forwards, and with simpler step expressions.
+std::vector<FuzzProgram> scan_edits(const FuzzProgram& p, const std::vector<Array>& values) {
+    std::vector<FuzzProgram> out;
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const Op& op = p.ops[i];
+        if (op.kind != OpKind::Scan) continue;
+        const int at = static_cast<int>(i);
+        const Array& xs = values.at(static_cast<std::size_t>(op.inputs[0]));
+        const int axis = op.axis < 0 ? op.axis + xs.rank() : op.axis;
+        const Range along = xs.shape()[axis];
+        for (std::int64_t steps : {std::int64_t{1}, (along.size + 1) / 2}) {
+            if (steps >= along.size) continue;
+            std::vector<Range> r = xs.shape().ranges();
+            r[static_cast<std::size_t>(axis)] = Range(along.start, along.step, steps);
+            Op sel;
+            sel.kind = OpKind::ReshapeShape;
+            sel.inputs = {op.inputs[0]};
+            sel.shape = Shape(r);
+            FuzzProgram q = insert_op(p, at, sel);
+            q.ops[i + 1].inputs[0] = at;
+            out.push_back(q);
+        }
+        const int init = op.inputs.at(static_cast<std::size_t>(1 + op.component));
+        if (op.scan_value != ScanValue::Carry) { // the initial carry, broadcast along the steps
+            FuzzProgram q = p;
+            Op b;
+            b.kind = OpKind::BroadcastTo;
+            b.inputs = {init};
+            b.shape = values[i].shape();
+            q.ops[i] = b;
+            out.push_back(q);
+        }
+        if (op.reverse) {
+            FuzzProgram q = p;
+            q.ops[i].reverse = false;
+            out.push_back(q);
+        }
+        const int n = scan_operands(op);
+        auto unused = [&](int k) {
+            return std::none_of(op.step.begin(), op.step.end(),
+                                [k](const Expr& e) { return uses_input(e, k); });
+        };
+        if (op.extra != ScanExtra::None && unused(n - 1)) {
+            FuzzProgram q = p;
+            if (op.extra == ScanExtra::Matmul) q.ops[i].inputs.pop_back();
+            q.ops[i].extra = ScanExtra::None;
+            out.push_back(q);
+        }
+        const int closure = op.carries + 1;
+        if (op.closure && unused(closure)) {
+            FuzzProgram q = p;
+            Op& s = q.ops[i];
+            s.closure = false;
+            s.inputs.erase(s.inputs.begin() + closure);
+            for (Expr& e : s.step)
+                renumber_inputs_above(e, closure);
+            out.push_back(q);
+        }
+        for (std::size_t k = 0; k < op.step.size(); ++k)
+            for (const Expr& e : simpler(op.step[k], n)) {
                 FuzzProgram q = p;
-                Expr e = op.expr;
-                int j = n;
-                *nth_node(e, j) = r;
-                q.ops[i].expr = e;
+                q.ops[i].step[k] = e;
                 out.push_back(q);
             }
-        }
     }
     return out;
 }
@@ -188,7 +278,7 @@ FuzzProgram shrink(const FuzzProgram& failing, const FailurePredicate& still_fai
     bool progress = true;
     while (progress && s.attempts < max_attempts) {
         progress = false;
-        for (int phase = 0; phase < 5 && !progress; ++phase) {
+        for (int phase = 0; phase < 6 && !progress; ++phase) {
             std::vector<FuzzProgram> candidates;
             switch (phase) {
             case 0:
@@ -205,6 +295,12 @@ FuzzProgram shrink(const FuzzProgram& failing, const FailurePredicate& still_fai
                 break;
             case 3:
                 candidates = expression_edits(cur);
+                break;
+            case 4:
+                try {
+                    candidates = scan_edits(cur, build(cur).values);
+                } catch (const Error&) {
+                }
                 break;
             default:
                 candidates = leaf_edits(cur);

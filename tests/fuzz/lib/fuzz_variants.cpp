@@ -127,6 +127,9 @@ std::string edit(Op& op, std::mt19937_64& rng) {
         if (op.axes.size() < 2) return "";
         std::swap(op.axes[0], op.axes[1]);
         return "permutation";
+    case OpKind::Scan:
+        op.reverse = !op.reverse;
+        return "scan direction";
     default:
         return "";
     }

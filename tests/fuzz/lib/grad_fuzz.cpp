@@ -51,13 +51,8 @@ struct Setup {
 };
 
 std::optional<Setup> setup(std::uint64_t seed, bool linear) {
-    GeneratorOptions o;
-    o.differentiable = true;
-    o.linear = linear;
-    o.max_ops = 8;
-    o.max_elements = 800;
     Setup s;
-    s.program = generate(seed, o).program;
+    s.program = generate(seed, grad_generator_options(linear)).program;
     for (std::size_t i = 0; i < s.program.ops.size(); ++i) {
         Op& op = s.program.ops[i];
         if (op.kind != OpKind::Data) continue;
@@ -126,6 +121,15 @@ std::string differential(const std::vector<Array>& arrays, const std::vector<Hos
 }
 
 } // namespace
+
+GeneratorOptions grad_generator_options(bool linear) {
+    GeneratorOptions o;
+    o.differentiable = true;
+    o.linear = linear;
+    o.max_ops = 8;
+    o.max_elements = 800;
+    return o;
+}
 
 const char* grad_status_name(GradStatus s) {
     switch (s) {

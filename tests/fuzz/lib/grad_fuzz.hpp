@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "fuzz/lib/fuzz_generator.hpp"
+
 namespace hedra::fuzz {
 
 enum class GradStatus : std::uint8_t { Pass, Kink, Skipped, Fail, Error };
@@ -22,6 +24,9 @@ struct GradResult {
     std::string message;
     std::string reproducer; // the program as C++ (for failures)
 };
+
+// The generator options of the programs checked for `seed` (generate(seed, these)).
+GeneratorOptions grad_generator_options(bool linear);
 
 GradResult check_gradient_program(std::uint64_t seed);
 GradResult check_linear_program(std::uint64_t seed);

@@ -5,7 +5,9 @@
 //
 //   hedra-fuzz --count 10000 --seed 1 [--shrink] [--grad] [--linear] [--symbolic] [--max-ops 16]
 //              [--batch 8] [--max-elements 3000] [--rejections] [--print SEED]
-//              [--save-graphs DIR]
+//              [--save-graphs DIR] [--with KIND]
+// --with KIND runs only the programs that hold an op of that kind (op_kind_name: "scan"...),
+// --count of them, from the seeds that draw one (a soak of a new op kind).
 // --save-graphs writes each program as a graph file (a corpus for hedra-graph-fuzzer).
 // Programs run in batches of --batch (one compile per configuration for the whole batch); a
 // failing program is run again alone, shrunk and printed.
@@ -38,7 +40,21 @@ struct Args {
     long long max_elements = 3000;
     long long print = -1;
     std::string save_graphs; // directory: save each program as a graph file, run nothing
+    std::string with;        // only programs with an op of this kind
 };
+
+bool has_kind(const FuzzProgram& p, const std::string& kind) {
+    return kind.empty() || std::any_of(p.ops.begin(), p.ops.end(),
+                                       [&](const Op& op) { return kind == op_kind_name(op.kind); });
+}
+
+// The next seed from `seed` on whose program (generated with `options`) has an op of `kind`.
+std::uint64_t next_seed_with(std::uint64_t seed, const std::string& kind,
+                             const GeneratorOptions& options) {
+    while (!has_kind(generate(seed, options).program, kind))
+        ++seed;
+    return seed;
+}
 
 Args parse(int argc, char** argv) {
     Args a;
@@ -73,6 +89,8 @@ Args parse(int argc, char** argv) {
             a.symbolic = true;
         else if (s == "--linear")
             a.linear = true;
+        else if (s == "--with")
+            a.with = next();
         else if (s == "--rejections")
             a.rejections = true;
         else {
@@ -80,7 +98,7 @@ Args parse(int argc, char** argv) {
                 stderr, "usage: hedra-fuzz [--count N] [--seed S] [--shrink] [--grad] [--symbolic] "
                         "[--linear] [--max-ops K] [--batch B] [--max-elements E] [--rejections] "
                         "[--print SEED] "
-                        "[--save-graphs DIR]\n");
+                        "[--save-graphs DIR] [--with KIND]\n");
             std::exit(2);
         }
     }
@@ -95,8 +113,9 @@ int run_gradients(const Args& args) {
     auto t0 = std::chrono::steady_clock::now();
     std::map<std::string, int> tally;
     int failures = 0;
+    std::uint64_t seed = args.seed - 1;
     for (std::uint64_t k = 0; k < args.count; ++k) {
-        std::uint64_t seed = args.seed + k;
+        seed = next_seed_with(seed + 1, args.with, grad_generator_options(args.linear));
         GradResult r = args.linear ? check_linear_program(seed) : check_gradient_program(seed);
         ++tally[grad_status_name(r.status)];
         if (r.status == GradStatus::Fail || r.status == GradStatus::Error) {
@@ -168,6 +187,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (!args.save_graphs.empty()) {
+        gen.scans = false; // graph files cannot hold a scan yet
         for (std::uint64_t k = 0; k < args.count; ++k) {
             FuzzProgram p = generate(args.seed + k, gen).program;
             for (Op& op : p.ops)
@@ -181,13 +201,16 @@ int main(int argc, char** argv) {
     std::map<std::string, int> tally;
     std::map<std::string, int> rejections, dropped, kinds;
     int failures = 0;
-    std::uint64_t ops = 0, variants = 0;
+    std::uint64_t ops = 0, variants = 0, next = args.seed;
     for (std::uint64_t k = 0; k < args.count; k += static_cast<std::uint64_t>(args.batch)) {
         std::uint64_t n =
             std::min<std::uint64_t>(static_cast<std::uint64_t>(args.batch), args.count - k);
         std::vector<FuzzProgram> programs;
+        std::vector<std::uint64_t> seeds;
         for (std::uint64_t j = 0; j < n; ++j) {
-            Generated g = generate(args.seed + k + j, gen);
+            next = next_seed_with(next, args.with, gen);
+            seeds.push_back(next);
+            Generated g = generate(next++, gen);
             ops += g.program.ops.size();
             for (const std::string& r : g.rejections)
                 ++rejections[r.substr(0, 160)];
@@ -203,7 +226,7 @@ int main(int argc, char** argv) {
             run_differential_batch(programs, configs_for(args.seed + k), options);
         for (std::uint64_t j = 0; j < n; ++j) {
             const RunResult& r = results[j];
-            std::uint64_t seed = args.seed + k + j;
+            std::uint64_t seed = seeds[j];
             ++tally[outcome_name(r.outcome)];
             if (r.outcome == Outcome::Pass) continue;
             ++failures;
@@ -248,7 +271,7 @@ int main(int argc, char** argv) {
                     ++failures;
                     std::printf(
                         "seed %llu, variant (%s), after the program ran: %s [%s]: %s\n%s\n%s\n",
-                        static_cast<unsigned long long>(args.seed + k + j), what.c_str(),
+                        static_cast<unsigned long long>(seeds[j]), what.c_str(),
                         outcome_name(r.outcome), r.config.to_string().c_str(), r.message.c_str(),
                         to_cpp(programs[j], "program").c_str(), to_cpp(*q, "variant").c_str());
                 }
@@ -264,7 +287,8 @@ int main(int argc, char** argv) {
                 seconds_since(t0));
     for (const auto& [name, n] : tally)
         std::printf(" %s %d", name.c_str(), n);
-    std::printf("\n");
+    std::printf(" (seeds %llu-%llu)\n", static_cast<unsigned long long>(args.seed),
+                static_cast<unsigned long long>(next - 1));
     int total_rejections = 0;
     for (const auto& [msg, n] : rejections)
         total_rejections += n;
