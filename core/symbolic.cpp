@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/node_builders.hpp"
+#include "core/scan.hpp"
 
 namespace hedra {
 namespace {
@@ -124,6 +125,22 @@ std::vector<NodePtr> specialize(const std::vector<NodePtr>& nodes, const ParamVa
                 inputs.push_back(done.at(in.get()));
                 changed = changed || inputs.back() != in;
             }
+        // A scan's body is a graph of its own: specialized with the same values.
+        std::shared_ptr<const ScanBody> body = n->body;
+        if (body && !n->memo()) {
+            std::vector<NodePtr> all = body->params;
+            all.insert(all.end(), body->outputs.begin(), body->outputs.end());
+            if (has_symbolic_extents(all) || body->steps.is_dynamic()) {
+                std::vector<NodePtr> s = specialize(all, values);
+                ScanBody b = *body;
+                b.params.assign(s.begin(), s.begin() + static_cast<long>(body->params.size()));
+                b.outputs.assign(s.begin() + static_cast<long>(body->params.size()), s.end());
+                if (b.steps.is_dynamic()) b.steps = range(actual_sizes(Shape{b.steps}, values).at(0));
+                b.hash = detail::scan_body_hash(b);
+                body = std::make_shared<const ScanBody>(std::move(b));
+                changed = true;
+            }
+        }
         if (!changed) {
             done.emplace(n.get(), n);
             continue;
@@ -133,6 +150,7 @@ std::vector<NodePtr> specialize(const std::vector<NodePtr>& nodes, const ParamVa
             if (r.is_dynamic()) r = range(actual_sizes(Shape{r}, values).at(0));
         auto m = detail::copy_node_with(*n, std::move(inputs));
         m->shape = Shape(std::move(ranges));
+        m->body = std::move(body);
         done.emplace(n.get(), intern(std::move(m)));
     }
     std::vector<NodePtr> out;

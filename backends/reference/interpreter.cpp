@@ -422,7 +422,9 @@ private:
     // step's rows of the scanned arrays and the closures bound to the body's placeholders.
     void scan(const Node& n) {
         const ScanBody& b = *n.body;
-        const std::int64_t steps = b.steps.size;
+        // The length and every size are the values' own (symbolic extents at their values).
+        const std::int64_t steps =
+            b.xs > 0 ? value(n.inputs[static_cast<std::size_t>(b.carries)]).sizes().at(0) : b.steps.size;
         auto row_bytes = [](const HostArray& a) { return a.bytes() / static_cast<std::size_t>(a.sizes().at(0)); };
         auto row = [&](const HostArray& a, std::int64_t t) {
             std::vector<std::int64_t> sizes(a.sizes().begin() + 1, a.sizes().end());
@@ -430,18 +432,17 @@ private:
             std::memcpy(r.raw_mutable(), static_cast<const char*>(a.raw()) + static_cast<std::size_t>(t) * row_bytes(a), row_bytes(a));
             return r;
         };
-        auto put_row = [&](HostArray& a, std::int64_t t, const HostArray& r) {
+        // Row t of a stacked component, allocated from the first row's sizes.
+        std::vector<HostArray> components(static_cast<std::size_t>(b.carries + b.ys()));
+        auto put_row = [&](std::size_t c, std::int64_t t, const HostArray& r) {
+            HostArray& a = components[c];
+            if (a.sizes().empty()) {
+                std::vector<std::int64_t> sizes{steps};
+                sizes.insert(sizes.end(), r.sizes().begin(), r.sizes().end());
+                a = result(n, std::move(sizes), r.dtype());
+            }
             std::memcpy(static_cast<char*>(a.raw_mutable()) + static_cast<std::size_t>(t) * row_bytes(a), r.raw(), row_bytes(a));
         };
-        std::vector<HostArray> components;
-        for (int c = 0; c < b.carries + b.ys(); ++c) {
-            const NodePtr& value = c < b.carries ? b.params[static_cast<std::size_t>(c)]
-                                                 : b.outputs[static_cast<std::size_t>(c)];
-            std::vector<std::int64_t> sizes{steps};
-            for (std::int64_t s : value->shape.sizes())
-                sizes.push_back(s);
-            components.push_back(result(n, std::move(sizes), value->dtype));
-        }
         std::vector<HostArray> carries;
         for (int k = 0; k < b.carries; ++k)
             carries.push_back(value(n.inputs[static_cast<std::size_t>(k)]));
@@ -453,10 +454,10 @@ private:
             for (int c = 0; c < b.closures(); ++c)
                 in.push_back(value(n.inputs[static_cast<std::size_t>(b.carries + b.xs + c)]));
             for (int k = 0; k < b.carries; ++k)
-                put_row(components[static_cast<std::size_t>(k)], t, carries[static_cast<std::size_t>(k)]);
+                put_row(static_cast<std::size_t>(k), t, carries[static_cast<std::size_t>(k)]);
             std::vector<HostArray> out = interpret(b.outputs, b.params, in);
             for (int y = 0; y < b.ys(); ++y)
-                put_row(components[static_cast<std::size_t>(b.carries + y)], t, out[static_cast<std::size_t>(b.carries + y)]);
+                put_row(static_cast<std::size_t>(b.carries + y), t, out[static_cast<std::size_t>(b.carries + y)]);
             out.resize(static_cast<std::size_t>(b.carries));
             carries = std::move(out);
         }

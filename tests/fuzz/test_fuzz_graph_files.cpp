@@ -103,12 +103,9 @@ std::int64_t total_elements(const std::vector<NodePtr>& outputs) {
     return n;
 }
 
-// Graph files cannot hold a scan yet (save_graph throws): programs without them, the very
-// programs of the generator before it drew scans.
+// Every program the generator draws, scans included, can be saved.
 Generated generate_savable(std::uint64_t seed) {
-    GeneratorOptions o;
-    o.scans = false;
-    return generate(seed, o);
+    return generate(seed, GeneratorOptions{});
 }
 
 } // namespace

@@ -187,7 +187,6 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (!args.save_graphs.empty()) {
-        gen.scans = false; // graph files cannot hold a scan yet
         for (std::uint64_t k = 0; k < args.count; ++k) {
             FuzzProgram p = generate(args.seed + k, gen).program;
             for (Op& op : p.ops)
