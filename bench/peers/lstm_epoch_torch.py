@@ -16,6 +16,9 @@ standardized with the training set's mean and standard deviation (computed in do
   config.json
 and then trains. The last line is parseable:
   lstm_epoch_torch test_accuracy=<x> epoch_seconds=<y> mean_loss=<z> threads=<t>
+Two f32 runs of the same epoch part ways after about 100 steps (rounding differences grow), so
+their accuracies differ by what any change of rounding gives: --nudge N (scale the weights by a
+few ulps after exporting them) shows that spread within PyTorch itself.
 Run with the peers' venv (scripts/install_bench_peers.sh):
   $PEERS_VENV/bin/python bench/peers/lstm_epoch_torch.py --threads 1 --export /tmp/lstm-epoch
   build/examples/mnist_rnn --threads 1 --init /tmp/lstm-epoch --batch-order /tmp/lstm-epoch/order.npy
@@ -39,6 +42,9 @@ def parse():
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=0, help="train on N examples of the order only")
+    p.add_argument("--nudge", type=int, default=0,
+                   help="train from the exported weights times (1 + N * 2^-23): N != 0 measures "
+                        "how far f32 rounding alone moves the epoch's accuracy")
     return p.parse_args()
 
 
@@ -113,6 +119,10 @@ def main():
     print(f"lstm_epoch_torch: wrote the initial weights and the order of {len(order)} examples "
           f"to {a.export}; inputs standardized with mean {mean:.4f} and std {std:.4f}", flush=True)
 
+    if a.nudge:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(1 + a.nudge * 2.0 ** -23)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=betas, eps=eps,
                             weight_decay=weight_decay)
     xs, ys = torch.from_numpy(train_x), torch.from_numpy(train_y)
