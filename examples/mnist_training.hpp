@@ -20,6 +20,7 @@
 #include "distributed/init.hpp"
 #include "hedra.hpp"
 #include "nn/io/mnist_dataset.hpp"
+#include "nn/io/npy_reader.hpp"
 #include "nn/io/training_report.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
@@ -44,6 +45,9 @@ struct Flags {
     std::int64_t limit = 0;              // train on the first N examples (0: all)
     std::string inputs = "standardized"; // or "unit": pixels / 255 as they are
     std::string csv; // default: <program>_loss.csv; the plot takes the same stem
+    // A .npy of training-example indices taken in this order in every epoch (a peer's order, to
+    // train the same batches); empty: a seeded shuffle per epoch.
+    std::string batch_order;
 };
 
 // A whole number above 0 (CLI11's PositiveNumber states its range as doubles).
@@ -107,6 +111,9 @@ inline Flags parse_flags(int argc, char** argv, const char* program, bool with_h
                    "loss per step ('' for none); a .png plot goes beside it when gnuplot is "
                    "installed")
         ->capture_default_str();
+    app.add_option("--batch-order", f.batch_order,
+                   ".npy of training-example indices (i32 or i64) to take in this order in every "
+                   "epoch instead of a seeded shuffle");
     if (extra) extra(app);
     try {
         app.parse(argc, argv);
@@ -137,6 +144,22 @@ inline std::string png_path_for(const std::string& csv) {
     if (csv.size() > ext.size() && csv.compare(csv.size() - ext.size(), ext.size(), ext) == 0)
         return csv.substr(0, csv.size() - ext.size()) + ".png";
     return csv + ".png";
+}
+
+// The indices of a --batch-order file, each checked to be a training example.
+inline std::vector<std::int64_t> read_batch_order(const std::string& path, std::int64_t n) {
+    const HostArray a = nn::read_npy(path);
+    if (a.rank() != 1 || (a.dtype() != DType::I64 && a.dtype() != DType::I32))
+        throw Error("--batch-order " + path + ": expected a 1-d i32 or i64 array");
+    std::vector<std::int64_t> order(static_cast<std::size_t>(a.size()));
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        order[i] = static_cast<std::int64_t>(a.flat(static_cast<std::int64_t>(i)));
+        if (order[i] < 0 || order[i] >= n)
+            throw Error("--batch-order " + path + ": index " + std::to_string(order[i]) +
+                        " is not one of the " + std::to_string(n) + " training examples");
+    }
+    if (order.empty()) throw Error("--batch-order " + path + " is empty");
+    return order;
 }
 
 using ModelFactory = std::function<nn::Model(const nn::MnistDataset&, const Flags&)>;
@@ -190,7 +213,12 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
                     static_cast<long long>(f.batch));
     }
 
-    const std::int64_t n = data.train.size(), steps = nn::batch_count(n, f.batch, false);
+    const std::vector<std::int64_t> fixed_order =
+        f.batch_order.empty() ? std::vector<std::int64_t>{}
+                              : read_batch_order(f.batch_order, data.train.size());
+    const std::int64_t n =
+        fixed_order.empty() ? data.train.size() : static_cast<std::int64_t>(fixed_order.size());
+    const std::int64_t steps = nn::batch_count(n, f.batch, false);
     std::printf("%s: %lld training and %lld test examples from %s; batch %lld, %s lr %g, "
                 "backend %s\n",
                 program, static_cast<long long>(n), static_cast<long long>(data.test.size()),
@@ -204,7 +232,9 @@ inline int train(const char* program, const Flags& f, const ModelFactory& make_m
     std::vector<double> losses;
     double accuracy = 0.0, train_seconds = 0.0;
     for (std::int64_t epoch = 1; epoch <= f.epochs; ++epoch) {
-        auto order = nn::shuffled_indices(n, f.seed, static_cast<std::uint64_t>(epoch - 1));
+        auto order = fixed_order.empty()
+                         ? nn::shuffled_indices(n, f.seed, static_cast<std::uint64_t>(epoch - 1))
+                         : fixed_order;
         auto compiling = [&] {
             return step.compile_seconds() + (parallel ? parallel->local().compile_seconds() : 0.0);
         };
