@@ -1,0 +1,93 @@
+// A scan in the kernel IR: one loop kernel whose kernels are its body's, StepSlice buffers for
+// its rows, operands staged, the states' two-row window when nothing reads them, one forward
+// loop for a training step (merge-scans), and the GPU lowering's refusal.
+#include <doctest/doctest.h>
+
+#include "hedra.hpp"
+#include "scheduler/lower.hpp"
+#include "scheduler/partition.hpp"
+
+using namespace hedra;
+
+namespace {
+
+std::vector<NodePtr> nodes(const std::vector<Array>& a) {
+    std::vector<NodePtr> n;
+    for (const Array& x : a)
+        n.push_back(x.node());
+    return n;
+}
+
+int loops(const poly::ProgramIR& ir) {
+    int n = 0;
+    for (const poly::Kernel& k : ir.kernels)
+        n += k.loop ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("scan loop: one kernel of kernels, slices of the stacked buffers, a window of states") {
+    Array xs = placeholder(Shape::of({12, 4, 8}), DType::F32, "xs");
+    Array w = placeholder(Shape::of({8, 8}), DType::F32, "w");
+    auto [h, ys] = scan([&](const Array& c, const Array& x) {
+        Array n = tanh(x + matmul(c, w));
+        return std::pair{n, n * 2.0f};
+    }, zeros(Shape::of({4, 8})), xs);
+    poly::ProgramIR ir = sched::partition(nodes({h}), nodes({xs, w}));
+    REQUIRE(loops(ir) == 1);
+    const poly::Kernel* loop = nullptr;
+    for (const poly::Kernel& k : ir.kernels)
+        if (k.loop) loop = &k;
+    CHECK(loop->statements.empty());
+    CHECK(loop->loop->steps == 12);
+    CHECK(!loop->loop->reverse);
+    CHECK(!loop->loop->kernels.empty());
+    int windows = 0, edges = 0;
+    for (int s : loop->loop->slices) {
+        const poly::Buffer& b = ir.buffers[static_cast<std::size_t>(s)];
+        REQUIRE(b.is_slice());
+        CHECK(b.storage_bytes() == 0);
+        windows += b.slice.window == 2;
+        edges += b.slice.edge >= 0;
+        CHECK(std::binary_search(loop->loop->touched.begin(), loop->loop->touched.end(), s));
+    }
+    CHECK(windows == 2); // the carry in and the carry out: nothing reads the states
+    CHECK(edges == 1);   // the last step writes the final carry
+    // The unread ys are not computed: the body has one output, the carry.
+    CHECK(poly::to_string(ir).find("scan loop: t from 0 to T-1, T = 12") != std::string::npos);
+
+    // Reading the outputs keeps every step's row.
+    poly::ProgramIR all = sched::partition(nodes({h, ys}), nodes({xs, w}));
+    int stacked = 0;
+    for (const poly::Buffer& b : all.buffers)
+        stacked += b.is_slice() && b.slice.window == 0 ? 1 : 0;
+    CHECK(stacked >= 2); // the x slices and the ys rows
+}
+
+TEST_CASE("scan loop: a training step runs one forward loop and one reverse loop") {
+    Array xs = placeholder(Shape::of({9, 4, 8}), DType::F32, "xs");
+    Array w = placeholder(Shape::of({8, 8}), DType::F32, "w");
+    auto [h, ys] = scan([&](const Array& c, const Array& x) {
+        Array n = tanh(x + matmul(c, w));
+        return std::pair{n, n};
+    }, zeros(Shape::of({4, 8})), xs);
+    Array loss = sum(h * h) + sum(ys);
+    Array g = grad(loss, w);
+    poly::ProgramIR ir = sched::partition(nodes({loss, g}), nodes({xs, w}));
+    CHECK(loops(ir) == 2); // the forward scan and the one extended with its contractions: one
+    bool backward = false;
+    for (const poly::Kernel& k : ir.kernels)
+        backward = backward || (k.loop && k.loop->reverse);
+    CHECK(backward);
+}
+
+TEST_CASE("scan loop: the GPU lowering refuses a scan with a clear error") {
+    Array xs = placeholder(Shape::of({3, 4}), DType::F32, "xs");
+    auto [h, ys] = scan([](const Array& c, const Array& x) {
+        return std::pair{c + x, c};
+    }, zeros(Shape::of({4})), xs);
+    sched::Target gpu = sched::Target::for_gpu(sched::GpuTarget{});
+    poly::ProgramIR ir = sched::partition(nodes({h}), nodes({xs}), sched::partition_options(gpu));
+    CHECK_THROWS_WITH_AS(sched::lower(ir, gpu), doctest::Contains("the program has a scan"), Error);
+}
