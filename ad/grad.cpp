@@ -49,7 +49,8 @@ bool disjoint_boxes(const Shape& a, const Shape& b) {
     for (int d = 0; d < a.rank(); ++d) {
         const Range &x = a[d], &y = b[d];
         if (x.size == 0 || y.size == 0) return true;
-        const std::int64_t x_end = x.start + x.step * (x.size - 1), y_end = y.start + y.step * (y.size - 1);
+        const std::int64_t x_end = x.start + x.step * (x.size - 1),
+                           y_end = y.start + y.step * (y.size - 1);
         if (x_end < y.start || y_end < x.start) return true;
     }
     return false;
@@ -86,7 +87,8 @@ std::vector<NodePtr> combine_padded(const NodePtr& node, const std::vector<NodeP
         ScalarExpr e = scalar_input(0, node->dtype);
         for (std::size_t k = 1; k < b.size(); ++k)
             e = scalar_binary(ScalarOp::Add, e, scalar_input(static_cast<int>(k), node->dtype));
-        pieces.emplace_back(b.size() == 1 ? b[0] : detail::make_map_node(e, b, b[0]->shape, node->loc));
+        pieces.emplace_back(b.size() == 1 ? b[0]
+                                          : detail::make_map_node(e, b, b[0]->shape, node->loc));
     }
     rest.push_back(overwrite(pieces, node->loc).node());
     return rest;
@@ -195,7 +197,8 @@ std::vector<Array> vjp(const std::vector<Array>& outputs, const std::vector<Arra
         auto found = parts.find(n.get());
         auto scan_found = scan_parts.find(n.get());
         const bool is_scan = n->kind == NodeKind::Scan;
-        if (!active.count(n.get()) || (is_scan ? scan_found == scan_parts.end() : found == parts.end()))
+        if (!active.count(n.get()) ||
+            (is_scan ? scan_found == scan_parts.end() : found == parts.end()))
             continue;
         Array ybar;
         if (!is_scan) {

@@ -50,7 +50,8 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
     const SourceLocation loc = scan->loc;
     const int C = b.carries, X = b.xs, M = b.closures(), Y = b.ys();
     auto cot = [&](int c) -> const Array* {
-        return static_cast<std::size_t>(c) < cotangents.size() && cotangents[static_cast<std::size_t>(c)].valid()
+        return static_cast<std::size_t>(c) < cotangents.size() &&
+                       cotangents[static_cast<std::size_t>(c)].valid()
                    ? &cotangents[static_cast<std::size_t>(c)]
                    : nullptr;
     };
@@ -64,7 +65,8 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
             closures.push_back(m);
     std::vector<int> dys, dstates;
     for (int j = 0; j < Y; ++j)
-        if (cot(C + j) && is_float(b.outputs[static_cast<std::size_t>(C + j)]->dtype)) dys.push_back(j);
+        if (cot(C + j) && is_float(b.outputs[static_cast<std::size_t>(C + j)]->dtype))
+            dys.push_back(j);
     for (int k : carries)
         if (cot(k)) dstates.push_back(k);
 
@@ -72,7 +74,8 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
     // (forward carries entering the step, forward xs, output cotangents, state cotangents).
     std::vector<NodePtr> params, inits, xs;
     auto slot = [&](detail::ScanSlot kind, const Shape& shape, DType dtype) {
-        params.push_back(detail::scan_slot(kind, static_cast<int>(params.size()), shape, dtype, loc));
+        params.push_back(
+            detail::scan_slot(kind, static_cast<int>(params.size()), shape, dtype, loc));
         return params.back();
     };
     std::vector<NodePtr> dc, acc, s, x, dy, dstate;
@@ -111,9 +114,11 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
     // The forward step on the stored carry and this step's x, its closures read from outside.
     std::unordered_map<const Node*, NodePtr> replace;
     for (int k = 0; k < C; ++k)
-        replace.emplace(b.params[static_cast<std::size_t>(k)].get(), s[static_cast<std::size_t>(k)]);
+        replace.emplace(b.params[static_cast<std::size_t>(k)].get(),
+                        s[static_cast<std::size_t>(k)]);
     for (int i = 0; i < X; ++i)
-        replace.emplace(b.params[static_cast<std::size_t>(C + i)].get(), x[static_cast<std::size_t>(i)]);
+        replace.emplace(b.params[static_cast<std::size_t>(C + i)].get(),
+                        x[static_cast<std::size_t>(i)]);
     for (int m = 0; m < M; ++m)
         replace.emplace(b.params[static_cast<std::size_t>(C + X + m)].get(), input(C + X + m));
     std::unordered_map<const Node*, NodePtr> image; // forward step node -> its recomputation
@@ -131,7 +136,8 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
     for (int k : carries)
         ins.emplace_back(s[static_cast<std::size_t>(k)]);
     for (int i = 0; i < X; ++i)
-        if (is_float(x[static_cast<std::size_t>(i)]->dtype)) ins.emplace_back(x[static_cast<std::size_t>(i)]);
+        if (is_float(x[static_cast<std::size_t>(i)]->dtype))
+            ins.emplace_back(x[static_cast<std::size_t>(i)]);
     for (int m : closures)
         ins.emplace_back(input(C + X + m));
     std::vector<Array> grads = vjp(outs, cots, ins, loc);
@@ -183,15 +189,14 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
         for (std::size_t r = 0; r < saved.size(); ++r)
             xs.push_back(detail::scan_output(forward, C + Y + static_cast<int>(r), loc));
     }
-    NodePtr reverse =
-        detail::make_scan_node(params, outputs, inits, xs, b.steps, !b.reverse, loc);
+    NodePtr reverse = detail::make_scan_node(params, outputs, inits, xs, b.steps, !b.reverse, loc);
     const ScanBody& rb = *reverse->body;
 
     std::vector<Array> result(scan->inputs.size());
     for (std::size_t q = 0; q < carries.size(); ++q)
         if (wanted[static_cast<std::size_t>(carries[q])])
-            result[static_cast<std::size_t>(carries[q])] =
-                Array(detail::scan_output(reverse, rb.carries + rb.ys() + static_cast<int>(q), loc));
+            result[static_cast<std::size_t>(carries[q])] = Array(
+                detail::scan_output(reverse, rb.carries + rb.ys() + static_cast<int>(q), loc));
     for (std::size_t q = 0; q < float_xs.size(); ++q)
         if (wanted[static_cast<std::size_t>(C + float_xs[q])])
             result[static_cast<std::size_t>(C + float_xs[q])] =

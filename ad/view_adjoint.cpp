@@ -31,8 +31,8 @@
 
 #include "ad/gather_plan.hpp"
 #include "ad/injective_adjoint.hpp"
-#include "core/node_builders.hpp"
 #include "core/library.hpp"
+#include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
 namespace hedra::ad {

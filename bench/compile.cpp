@@ -1,7 +1,8 @@
 // bench/compile: what compiling costs. For matmul (512², f32), a 20-node elementwise +
-// reduction graph, a chain of 2000 elementwise maps, the three MNIST training steps of bench/train_step (MLP 784-300-100-10 at
-// batch 64, MLP 784-1024-1024-10 at 256, the CNN at 64: forward, backward, SGD update with a
-// run-time learning rate) and the W7 GPT step (forward, backward, AdamW):
+// reduction graph, a chain of 2000 elementwise maps, the three MNIST training steps of
+// bench/train_step (MLP 784-300-100-10 at batch 64, MLP 784-1024-1024-10 at 256, the CNN at 64:
+// forward, backward, SGD update with a run-time learning rate) and the W7 GPT step (forward,
+// backward, AdamW):
 //   cold: a fresh process with an empty cache directory (isl, printing, clang, linking);
 //   warm: a fresh process whose cache directory holds the first one's entries (the kernel
 //         object and the lowered plan: no isl, no clang);
@@ -21,8 +22,8 @@
 #include "nn/gpt.hpp"
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
-#include "nn/recurrent.hpp"
 #include "nn/optim.hpp"
+#include "nn/recurrent.hpp"
 
 using namespace hedra;
 
@@ -88,7 +89,8 @@ Program workload(const std::string& name) {
     // The same LSTM over 28 and 784 steps (28 features each): a scan compiles once, whatever
     // its length.
     if (name == "lstm28_step") return classifier_step(nn::lstm_classifier(28, 28, 128, 10, 1), 64);
-    if (name == "lstm784_step") return classifier_step(nn::lstm_classifier(784, 28, 128, 10, 1), 64);
+    if (name == "lstm784_step")
+        return classifier_step(nn::lstm_classifier(784, 28, 128, 10, 1), 64);
     if (name == "matmul") {
         Array a = placeholder(Shape::of({512, 512}), DType::F32, "a");
         Array b = placeholder(Shape::of({512, 512}), DType::F32, "b");
@@ -161,9 +163,8 @@ int main(int argc, char** argv) {
     bench::Args args = bench::parse_args(argc, argv);
     const int reps = args.reps > 0 ? args.reps : args.quick ? 1 : 3;
     double lstm28_cold = 0;
-    for (const std::string name :
-         {"matmul", "graph20", "chain2000", "mlp_step", "mlp_large_step", "cnn_step", "gpt_step",
-          "lstm28_step", "lstm784_step"}) {
+    for (const std::string name : {"matmul", "graph20", "chain2000", "mlp_step", "mlp_large_step",
+                                   "cnn_step", "gpt_step", "lstm28_step", "lstm784_step"}) {
         if (!args.wants(name)) continue;
         std::vector<double> cold, warm;
         for (int r = 0; r < reps; ++r) {
@@ -181,8 +182,8 @@ int main(int argc, char** argv) {
         print_target_line("compile_cold_" + name, bench::median(cold), cold_target, "");
         if (name == "lstm28_step") lstm28_cold = bench::median(cold);
         if (name == "lstm784_step" && lstm28_cold > 0) // within 20% of each other
-            print_target_line("compile_cold_lstm784_over_lstm28",
-                              bench::median(cold) / lstm28_cold, 1.2, "(a ratio, not ms)");
+            print_target_line("compile_cold_lstm784_over_lstm28", bench::median(cold) / lstm28_cold,
+                              1.2, "(a ratio, not ms)");
         print_target_line("compile_warm_" + name, bench::median(warm),
                           name.ends_with("_step") ? 20.0 : 10.0,
                           "(a second process: on-disk cache)");

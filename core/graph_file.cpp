@@ -130,9 +130,12 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
             params.push_back(index.at(p.get()));
         for (const NodePtr& o : b.outputs)
             outs.push_back(index.at(o.get()));
-        v["body"] = {{"params", std::move(params)}, {"outputs", std::move(outs)},
-                     {"carries", b.carries}, {"xs", b.xs},
-                     {"shape", shape_json(Shape{b.steps})}, {"reverse", b.reverse}}; // the scan axis
+        v["body"] = {{"params", std::move(params)},
+                     {"outputs", std::move(outs)},
+                     {"carries", b.carries},
+                     {"xs", b.xs},
+                     {"shape", shape_json(Shape{b.steps})},
+                     {"reverse", b.reverse}}; // the scan axis
         break;
     }
     case NodeKind::ScanOutput:

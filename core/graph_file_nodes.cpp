@@ -263,7 +263,8 @@ void GraphReader::read_scan(const Value& n, Node& node) {
     for (std::size_t k = 0; k < body.params.size(); ++k) {
         const NodePtr& p = body.params[k];
         const NodePtr& in = node.inputs[k];
-        const bool x = static_cast<int>(k) >= body.carries && static_cast<int>(k) < body.carries + body.xs;
+        const bool x =
+            static_cast<int>(k) >= body.carries && static_cast<int>(k) < body.carries + body.xs;
         bool ok = in->dtype == p->dtype;
         if (x) {
             std::vector<Range> r{body.steps};
@@ -287,8 +288,8 @@ void GraphReader::check_scan_output(const Value& n, const Node& node) const {
     if (node.component >= scan->body->components()) fail(n, "no such scan component");
     NodePtr want = scan_output(scan, node.component, SourceLocation::current());
     if (want->dtype != node.dtype || !(want->shape == node.shape))
-        fail(n, "scan component " + std::to_string(node.component) + " is " +
-                    dname(want->dtype) + " " + want->shape.to_string());
+        fail(n, "scan component " + std::to_string(node.component) + " is " + dname(want->dtype) +
+                    " " + want->shape.to_string());
 }
 
 NodePtr GraphReader::read_node(const Value& n, std::size_t position) {

@@ -282,8 +282,7 @@ std::string describe_payload(const Node& n) {
         return std::string(n.body->reverse ? "reverse " : "") + n.body->steps.to_string() +
                " steps, " + std::to_string(n.body->carries) + " carries, " +
                std::to_string(n.body->xs) + " xs, " + std::to_string(n.body->closures()) +
-               " closures -> " + std::to_string(n.body->ys()) + " ys; body:\n  " +
-               [&] {
+               " closures -> " + std::to_string(n.body->ys()) + " ys; body:\n  " + [&] {
                    std::string b = to_string(n.body->outputs);
                    std::string out;
                    for (char c : b.substr(0, b.size() - 1))

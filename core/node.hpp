@@ -63,7 +63,9 @@ struct ScanBody {
     // its value after the last step.
     enum class Component { States, Ys, Final };
     Component component_kind(int c) const {
-        return c < carries ? Component::States : c < carries + ys() ? Component::Ys : Component::Final;
+        return c < carries          ? Component::States
+               : c < carries + ys() ? Component::Ys
+                                    : Component::Final;
     }
     int components() const { return 2 * carries + ys(); }
 };
@@ -82,10 +84,10 @@ struct Node {
     std::vector<ScalarExpr> tuple_exprs, tuple_identities;
     int component = 0;
     std::shared_ptr<const ScanBody> body; // Scan
-    AffineMap access;      // View
-    int axis = 0;          // Iota, Gather, Scatter
-    std::vector<int> axes; // Reduce: sorted reduced axes of inputs[0]
-    bool keepdims = false; // Reduce: reduced axes stay as [0,1)
+    AffineMap access;                     // View
+    int axis = 0;                         // Iota, Gather, Scatter
+    std::vector<int> axes;                // Reduce: sorted reduced axes of inputs[0]
+    bool keepdims = false;                // Reduce: reduced axes stay as [0,1)
     ReduceOp reduce_op = ReduceOp::Sum;
     bool overwrite = false; // Fuse
     std::uint64_t id = 0;   // Data, Placeholder: unique identity

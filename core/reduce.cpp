@@ -88,10 +88,11 @@ Array reduce(ReduceOp op, const Array& a, std::vector<int> axes, bool keepdims,
         if (!reduced) m[static_cast<std::size_t>(d * out_rank + o)] = 1;
         if (!reduced || keepdims) ++o;
     }
-    return Array(detail::make_view(in, node->shape,
-                                   AffineMap(out_rank, in_rank, std::move(m),
-                                             std::vector<std::int64_t>(static_cast<std::size_t>(in_rank))),
-                                   loc));
+    return Array(
+        detail::make_view(in, node->shape,
+                          AffineMap(out_rank, in_rank, std::move(m),
+                                    std::vector<std::int64_t>(static_cast<std::size_t>(in_rank))),
+                          loc));
 }
 
 namespace detail {

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/node_builders.hpp"
 #include "core/library.hpp"
+#include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
 namespace hedra {
@@ -84,10 +84,11 @@ Array axis_back(const NodePtr& a, int axis, SourceLocation loc) {
         ranges.push_back(a->shape[order[static_cast<std::size_t>(r)]]);
         m[static_cast<std::size_t>(order[static_cast<std::size_t>(r)] * rank + r)] = 1;
     }
-    return Array(detail::make_view(
-        a, Shape(std::move(ranges)),
-        AffineMap(rank, rank, std::move(m), std::vector<std::int64_t>(static_cast<std::size_t>(rank))),
-        loc));
+    return Array(
+        detail::make_view(a, Shape(std::move(ranges)),
+                          AffineMap(rank, rank, std::move(m),
+                                    std::vector<std::int64_t>(static_cast<std::size_t>(rank))),
+                          loc));
 }
 
 Shape without_leading(const Shape& s) {
@@ -121,7 +122,9 @@ namespace detail {
 NodePtr scan_slot(ScanSlot kind, int k, const Shape& shape, DType dtype, SourceLocation loc) {
     auto n = new_node(NodeKind::Placeholder, dtype, shape, {}, loc);
     n->id = fresh_node_id();
-    n->name = std::string(kind == ScanSlot::Carry ? "carry" : kind == ScanSlot::X ? "x" : "closure") +
+    n->name = std::string(kind == ScanSlot::Carry ? "carry"
+                          : kind == ScanSlot::X   ? "x"
+                                                  : "closure") +
               std::to_string(k);
     return intern(std::move(n));
 }
@@ -173,8 +176,9 @@ NodePtr make_scan_node(const std::vector<NodePtr>& params, const std::vector<Nod
         std::vector<NodePtr> inputs;
         bool changed = false;
         for (const NodePtr& in : n->inputs) {
-            NodePtr r = varying.count(in.get()) ? (rebuilt.count(in.get()) ? rebuilt.at(in.get()) : in)
-                                                : closure_slot(in);
+            NodePtr r = varying.count(in.get())
+                            ? (rebuilt.count(in.get()) ? rebuilt.at(in.get()) : in)
+                            : closure_slot(in);
             changed = changed || r != in;
             inputs.push_back(std::move(r));
         }
@@ -248,7 +252,8 @@ Array stacked_at(const NodePtr& n, int axis, const std::string& at, SourceLocati
     const int rank = n->shape.rank();
     const int a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= rank)
-        throw Error("scan: axis " + std::to_string(axis) + " cannot place the scan axis in a "
+        throw Error("scan: axis " + std::to_string(axis) +
+                    " cannot place the scan axis in a "
                     "stacked result of rank " +
                     std::to_string(rank) + " (" + describe(n) +
                     "); use an axis every stacked output has, or 0" + at);
@@ -264,7 +269,8 @@ ScanResult checkpointed_scan(const ScanFunction& f, const std::vector<Array>& in
     const std::string at = "; scan at " + location_string(loc);
     const std::int64_t k = options.checkpoint, T = steps.size;
     if (steps.is_dynamic() || T % k != 0)
-        throw Error("scan: checkpoint " + std::to_string(k) + " needs a static number of steps "
+        throw Error("scan: checkpoint " + std::to_string(k) +
+                    " needs a static number of steps "
                     "that it divides; the scan has " +
                     steps.to_string() + " steps; choose a divisor of the length" + at);
     std::vector<Array> segments;
@@ -305,8 +311,8 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
         const NodePtr& x = xs[i].node();
         if (x->shape.rank() == 0)
             throw Error("scan: scanned array " + std::to_string(i) + " is " + describe(x) +
-                        ", of rank 0; a scanned array needs the scan axis " +
-                        std::to_string(axis) + at);
+                        ", of rank 0; a scanned array needs the scan axis " + std::to_string(axis) +
+                        at);
         int a = detail::normalize_axis("scan", axis, x->shape.rank(), x->shape, x);
         const Range& r = x->shape[a];
         if (i == 0) {
@@ -380,8 +386,8 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
                                         std::vector<std::int64_t>(static_cast<std::size_t>(rank))),
                               loc);
     }
-    NodePtr node = detail::make_scan_node(params, outputs, inits, stacked_xs, stacked,
-                                          options.reverse, loc);
+    NodePtr node =
+        detail::make_scan_node(params, outputs, inits, stacked_xs, stacked, options.reverse, loc);
     const ScanBody& b = *node->body;
     ScanResult result;
     for (int c = 0; c < b.carries; ++c) {
@@ -389,13 +395,14 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
         result.carries.emplace_back(detail::scan_output(node, b.carries + b.ys() + c, loc));
     }
     for (int y = 0; y < b.ys(); ++y)
-        result.ys.push_back(stacked_at(detail::scan_output(node, b.carries + y, loc), axis, at, loc));
+        result.ys.push_back(
+            stacked_at(detail::scan_output(node, b.carries + y, loc), axis, at, loc));
     return result;
 }
 
-std::pair<Array, Array> scan(const std::function<std::pair<Array, Array>(const Array&, const Array&)>& f,
-                             const Array& init, const Array& xs, int axis,
-                             const ScanOptions& options, SourceLocation loc) {
+std::pair<Array, Array>
+scan(const std::function<std::pair<Array, Array>(const Array&, const Array&)>& f, const Array& init,
+     const Array& xs, int axis, const ScanOptions& options, SourceLocation loc) {
     ScanResult r = scan(
         [&](const std::vector<Array>& c, const std::vector<Array>& x) {
             auto [carry, y] = f(c.at(0), x.at(0));

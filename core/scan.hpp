@@ -56,10 +56,10 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
 
 // One carry and one scanned array: f(carry, x) returns {new carry, y}. Returns {final carry,
 // stacked ys}.
-std::pair<Array, Array> scan(const std::function<std::pair<Array, Array>(const Array&, const Array&)>& f,
-                             const Array& init, const Array& xs, int axis = 0,
-                             const ScanOptions& options = {},
-                             SourceLocation loc = SourceLocation::current());
+std::pair<Array, Array>
+scan(const std::function<std::pair<Array, Array>(const Array&, const Array&)>& f, const Array& init,
+     const Array& xs, int axis = 0, const ScanOptions& options = {},
+     SourceLocation loc = SourceLocation::current());
 
 namespace detail {
 // The Scan node of a ScanBody built from traced outputs: `params` are the slots the step was

@@ -135,7 +135,8 @@ std::vector<NodePtr> specialize(const std::vector<NodePtr>& nodes, const ParamVa
                 ScanBody b = *body;
                 b.params.assign(s.begin(), s.begin() + static_cast<long>(body->params.size()));
                 b.outputs.assign(s.begin() + static_cast<long>(body->params.size()), s.end());
-                if (b.steps.is_dynamic()) b.steps = range(actual_sizes(Shape{b.steps}, values).at(0));
+                if (b.steps.is_dynamic())
+                    b.steps = range(actual_sizes(Shape{b.steps}, values).at(0));
                 b.hash = detail::scan_body_hash(b);
                 body = std::make_shared<const ScanBody>(std::move(b));
                 changed = true;

@@ -151,8 +151,9 @@ void kernel_lines(const ProgramIR& program, const std::vector<Kernel>& kernels,
             s += " stream (shift " + std::to_string(k.statements[0].stream_shift) +
                  " rows per stage)";
         if (k.loop)
-            s += std::string(" scan loop: ") + (k.loop->reverse ? "t from T-1 down to 0" : "t from 0 to T-1") +
-                 ", T = " + (k.loop->param >= 0 ? param_name(k.loop->param) + " <= " : std::string()) +
+            s += std::string(" scan loop: ") +
+                 (k.loop->reverse ? "t from T-1 down to 0" : "t from 0 to T-1") + ", T = " +
+                 (k.loop->param >= 0 ? param_name(k.loop->param) + " <= " : std::string()) +
                  std::to_string(k.loop->steps);
         s += "\n";
         for (const Statement& st : k.statements)

@@ -161,9 +161,9 @@ struct Kernel {
 // scan's stacked buffers, its closures the buffers that hold them.
 struct ScanLoop {
     std::vector<Kernel> kernels;
-    std::int64_t steps = 0; // T (for a symbolic length, its maximum)
-    int param = -1;         // a symbolic length: its Range::param, else -1
-    bool reverse = false;   // t runs from T - 1 down to 0
+    std::int64_t steps = 0;   // T (for a symbolic length, its maximum)
+    int param = -1;           // a symbolic length: its Range::param, else -1
+    bool reverse = false;     // t runs from T - 1 down to 0
     std::vector<int> slices;  // the StepSlice buffers the loop points, in order
     std::vector<int> touched; // every buffer of the program the loop reads or writes, slices'
                               // parents and edges included (sorted)

@@ -167,7 +167,8 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
 const std::vector<PassInfo>& pass_list() {
     static const std::vector<PassInfo> passes = {
         {"merge-scans", "program", "",
-         "one loop for a scan and the larger scan its adjoint stores residuals in (merge_scans.hpp)"},
+         "one loop for a scan and the larger scan its adjoint stores residuals in "
+         "(merge_scans.hpp)"},
         {"canonicalize", "program", "",
          "views composed into their uses, dead nodes dropped (canonicalize.hpp)"},
         {"partition.decide", "program", "partition.decide",

@@ -49,7 +49,8 @@ std::vector<NodePtr> merge_scans(const std::vector<NodePtr>& outputs) {
         if (n->kind == NodeKind::ScanOutput) {
             const Node* scan = n->inputs[0].get();
             if (auto it = into.find(scan); it != into.end()) {
-                const int c = detail::extended_component(*scan->body, *it->second->body, n->component);
+                const int c =
+                    detail::extended_component(*scan->body, *it->second->body, n->component);
                 done.emplace(n.get(), detail::scan_output(it->second, c, n->loc));
                 continue;
             }

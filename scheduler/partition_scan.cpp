@@ -125,7 +125,8 @@ int Partitioner::scan_operand(const NodePtr& in) {
     int b = leaf_buffer_[static_cast<std::size_t>(j)];
     if (b < 0 && kind(j) != NodeKind::Constant && kind(j) != NodeKind::Iota)
         b = buffer_of_[static_cast<std::size_t>(j)];
-    if (b >= 0 && use.access == id && ir_.buffers[static_cast<std::size_t>(b)].sizes == in->shape.sizes())
+    if (b >= 0 && use.access == id &&
+        ir_.buffers[static_cast<std::size_t>(b)].sizes == in->shape.sizes())
         return b;
     const int staged = add_buffer(in, BufferRole::Temporary);
     Kernel k;
@@ -148,7 +149,8 @@ void Partitioner::scan_kernels(int i) {
     std::vector<int> comp(static_cast<std::size_t>(b.components()), -1);
     for (int u : cn(i).consumers)
         if (kind(u) == NodeKind::ScanOutput)
-            comp[static_cast<std::size_t>(cn(u).node->component)] = buffer_of_[static_cast<std::size_t>(u)];
+            comp[static_cast<std::size_t>(cn(u).node->component)] =
+                buffer_of_[static_cast<std::size_t>(u)];
     std::vector<int> window(static_cast<std::size_t>(b.carries), 0);
     for (int c = 0; c < b.components(); ++c) {
         if (comp[static_cast<std::size_t>(c)] >= 0) continue;
@@ -171,7 +173,8 @@ void Partitioner::scan_kernels(int i) {
     for (int c = 0; c < b.carries; ++c) {
         const NodePtr& init = node->inputs[static_cast<std::size_t>(c)];
         const int rank = init->shape.rank();
-        const std::int64_t row = b.reverse && window[static_cast<std::size_t>(c)] == 0 ? b.steps.size - 1 : 0;
+        const std::int64_t row =
+            b.reverse && window[static_cast<std::size_t>(c)] == 0 ? b.steps.size - 1 : 0;
         std::vector<std::int64_t> m(static_cast<std::size_t>((rank + 1) * rank), 0);
         std::vector<std::int64_t> off(static_cast<std::size_t>(rank + 1), 0);
         off[0] = row;
@@ -182,9 +185,9 @@ void Partitioner::scan_kernels(int i) {
         ReadList reads;
         AffineMap id = AffineMap::identity(rank);
         ScalarExpr v = inline_use(init, id, reads);
-        k.statements.push_back(statement(StatementKind::Assign, *init, comp[static_cast<std::size_t>(c)],
-                                         AffineMap(rank, rank + 1, std::move(m), std::move(off)), v,
-                                         std::move(reads)));
+        k.statements.push_back(statement(
+            StatementKind::Assign, *init, comp[static_cast<std::size_t>(c)],
+            AffineMap(rank, rank + 1, std::move(m), std::move(off)), v, std::move(reads)));
         ir_.kernels.push_back(std::move(k));
     }
 
@@ -228,7 +231,8 @@ void Partitioner::scan_kernels(int i) {
     // the loop.
     for (int bi : body.inputs) {
         const NodePtr& p = body.buffers[static_cast<std::size_t>(bi)].node;
-        const auto k = static_cast<int>(std::find(b.params.begin(), b.params.end(), p) - b.params.begin());
+        const auto k =
+            static_cast<int>(std::find(b.params.begin(), b.params.end(), p) - b.params.begin());
         if (k < b.carries + b.xs || k >= static_cast<int>(b.params.size())) continue;
         const int from = operand[static_cast<std::size_t>(k - b.carries)];
         const Buffer w = ir_.buffers[static_cast<std::size_t>(from)];
@@ -255,13 +259,15 @@ void Partitioner::scan_kernels(int i) {
     for (int bi : body.inputs) {
         const NodePtr& p = body.buffers[static_cast<std::size_t>(bi)].node;
         const auto it = std::find(b.params.begin(), b.params.end(), p);
-        HEDRA_INTERNAL_CHECK(it != b.params.end(), "partition: a scan body input is not a parameter");
+        HEDRA_INTERNAL_CHECK(it != b.params.end(),
+                             "partition: a scan body input is not a parameter");
         const int k = static_cast<int>(it - b.params.begin());
         if (k < b.carries)
-            map[static_cast<std::size_t>(bi)] =
-                slice(bi, comp[static_cast<std::size_t>(k)], 0, -1, window[static_cast<std::size_t>(k)]);
+            map[static_cast<std::size_t>(bi)] = slice(bi, comp[static_cast<std::size_t>(k)], 0, -1,
+                                                      window[static_cast<std::size_t>(k)]);
         else if (k < b.carries + b.xs)
-            map[static_cast<std::size_t>(bi)] = slice(bi, operand[static_cast<std::size_t>(k - b.carries)], 0, -1, 0);
+            map[static_cast<std::size_t>(bi)] =
+                slice(bi, operand[static_cast<std::size_t>(k - b.carries)], 0, -1, 0);
         else
             map[static_cast<std::size_t>(bi)] = operand[static_cast<std::size_t>(k - b.carries)];
     }
@@ -271,7 +277,10 @@ void Partitioner::scan_kernels(int i) {
         int dest;
         if (static_cast<int>(o) < b.carries) {
             const int w = window[o];
-            dest = slice(bo, comp[o], w ? 1 : b.reverse ? -1 : 1,
+            dest = slice(bo, comp[o],
+                         w           ? 1
+                         : b.reverse ? -1
+                                     : 1,
                          comp[static_cast<std::size_t>(b.carries + b.ys()) + o], w);
         } else {
             const int y = used_ys[o - static_cast<std::size_t>(b.carries)];
@@ -323,7 +332,8 @@ void Partitioner::scan_kernels(int i) {
     for (const Kernel& k : loop->kernels)
         collect_touched(k, loop->touched);
     std::sort(loop->touched.begin(), loop->touched.end());
-    loop->touched.erase(std::unique(loop->touched.begin(), loop->touched.end()), loop->touched.end());
+    loop->touched.erase(std::unique(loop->touched.begin(), loop->touched.end()),
+                        loop->touched.end());
     Kernel k;
     k.name = "k" + std::to_string(ir_.kernels.size());
     k.loop = std::move(loop);

@@ -81,7 +81,7 @@ int window_for(int shift) {
 } // namespace
 
 void stream_stencils(poly::ProgramIR& program) {
-    if (poly::has_loops(program)) return; // a scan's loop reads what its statements do not show
+    if (poly::has_loops(program)) return;   // a scan's loop reads what its statements do not show
     for (const Kernel& k : program.kernels) // a stream's rows and windows are static
         for (const Statement& st : k.statements)
             if (!st.param_bounds.empty()) return;

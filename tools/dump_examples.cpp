@@ -72,10 +72,12 @@ ExampleGraph rnn_step_example() {
     Array w_hh = placeholder(Shape::of({8, 8}), DType::F32, "w_hh");
     Array b = placeholder(Shape::of({8}), DType::F32, "b");
     Array projected = nn::linear(xs, w_ih, b);
-    auto [h, ys] = scan([&](const Array& c, const Array& x) {
-        Array next = tanh(x + nn::linear(c, w_hh));
-        return std::pair{next, next};
-    }, zeros(Shape::of({4, 8})), projected);
+    auto [h, ys] = scan(
+        [&](const Array& c, const Array& x) {
+            Array next = tanh(x + nn::linear(c, w_hh));
+            return std::pair{next, next};
+        },
+        zeros(Shape::of({4, 8})), projected);
     Array loss = sum(h * h) + sum(ys) * 0.1;
     std::vector<Array> params{w_ih, w_hh, b};
     std::vector<Array> grads = grad(loss, params);

@@ -151,9 +151,11 @@ void note_scan_loops(const std::vector<poly::Kernel>& kernels, std::vector<std::
         const std::string t = "t" + std::to_string(around.size());
         const std::string n = l.param >= 0 ? param_name(l.param) : std::to_string(l.steps);
         std::vector<std::string> inner = around;
-        inner.push_back(l.reverse ? "for (" + t + " = " + n + " - 1; " + t + " >= 0; " + t + " -= 1)"
-                                  : "for (" + t + " = 0; " + t + " < " + n + "; " + t + " += 1)");
-        inner.back() += " // scan loop " + k.name + ", sequential: each step reads the last one's carries";
+        inner.push_back(l.reverse
+                            ? "for (" + t + " = " + n + " - 1; " + t + " >= 0; " + t + " -= 1)"
+                            : "for (" + t + " = 0; " + t + " < " + n + "; " + t + " += 1)");
+        inner.back() +=
+            " // scan loop " + k.name + ", sequential: each step reads the last one's carries";
         for (const poly::Kernel& in : l.kernels)
             out[in.name] = inner;
         note_scan_loops(l.kernels, inner, out);
@@ -387,8 +389,7 @@ std::string render(const GraphViews& graph, const Report& report, const std::vec
         bool per_kernel = false;
         for (Stage s : stages)
             per_kernel = per_kernel || (s != Stage::Graph && s != Stage::Partition &&
-                                        s != Stage::Mapping && s != Stage::Code &&
-                                        s != Stage::Ptx);
+                                        s != Stage::Mapping && s != Stage::Code && s != Stage::Ptx);
         if (per_kernel) {
             Value kernels = Value::array();
             for (const KernelReport& k : report.kernels)

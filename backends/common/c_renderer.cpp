@@ -2,8 +2,8 @@
 #include "backends/common/c_renderer.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <cctype>
+#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -599,8 +599,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
     const std::string table = loops ? "hd_b" : "hd_buf";
     auto kernel_call = [&](const poly::Kernel& kernel, const sched::AstNode& ast) {
         KernelPrinter printer(program, kernel, options);
-        std::string canonical = canonical_kernel_text(printer.print(ast), kernel.name,
-                                                      printer.buffer_names(), token);
+        std::string canonical =
+            canonical_kernel_text(printer.print(ast), kernel.name, printer.buffer_names(), token);
         auto [it, first] = printed.emplace(canonical, kernel.name);
         if (first)
             functions.emplace_back(kernel.name,
@@ -613,17 +613,17 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
     auto profiled = [&](const std::string& call, std::size_t k) {
         if (!options.profile) return call;
         std::string at = counters + "[" + std::to_string(2 * k);
-        return "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " + at +
-               "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
+        return "    {\n        const long long hd_t0 = hd_now_ns();\n    " + call + "        " +
+               at + "] += hd_now_ns() - hd_t0;\n        " + at + " + 1] += 1;\n    }\n";
     };
     std::function<std::string(const poly::Kernel&, const sched::AstNode&, int)> loop_text =
         [&](const poly::Kernel& kernel, const sched::AstNode& ast, int depth) {
             const poly::ScanLoop& loop = *kernel.loop;
             const std::string d = std::to_string(depth);
             const std::string i = "hd_iter" + d, t = "hd_step" + d;
-            const std::string steps =
-                loop.param >= 0 ? poly::param_value_name(program.param_index(loop.param))
-                                : std::to_string(loop.steps) + "L";
+            const std::string steps = loop.param >= 0
+                                          ? poly::param_value_name(program.param_index(loop.param))
+                                          : std::to_string(loop.steps) + "L";
             std::string s = "    for (long " + i + " = 0; " + i + " < " + steps + "; ++" + i +
                             ") {\n    const long " + t + " = " +
                             (loop.reverse ? steps + " - 1 - " + i : i) + ";\n    (void)" + t +
@@ -636,9 +636,9 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
                 for (std::size_t a = 1; a < parent.sizes.size(); ++a)
                     row *= parent.sizes[a];
                 const std::string shift = sl.shift ? " + (" + std::to_string(sl.shift) + ")" : "";
-                const std::string r = sl.window > 0 ? "((" + i + shift + ") % " +
-                                                          std::to_string(sl.window) + ")"
-                                                    : "(" + t + shift + ")";
+                const std::string r =
+                    sl.window > 0 ? "((" + i + shift + ") % " + std::to_string(sl.window) + ")"
+                                  : "(" + t + shift + ")";
                 std::string at = "(void*)((char*)" + table + "[" + std::to_string(sl.parent) +
                                  "] + " + r + " * " + std::to_string(row) + "L)";
                 if (sl.edge >= 0)
@@ -662,7 +662,8 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
     for (std::size_t k = 0; k < program.kernels.size(); ++k) {
         const poly::Kernel& kernel = program.kernels[k];
         if (kernel.statements.empty() && !kernel.loop) continue;
-        std::string call = kernel.loop ? loop_text(kernel, asts[k], 0) : kernel_call(kernel, asts[k]);
+        std::string call =
+            kernel.loop ? loop_text(kernel, asts[k], 0) : kernel_call(kernel, asts[k]);
         if (options.kernel_hooks)
             call += "    if (hd_h) hd_h->fn(hd_h->ctx, " + std::to_string(k) + ");\n";
         calls += profiled(call, k);

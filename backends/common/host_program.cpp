@@ -103,7 +103,8 @@ std::shared_ptr<HostProgramCode> bind_host_program(const poly::ProgramIR& ir,
     for (std::size_t k = 0; k < ir.kernels.size(); ++k)
         if (ir.kernels[k].loop)
             for (int b : ir.kernels[k].loop->touched)
-                last[static_cast<std::size_t>(b)] = std::max(last[static_cast<std::size_t>(b)], static_cast<int>(k));
+                last[static_cast<std::size_t>(b)] =
+                    std::max(last[static_cast<std::size_t>(b)], static_cast<int>(k));
     code->ready_after.resize(ir.kernels.size());
     for (std::size_t o = 0; o < ir.outputs.size(); ++o) {
         const int k = last[static_cast<std::size_t>(ir.outputs[o])];

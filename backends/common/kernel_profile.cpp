@@ -101,7 +101,11 @@ std::vector<KernelProfileInfo> describe_kernels(const poly::ProgramIR& program) 
         kernels.push_back(k);
     for (const poly::Kernel* kp : kernels) {
         const poly::Kernel& k = *kp;
-        KernelProfileInfo info{k.name, k.loop ? "scan loop of " + std::to_string(k.loop->kernels.size()) + " kernels" : describe(program, k), 0};
+        KernelProfileInfo info{k.name,
+                               k.loop ? "scan loop of " + std::to_string(k.loop->kernels.size()) +
+                                            " kernels"
+                                      : describe(program, k),
+                               0};
         for (const poly::Statement& st : k.statements) {
             double n = 1;
             for (std::int64_t e : st.extents)

@@ -424,12 +424,18 @@ private:
         const ScanBody& b = *n.body;
         // The length and every size are the values' own (symbolic extents at their values).
         const std::int64_t steps =
-            b.xs > 0 ? value(n.inputs[static_cast<std::size_t>(b.carries)]).sizes().at(0) : b.steps.size;
-        auto row_bytes = [](const HostArray& a) { return a.bytes() / static_cast<std::size_t>(a.sizes().at(0)); };
+            b.xs > 0 ? value(n.inputs[static_cast<std::size_t>(b.carries)]).sizes().at(0)
+                     : b.steps.size;
+        auto row_bytes = [](const HostArray& a) {
+            return a.bytes() / static_cast<std::size_t>(a.sizes().at(0));
+        };
         auto row = [&](const HostArray& a, std::int64_t t) {
             std::vector<std::int64_t> sizes(a.sizes().begin() + 1, a.sizes().end());
             HostArray r(std::move(sizes), a.dtype());
-            std::memcpy(r.raw_mutable(), static_cast<const char*>(a.raw()) + static_cast<std::size_t>(t) * row_bytes(a), row_bytes(a));
+            std::memcpy(r.raw_mutable(),
+                        static_cast<const char*>(a.raw()) +
+                            static_cast<std::size_t>(t) * row_bytes(a),
+                        row_bytes(a));
             return r;
         };
         // Row t of a stacked component, allocated from the first row's sizes.
@@ -441,7 +447,9 @@ private:
                 sizes.insert(sizes.end(), r.sizes().begin(), r.sizes().end());
                 a = result(n, std::move(sizes), r.dtype());
             }
-            std::memcpy(static_cast<char*>(a.raw_mutable()) + static_cast<std::size_t>(t) * row_bytes(a), r.raw(), row_bytes(a));
+            std::memcpy(static_cast<char*>(a.raw_mutable()) +
+                            static_cast<std::size_t>(t) * row_bytes(a),
+                        r.raw(), row_bytes(a));
         };
         std::vector<HostArray> carries;
         for (int k = 0; k < b.carries; ++k)
@@ -457,7 +465,8 @@ private:
                 put_row(static_cast<std::size_t>(k), t, carries[static_cast<std::size_t>(k)]);
             std::vector<HostArray> out = interpret(b.outputs, b.params, in);
             for (int y = 0; y < b.ys(); ++y)
-                put_row(static_cast<std::size_t>(b.carries + y), t, out[static_cast<std::size_t>(b.carries + y)]);
+                put_row(static_cast<std::size_t>(b.carries + y), t,
+                        out[static_cast<std::size_t>(b.carries + y)]);
             out.resize(static_cast<std::size_t>(b.carries));
             carries = std::move(out);
         }

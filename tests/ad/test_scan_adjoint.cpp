@@ -25,8 +25,8 @@ Array elman_loss(const std::vector<Array>& p, bool reverse) {
 
 std::vector<Array> elman_point() {
     return {random_array(Shape::of({5, 3, 4}), 1), random_array(Shape::of({3, 6}), 2),
-            random_array(Shape::of({4, 6}), 3, -0.5, 0.5), random_array(Shape::of({6, 6}), 4, -0.5, 0.5),
-            random_array(Shape::of({6}), 5)};
+            random_array(Shape::of({4, 6}), 3, -0.5, 0.5),
+            random_array(Shape::of({6, 6}), 4, -0.5, 0.5), random_array(Shape::of({6}), 5)};
 }
 
 } // namespace
@@ -42,10 +42,12 @@ TEST_CASE("finite differences: an Elman recurrence, forward and reverse, every i
 TEST_CASE("dot-product identity: a linear recurrence in its inputs and first carry") {
     Array a = random_array(Shape::of({4}), 6);
     auto f = [&](const std::vector<Array>& x) {
-        auto [c, ys] = scan([&](const Array& c, const Array& xt) {
-            Array n = c * a + xt;
-            return std::pair{n, n * 3.0};
-        }, x.at(1), x.at(0));
+        auto [c, ys] = scan(
+            [&](const Array& c, const Array& xt) {
+                Array n = c * a + xt;
+                return std::pair{n, n * 3.0};
+            },
+            x.at(1), x.at(0));
         return ys + reshape(c, Shape::of({1, 4}));
     };
     HEDRA_CHECK_GRADIENT(check_linear(
@@ -72,13 +74,17 @@ TEST_CASE("finite differences: two carries, the carries of every step, an intege
 TEST_CASE("finite differences: a scan inside a scan's step, and the gradient of a gradient") {
     auto inner_outer = [&](const std::vector<Array>& p) {
         const Array w = p.at(1);
-        auto [total, rows] = scan([&](const Array& c, const Array& row) {
-            auto [s, partial] = scan([&](const Array& a, const Array& v) {
-                Array n = tanh(a * w + v);
-                return std::pair{n, n};
-            }, c, row);
-            return std::pair{s, sum(partial)};
-        }, zeros(Shape(), DType::F64), p.at(0));
+        auto [total, rows] = scan(
+            [&](const Array& c, const Array& row) {
+                auto [s, partial] = scan(
+                    [&](const Array& a, const Array& v) {
+                        Array n = tanh(a * w + v);
+                        return std::pair{n, n};
+                    },
+                    c, row);
+                return std::pair{s, sum(partial)};
+            },
+            zeros(Shape(), DType::F64), p.at(0));
         return total * 2.0 + sum(rows * rows);
     };
     HEDRA_CHECK_GRADIENT(check_gradient(
@@ -119,12 +125,14 @@ TEST_CASE("checkpointed scans: the same values and gradients, segments recompute
         for (std::size_t j = 0; j < a.size(); ++j)
             CHECK(a[j] == doctest::Approx(b[j]).epsilon(1e-10));
     }
-    HEDRA_CHECK_GRADIENT(check_gradient([&](const std::vector<Array>& q) { return loss(q, 2); }, p));
+    HEDRA_CHECK_GRADIENT(
+        check_gradient([&](const std::vector<Array>& q) { return loss(q, 2); }, p));
     std::string error;
     try {
         loss(p, 4);
     } catch (const Error& e) {
         error = e.what();
     }
-    CHECK(error.find("checkpoint 4 needs a static number of steps that it divides") != std::string::npos);
+    CHECK(error.find("checkpoint 4 needs a static number of steps that it divides") !=
+          std::string::npos);
 }

@@ -79,16 +79,20 @@ TEST_CASE("scan: errors name the operation, the shapes and what to do") {
     Array xs = ones(Shape::of({6, 3}));
     Array c0 = zeros(Shape::of({3}));
     std::string e = error_of([&] {
-        scan([](const std::vector<Array>& c, const std::vector<Array>& x) {
-            return ScanStep{{reshape(c[0], Shape::of({1, 3})) + x[0]}, {}};
-        }, {c0}, {xs});
+        scan(
+            [](const std::vector<Array>& c, const std::vector<Array>& x) {
+                return ScanStep{{reshape(c[0], Shape::of({1, 3})) + x[0]}, {}};
+            },
+            {c0}, {xs});
     });
     CHECK(e.find("scan: the step changes carry 0") != std::string::npos);
     CHECK(e.find("(1,3)") != std::string::npos);
     e = error_of([&] {
-        scan([](const std::vector<Array>& c, const std::vector<Array>& x) {
-            return ScanStep{{cast(c[0], DType::F64) + x[0]}, {}};
-        }, {c0}, {xs});
+        scan(
+            [](const std::vector<Array>& c, const std::vector<Array>& x) {
+                return ScanStep{{cast(c[0], DType::F64) + x[0]}, {}};
+            },
+            {c0}, {xs});
     });
     CHECK(e.find("keeps its shape and dtype") != std::string::npos);
     e = error_of([&] { scan(add_step, {c0}, {xs}, 2); });
@@ -100,9 +104,11 @@ TEST_CASE("scan: errors name the operation, the shapes and what to do") {
     e = error_of([&] { scan(add_step, {c0}, {ones(Shape::of({0, 3}))}); });
     CHECK(e.find("no steps") != std::string::npos);
     e = error_of([&] {
-        scan([](const std::vector<Array>&, const std::vector<Array>& x) {
-            return ScanStep{{}, {x[0]}};
-        }, {c0}, {xs});
+        scan(
+            [](const std::vector<Array>&, const std::vector<Array>& x) {
+                return ScanStep{{}, {x[0]}};
+            },
+            {c0}, {xs});
     });
     CHECK(e.find("returned 0 carries but the scan has 1") != std::string::npos);
     e = error_of([&] { scan(add_step, {c0}, {constant(1.0f)}); });

@@ -30,10 +30,12 @@ int loops(const poly::ProgramIR& ir) {
 TEST_CASE("scan loop: one kernel of kernels, slices of the stacked buffers, a window of states") {
     Array xs = placeholder(Shape::of({12, 4, 8}), DType::F32, "xs");
     Array w = placeholder(Shape::of({8, 8}), DType::F32, "w");
-    auto [h, ys] = scan([&](const Array& c, const Array& x) {
-        Array n = tanh(x + matmul(c, w));
-        return std::pair{n, n * 2.0f};
-    }, zeros(Shape::of({4, 8})), xs);
+    auto [h, ys] = scan(
+        [&](const Array& c, const Array& x) {
+            Array n = tanh(x + matmul(c, w));
+            return std::pair{n, n * 2.0f};
+        },
+        zeros(Shape::of({4, 8})), xs);
     poly::ProgramIR ir = sched::partition(nodes({h}), nodes({xs, w}));
     REQUIRE(loops(ir) == 1);
     const poly::Kernel* loop = nullptr;
@@ -68,10 +70,12 @@ TEST_CASE("scan loop: one kernel of kernels, slices of the stacked buffers, a wi
 TEST_CASE("scan loop: a training step runs one forward loop and one reverse loop") {
     Array xs = placeholder(Shape::of({9, 4, 8}), DType::F32, "xs");
     Array w = placeholder(Shape::of({8, 8}), DType::F32, "w");
-    auto [h, ys] = scan([&](const Array& c, const Array& x) {
-        Array n = tanh(x + matmul(c, w));
-        return std::pair{n, n};
-    }, zeros(Shape::of({4, 8})), xs);
+    auto [h, ys] = scan(
+        [&](const Array& c, const Array& x) {
+            Array n = tanh(x + matmul(c, w));
+            return std::pair{n, n};
+        },
+        zeros(Shape::of({4, 8})), xs);
     Array loss = sum(h * h) + sum(ys);
     Array g = grad(loss, w);
     poly::ProgramIR ir = sched::partition(nodes({loss, g}), nodes({xs, w}));
@@ -84,9 +88,11 @@ TEST_CASE("scan loop: a training step runs one forward loop and one reverse loop
 
 TEST_CASE("scan loop: the GPU lowering refuses a scan with a clear error") {
     Array xs = placeholder(Shape::of({3, 4}), DType::F32, "xs");
-    auto [h, ys] = scan([](const Array& c, const Array& x) {
-        return std::pair{c + x, c};
-    }, zeros(Shape::of({4})), xs);
+    auto [h, ys] = scan(
+        [](const Array& c, const Array& x) {
+            return std::pair{c + x, c};
+        },
+        zeros(Shape::of({4})), xs);
     sched::Target gpu = sched::Target::for_gpu(sched::GpuTarget{});
     poly::ProgramIR ir = sched::partition(nodes({h}), nodes({xs}), sched::partition_options(gpu));
     CHECK_THROWS_WITH_AS(sched::lower(ir, gpu), doctest::Contains("the program has a scan"), Error);
