@@ -21,25 +21,13 @@ namespace {
 std::vector<NodePtr> substitute(const std::vector<NodePtr>& outputs,
                                 const std::unordered_map<const Node*, NodePtr>& replace,
                                 std::unordered_map<const Node*, NodePtr>* image = nullptr) {
-    std::unordered_map<const Node*, NodePtr> local;
-    std::unordered_map<const Node*, NodePtr>& done = image ? *image : local;
-    for (const NodePtr& n : topological_order(outputs)) {
-        if (auto it = replace.find(n.get()); it != replace.end()) {
-            done.emplace(n.get(), it->second);
-            continue;
-        }
-        std::vector<NodePtr> inputs;
-        bool changed = false;
-        for (const NodePtr& in : n->inputs) {
-            inputs.push_back(done.at(in.get()));
-            changed = changed || inputs.back() != in;
-        }
-        done.emplace(n.get(), changed ? intern(detail::copy_node_with(*n, std::move(inputs))) : n);
-    }
-    std::vector<NodePtr> out;
-    for (const NodePtr& o : outputs)
-        out.push_back(done.at(o.get()));
-    return out;
+    return detail::rebuild_graph(
+        outputs,
+        [&](const NodePtr& n, const std::unordered_map<const Node*, NodePtr>&) -> NodePtr {
+            auto it = replace.find(n.get());
+            return it != replace.end() ? it->second : nullptr;
+        },
+        image);
 }
 
 } // namespace

@@ -37,6 +37,30 @@ std::shared_ptr<Node> copy_node_with(const Node& n, std::vector<NodePtr> inputs)
     return m;
 }
 
+std::vector<NodePtr> rebuild_graph(const std::vector<NodePtr>& outputs,
+                                   const NodeReplacement& replace,
+                                   std::unordered_map<const Node*, NodePtr>* image) {
+    std::unordered_map<const Node*, NodePtr> local;
+    std::unordered_map<const Node*, NodePtr>& done = image ? *image : local;
+    for (const NodePtr& n : topological_order(outputs)) {
+        if (NodePtr r = replace(n, done)) {
+            done.emplace(n.get(), std::move(r));
+            continue;
+        }
+        std::vector<NodePtr> inputs;
+        bool changed = false;
+        for (const NodePtr& in : n->inputs) {
+            inputs.push_back(done.at(in.get()));
+            changed = changed || inputs.back() != in;
+        }
+        done.emplace(n.get(), changed ? intern(copy_node_with(*n, std::move(inputs))) : n);
+    }
+    std::vector<NodePtr> out;
+    for (const NodePtr& o : outputs)
+        out.push_back(done.at(o.get()));
+    return out;
+}
+
 int normalize_axis(const std::string& op, int axis, int rank, const Shape& shape,
                    const NodePtr& array) {
     int a = axis < 0 ? axis + rank : axis;

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <unordered_map>
+
 #include "core/array.hpp"
 #include "core/node.hpp"
 #include "core/source_location.hpp"
@@ -19,6 +22,15 @@ std::shared_ptr<Node> new_node(NodeKind kind, DType dtype, Shape shape, std::vec
 
 // A fresh, not yet interned node like `n` (every field but the inputs) on `inputs`.
 std::shared_ptr<Node> copy_node_with(const Node& n, std::vector<NodePtr> inputs);
+
+// `outputs` rebuilt from the leaves up: each node becomes `replace(node, done)` when that is
+// not null (`done`: the nodes rebuilt so far, its inputs among them), else the node on its
+// rebuilt inputs (itself when none changed). `image` (if given) receives every node's result.
+using NodeReplacement = std::function<NodePtr(
+    const NodePtr& node, const std::unordered_map<const Node*, NodePtr>& done)>;
+std::vector<NodePtr> rebuild_graph(const std::vector<NodePtr>& outputs,
+                                   const NodeReplacement& replace,
+                                   std::unordered_map<const Node*, NodePtr>* image = nullptr);
 
 // A View of `input` on `shape`; `access` maps result counters to input counters. A View of a
 // View composes into one; an identity view is `input` itself.

@@ -40,33 +40,25 @@ std::vector<NodePtr> merge_scans(const std::vector<NodePtr>& outputs) {
                 into[a.get()] = b;
         }
     if (into.empty()) return outputs;
-    std::unordered_map<const Node*, NodePtr> done;
-    for (const NodePtr& n : order) {
-        if (n->memo()) {
-            done.emplace(n.get(), n);
-            continue;
-        }
-        if (n->kind == NodeKind::ScanOutput) {
-            const Node* scan = n->inputs[0].get();
-            if (auto it = into.find(scan); it != into.end()) {
-                const int c =
-                    detail::extended_component(*scan->body, *it->second->body, n->component);
-                done.emplace(n.get(), detail::scan_output(it->second, c, n->loc));
-                continue;
-            }
-        }
-        std::vector<NodePtr> inputs;
-        bool changed = false;
-        for (const NodePtr& in : n->inputs) {
-            inputs.push_back(done.at(in.get()));
-            changed = changed || inputs.back() != in;
-        }
-        done.emplace(n.get(), changed ? intern(detail::copy_node_with(*n, std::move(inputs))) : n);
-    }
-    std::vector<NodePtr> out;
-    for (const NodePtr& o : outputs)
-        out.push_back(done.at(o.get()));
-    return out;
+    // A component of a merged scan is read from the larger scan rebuilt on the smaller one's
+    // rebuilt inputs (interning makes it the larger scan's own rebuild): a chain of scans (the
+    // layers of a stacked LSTM) merges layer by layer.
+    return detail::rebuild_graph(
+        outputs,
+        [&](const NodePtr& n, const std::unordered_map<const Node*, NodePtr>& done) -> NodePtr {
+            if (n->memo()) return n;
+            if (n->kind != NodeKind::ScanOutput) return nullptr;
+            const NodePtr& scan = n->inputs[0];
+            auto it = into.find(scan.get());
+            if (it == into.end()) return nullptr;
+            const ScanBody& larger = *it->second->body;
+            std::vector<NodePtr> extra(larger.outputs.begin() +
+                                           static_cast<long>(scan->body->outputs.size()),
+                                       larger.outputs.end());
+            NodePtr merged = detail::extend_scan(done.at(scan.get()), extra);
+            return detail::scan_output(
+                merged, detail::extended_component(*scan->body, larger, n->component), n->loc);
+        });
 }
 
 } // namespace hedra::sched

@@ -97,3 +97,38 @@ TEST_CASE("scan loop: the GPU lowering refuses a scan with a clear error") {
     poly::ProgramIR ir = sched::partition(nodes({h}), nodes({xs}), sched::partition_options(gpu));
     CHECK_THROWS_WITH_AS(sched::lower(ir, gpu), doctest::Contains("the program has a scan"), Error);
 }
+
+TEST_CASE("scan loop: two stacked scans and their adjoints run four loops") {
+    Array xs = placeholder(Shape::of({7, 4, 8}), DType::F32, "xs");
+    Array w1 = placeholder(Shape::of({8, 8}), DType::F32, "w1");
+    Array w2 = placeholder(Shape::of({8, 8}), DType::F32, "w2");
+    auto layer = [](const Array& w, const Array& in) {
+        return scan(
+            [&](const Array& c, const Array& x) {
+                Array n = tanh(x + matmul(c, w));
+                return std::pair{n, n};
+            },
+            zeros(Shape::of({4, 8})), in);
+    };
+    auto [h1, y1] = layer(w1, xs);
+    auto [h2, y2] = layer(w2, y1);
+    Array loss = sum(y2 * y2);
+    std::vector<Array> g = grad(loss, {w1, w2});
+    poly::ProgramIR ir = sched::partition(nodes({loss, g[0], g[1]}), nodes({xs, w1, w2}));
+    CHECK(loops(ir) == 4);
+    // And the values are the reference's.
+    std::vector<NodePtr> out = nodes({loss, g[0], g[1]});
+    std::vector<HostArray> in;
+    for (const NodePtr& p : nodes({xs, w1, w2})) {
+        HostArray h(p->shape.sizes(), DType::F32);
+        auto v = h.mutable_values<float>();
+        for (std::size_t k = 0; k < v.size(); ++k)
+            v[k] = 0.05f * static_cast<float>(static_cast<int>(k * 7 % 11) - 5);
+        in.push_back(h);
+    }
+    auto want = get_backend("reference")->compile(out, nodes({xs, w1, w2}), {})->run(in);
+    auto got = get_backend("openmp")->compile(out, nodes({xs, w1, w2}), {})->run(in);
+    for (std::size_t k = 0; k < want.size(); ++k)
+        for (std::int64_t i = 0; i < want[k].size(); ++i)
+            CHECK(got[k].flat(i) == doctest::Approx(want[k].flat(i)).epsilon(1e-4));
+}
