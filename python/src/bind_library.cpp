@@ -91,6 +91,35 @@ void bind_primitives(nb::module_& m) {
             return stack(axis, to_arrays(arrays, "stack"), python_location());
         },
         "arrays"_a, "axis"_a = 0, "Arrays of one shape stacked along a new axis.");
+    m.def(
+        "scan",
+        [](nb::callable f, ArraySequence init, ArraySequence xs, int axis, bool reverse,
+           std::int64_t length, std::int64_t checkpoint) {
+            ScanOptions o;
+            o.reverse = reverse;
+            o.length = length;
+            o.checkpoint = checkpoint;
+            ScanResult r = scan(
+                [&](const std::vector<Array>& c, const std::vector<Array>& x) {
+                    nb::object out = f(to_array_list(c), to_array_list(x));
+                    if (!nb::isinstance<nb::tuple>(out) || nb::len(out) != 2)
+                        throw Error("scan: the step returned " +
+                                    std::string(nb::str(nb::type_name(out.type())).c_str()) +
+                                    "; it returns a pair (carries, ys), each a sequence of "
+                                    "arrays");
+                    return ScanStep{to_arrays(out[0], "scan"), to_arrays(out[1], "scan")};
+                },
+                to_arrays(init, "scan"), to_arrays(xs, "scan"), axis, o, python_location());
+            return nb::make_tuple(to_array_list(r.carries), to_array_list(r.ys),
+                                  to_array_list(r.states));
+        },
+        "f"_a, "init"_a, "xs"_a, "axis"_a = 0, "reverse"_a = false, "length"_a = -1,
+        "checkpoint"_a = 0,
+        "A loop carrying a state (docs/api.md): f(carries, x_slices) returns (new carries, ys), "
+        "traced once; returns (final carries, ys stacked along `axis`, each carry entering "
+        "every step). Compiled as one sequential loop; differentiable (a reverse scan). "
+        "`length` gives the steps without scanned arrays; `checkpoint` k stores the carries "
+        "every k steps for the gradient.");
 }
 
 using Reduction = Array (*)(const Array&, std::vector<int>, bool, SourceLocation);
