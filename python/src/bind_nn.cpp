@@ -1,6 +1,8 @@
 // hedra.nn: the layers, optimizers and models of nn/ (a model's forward function may be
 // Python: it is called, with the GIL held, when a program is built, never per step); the
 // training steps and the data and checkpoint files are bound in bind_training and bind_nn_io.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -12,6 +14,7 @@
 #include "nn/layers.hpp"
 #include "nn/model.hpp"
 #include "nn/optim.hpp"
+#include "nn/recurrent.hpp"
 #include "nn/transformer.hpp"
 
 namespace hedra::python {
@@ -271,6 +274,74 @@ void bind_models(nb::module_& nn) {
     nn.def("mlp", &nn::mlp, "sizes"_a, "seed"_a,
            "Dense layers sizes[0] -> ... -> sizes[-1], ReLU between, PyTorch's initialisation.");
     nn.def("mnist_cnn", &nn::mnist_cnn, "seed"_a, "c0"_a = 16, "c1"_a = 32, "classes"_a = 10);
+    nn.def("lstm_classifier", &nn::lstm_classifier, "steps"_a, "features"_a, "hidden"_a,
+           "classes"_a, "seed"_a, "num_layers"_a = 1,
+           "examples/mnist_rnn's model: an LSTM (batch_first) over examples (steps, features), "
+           "then a linear layer on the last layer's final h; PyTorch's names "
+           "('lstm.weight_ih_l0', ..., 'fc.weight', 'fc.bias').");
+}
+
+nn::RecurrentMode recurrent_mode(const std::string& mode) {
+    if (mode == "rnn_tanh") return nn::RecurrentMode::RnnTanh;
+    if (mode == "rnn_relu") return nn::RecurrentMode::RnnRelu;
+    if (mode == "lstm") return nn::RecurrentMode::Lstm;
+    if (mode == "gru") return nn::RecurrentMode::Gru;
+    throw Error("nn.recurrent: unknown mode '" + mode +
+                "'; use 'rnn_tanh', 'rnn_relu', 'lstm' or 'gru' (torch.nn.RNN/LSTM/GRU)");
+}
+
+nn::RecurrentConfig recurrent_config(const std::string& mode, std::int64_t input_size,
+                                     std::int64_t hidden_size, std::int64_t num_layers, bool bias,
+                                     bool batch_first, bool bidirectional) {
+    return {recurrent_mode(mode), input_size,   hidden_size, num_layers, bias,
+            batch_first,          bidirectional};
+}
+
+// torch.nn.RNN/LSTM/GRU on hd.scan (nn/recurrent.hpp): parameters by PyTorch's names and
+// layouts, its initialisation, and the forward pass of the whole stack.
+void bind_recurrent(nb::module_& nn) {
+    nn.def(
+        "recurrent_parameters",
+        [](const std::string& mode, std::int64_t input_size, std::int64_t hidden_size,
+           std::int64_t num_layers, bool bias, bool bidirectional) {
+            std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+            for (const nn::RecurrentParameter& p : nn::recurrent_parameters(recurrent_config(
+                     mode, input_size, hidden_size, num_layers, bias, false, bidirectional)))
+                out.emplace_back(p.name, p.shape);
+            return out;
+        },
+        "mode"_a, "input_size"_a, "hidden_size"_a, "num_layers"_a = 1, "bias"_a = true,
+        "bidirectional"_a = false,
+        "[(name, shape)] in torch.nn.RNN/LSTM/GRU's named_parameters() order.");
+    nn.def(
+        "recurrent_init",
+        [](const std::string& mode, std::int64_t input_size, std::int64_t hidden_size,
+           std::uint64_t seed, std::int64_t num_layers, bool bias, bool bidirectional) {
+            return to_numpy_list(
+                nn::recurrent_init(recurrent_config(mode, input_size, hidden_size, num_layers, bias,
+                                                    false, bidirectional),
+                                   seed));
+        },
+        "mode"_a, "input_size"_a, "hidden_size"_a, "seed"_a, "num_layers"_a = 1, "bias"_a = true,
+        "bidirectional"_a = false, "PyTorch's default U(+-1/sqrt(H)) from hedra's generator.");
+    nn.def(
+        "recurrent",
+        [](const std::string& mode, ArraySequence params, ArrayLike x, std::int64_t input_size,
+           std::int64_t hidden_size, std::int64_t num_layers, bool bias, bool batch_first,
+           bool bidirectional, std::optional<ArrayLike> h0, std::optional<ArrayLike> c0) {
+            nn::RecurrentResult r =
+                nn::recurrent(recurrent_config(mode, input_size, hidden_size, num_layers, bias,
+                                               batch_first, bidirectional),
+                              to_arrays(params, "nn.recurrent"), to_array(x, "nn.recurrent"),
+                              h0 ? to_array(*h0, "nn.recurrent") : Array(),
+                              c0 ? to_array(*c0, "nn.recurrent") : Array(), python_location());
+            return nb::make_tuple(r.output, r.h, r.c.valid() ? nb::cast(r.c) : nb::none());
+        },
+        "mode"_a, "params"_a, "x"_a, "input_size"_a, "hidden_size"_a, "num_layers"_a = 1,
+        "bias"_a = true, "batch_first"_a = false, "bidirectional"_a = false, "h0"_a = nb::none(),
+        "c0"_a = nb::none(),
+        "torch.nn.RNN/LSTM/GRU's forward on x (T, B, I), or (B, T, I) with batch_first: "
+        "(output, h, c), c None but for 'lstm'. One scan per layer and direction.");
 }
 
 } // namespace
@@ -278,6 +349,7 @@ void bind_models(nb::module_& nn) {
 void bind_nn(nb::module_& m) {
     nb::module_ nn = m.def_submodule("nn", "Layers, optimizers, training steps, checkpoints.");
     bind_layers(nn);
+    bind_recurrent(nn);
     bind_optimizers(nn);
     bind_models(nn);
     bind_gpt(nn);

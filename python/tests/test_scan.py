@@ -61,3 +61,35 @@ def test_scan_length_without_scanned_arrays_and_errors():
         hd.scan(lambda c, x: c, [hd.zeros((3,))], [hd.array(XS[:, 0, :3])])
     with pytest.raises(hd.Error, match="changes carry 0"):
         hd.scan(lambda c, x: ([hd.cast(c[0], hd.f64)], []), [hd.zeros((5,))], [hd.array(XS[:, 0])])
+
+
+def test_nn_recurrent_lstm_against_numpy():
+    from hedra import nn
+
+    names = nn.recurrent_parameters("lstm", 3, 4)
+    assert [n for n, _ in names] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+    assert names[0][1] == [16, 3]
+    values = nn.recurrent_init("lstm", 3, 4, seed=1)
+    assert all(np.abs(v).max() <= 0.5 for v in values)  # U(+-1/sqrt(4))
+    x = RNG.standard_normal((5, 2, 3)).astype(np.float32)
+    output, h, c = nn.recurrent("lstm", [hd.array(v) for v in values], hd.array(x), 3, 4)
+    wi, wh, bi, bh = values
+    hh, cc = np.zeros((2, 4)), np.zeros((2, 4))
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    outs = []
+    for t in range(5):
+        g = x[t] @ wi.T + bi + hh @ wh.T + bh
+        i, f, gg, o = sig(g[:, :4]), sig(g[:, 4:8]), np.tanh(g[:, 8:12]), sig(g[:, 12:])
+        cc = f * cc + i * gg
+        hh = o * np.tanh(cc)
+        outs.append(hh)
+    np.testing.assert_allclose(hd.compute(output), np.stack(outs), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(hd.compute(h)[0], hh, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(hd.compute(c)[0], cc, rtol=1e-4, atol=1e-5)
+    _, _, none = nn.recurrent("gru", [hd.array(v) for v in nn.recurrent_init("gru", 3, 4, seed=2)],
+                              hd.array(x), 3, 4, batch_first=False, bidirectional=False)
+    assert none is None
+    model = nn.lstm_classifier(28, 28, 16, 10, seed=0)
+    assert "lstm.weight_ih_l0" in model.names and "fc.bias" in model.names
+    with pytest.raises(hd.Error, match="unknown mode 'lstn'"):
+        nn.recurrent_parameters("lstn", 3, 4)
