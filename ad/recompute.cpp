@@ -10,21 +10,8 @@ namespace hedra::ad {
 namespace {
 
 NodePtr rebuilt(const Node& n, std::vector<NodePtr> inputs, std::uint64_t id) {
-    auto m = detail::new_node(n.kind, n.dtype, n.shape, std::move(inputs), n.loc);
-    m->expr = n.expr;
-    m->identity = n.identity;
-    m->tuple_exprs = n.tuple_exprs;
-    m->tuple_identities = n.tuple_identities;
-    m->component = n.component;
-    m->access = n.access;
-    m->axis = n.axis;
-    m->axes = n.axes;
-    m->keepdims = n.keepdims;
-    m->reduce_op = n.reduce_op;
-    m->overwrite = n.overwrite;
+    auto m = detail::copy_node_with(n, std::move(inputs));
     m->id = id;
-    m->name = n.name;
-    m->data = n.data;
     return intern(std::move(m));
 }
 

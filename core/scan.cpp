@@ -28,27 +28,6 @@ bool inline_closure(const NodePtr& n) {
     return true;
 }
 
-// A view that only reorders the axes of its input (a transposed weight): as a closure it is
-// copied into that order once per scan, so the step reads it contiguously (a contraction
-// against W's transpose becomes one against a row-major matrix).
-bool permutation(const Node& v) {
-    const AffineMap& m = v.access;
-    const NodePtr& in = v.inputs.at(0);
-    if (m.in_rank() != m.out_rank() || m.in_rank() < 2 || v.shape.size() != in->shape.size() ||
-        m.is_identity())
-        return false;
-    for (int o = 0; o < m.out_rank(); ++o) {
-        if (m.offset(o) != 0) return false;
-        int ones = 0;
-        for (int i = 0; i < m.in_rank(); ++i) {
-            if (m.coeff(o, i) != 0 && m.coeff(o, i) != 1) return false;
-            ones += m.coeff(o, i);
-        }
-        if (ones != 1) return false;
-    }
-    return true;
-}
-
 // Moves axis `axis` of `a` to the front (a view).
 NodePtr axis_first(const NodePtr& a, int axis, SourceLocation loc) {
     if (axis == 0) return a;
@@ -156,7 +135,7 @@ NodePtr make_scan_node(const std::vector<NodePtr>& params, const std::vector<Nod
     std::function<NodePtr(const NodePtr&)> closure_slot = [&](const NodePtr& n) -> NodePtr {
         if (auto it = rebuilt.find(n.get()); it != rebuilt.end()) return it->second;
         NodePtr slot = n;
-        if (n->kind == NodeKind::View && !n->memo() && !inline_closure(n) && !permutation(*n)) {
+        if (n->kind == NodeKind::View && !n->memo() && !inline_closure(n)) {
             // Views move no data: the body views the array itself (a weight read transposed
             // or broadcast is not copied into that shape).
             const NodePtr& base = n->inputs.at(0);

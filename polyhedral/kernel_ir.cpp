@@ -44,8 +44,6 @@ std::string buffer_line(const Buffer& b) {
     return s;
 }
 
-std::string slice_text(const ProgramIR& p, const Buffer& b);
-
 std::string buffer_name(const ProgramIR& p, int b) {
     if (b < 0 || b >= static_cast<int>(p.buffers.size())) return "?" + std::to_string(b);
     return p.buffers[static_cast<std::size_t>(b)].name;

@@ -10,6 +10,7 @@
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
+#include "backends/common/c_scan_loop.hpp"
 #include "backends/common/c_segments.hpp"
 #include "backends/common/register_tile.hpp"
 #include "backends/common/shared_kernels.hpp"
@@ -619,33 +620,7 @@ std::string print_program(const poly::ProgramIR& program, const std::vector<sche
     std::function<std::string(const poly::Kernel&, const sched::AstNode&, int)> loop_text =
         [&](const poly::Kernel& kernel, const sched::AstNode& ast, int depth) {
             const poly::ScanLoop& loop = *kernel.loop;
-            const std::string d = std::to_string(depth);
-            const std::string i = "hd_iter" + d, t = "hd_step" + d;
-            const std::string steps = loop.param >= 0
-                                          ? poly::param_value_name(program.param_index(loop.param))
-                                          : std::to_string(loop.steps) + "L";
-            std::string s = "    for (long " + i + " = 0; " + i + " < " + steps + "; ++" + i +
-                            ") {\n    const long " + t + " = " +
-                            (loop.reverse ? steps + " - 1 - " + i : i) + ";\n    (void)" + t +
-                            ";\n";
-            for (int b : loop.slices) {
-                const poly::Buffer& buf = program.buffers[static_cast<std::size_t>(b)];
-                const poly::StepSlice& sl = buf.slice;
-                const poly::Buffer& parent = program.buffers[static_cast<std::size_t>(sl.parent)];
-                std::int64_t row = static_cast<std::int64_t>(dtype_size(parent.dtype));
-                for (std::size_t a = 1; a < parent.sizes.size(); ++a)
-                    row *= parent.sizes[a];
-                const std::string shift = sl.shift ? " + (" + std::to_string(sl.shift) + ")" : "";
-                const std::string r =
-                    sl.window > 0 ? "((" + i + shift + ") % " + std::to_string(sl.window) + ")"
-                                  : "(" + t + shift + ")";
-                std::string at = "(void*)((char*)" + table + "[" + std::to_string(sl.parent) +
-                                 "] + " + r + " * " + std::to_string(row) + "L)";
-                if (sl.edge >= 0)
-                    at = "(" + i + " == " + steps + " - 1 ? " + table + "[" +
-                         std::to_string(sl.edge) + "] : " + at + ")";
-                s += "    " + table + "[" + std::to_string(b) + "] = " + at + ";\n";
-            }
+            std::string s = scan_loop_head(program, loop, depth, table);
             HEDRA_INTERNAL_CHECK(ast.body.size() == loop.kernels.size(),
                                  "c_renderer: one AST per kernel of a scan's loop");
             for (std::size_t k = 0; k < loop.kernels.size(); ++k) {

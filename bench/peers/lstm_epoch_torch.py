@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from lstm_torch import classifier  # the same model (this script's directory is on sys.path)
+
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -90,17 +92,7 @@ def main():
     train_x, test_x = standardize(train_x, mean, std), standardize(test_x, mean, std)
     steps, features = train_x.shape[1], train_x.shape[2]
 
-    class Classifier(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lstm = torch.nn.LSTM(features, a.hidden, batch_first=True)
-            self.fc = torch.nn.Linear(a.hidden, 10)
-
-        def forward(self, x):
-            _, (h, _) = self.lstm(x)
-            return self.fc(h[-1])
-
-    model = Classifier()
+    model = classifier(torch, features, a.hidden)
     order = np.random.default_rng(a.seed).permutation(len(train_y)).astype(np.int64)
     if a.limit > 0:
         order = order[: a.limit]

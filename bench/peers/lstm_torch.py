@@ -28,6 +28,23 @@ import tempfile
 import time
 
 
+def classifier(torch, features, hidden, classes=10):
+    """examples/mnist_rnn's model (nn::lstm_classifier): an LSTM over (steps, features), then a
+    linear layer on the last layer's final h; parameters lstm.* and fc.*."""
+
+    class Classifier(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(features, hidden, batch_first=True)
+            self.fc = torch.nn.Linear(hidden, classes)
+
+        def forward(self, x):
+            _, (h, _) = self.lstm(x)
+            return self.fc(h[-1])
+
+    return Classifier()
+
+
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--pixels", action="store_true", help="784 steps of 1 pixel")
@@ -56,15 +73,7 @@ def main():
     steps, features = (784, 1) if a.pixels else (28, 28)
     mode = "pixels" if a.pixels else "rows"
 
-    class Classifier(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lstm = torch.nn.LSTM(features, a.hidden, batch_first=True)
-            self.fc = torch.nn.Linear(a.hidden, 10)
-
-        def forward(self, x):
-            _, (h, _) = self.lstm(x)
-            return self.fc(h[-1])
+    Classifier = lambda: classifier(torch, features, a.hidden)
 
     def loss_of(model, x, y):
         return F.cross_entropy(model(x), y)

@@ -136,3 +136,42 @@ TEST_CASE("checkpointed scans: the same values and gradients, segments recompute
     CHECK(error.find("checkpoint 4 needs a static number of steps that it divides") !=
           std::string::npos);
 }
+
+TEST_CASE("adjoint structure: slices of one array join into one overwrite; unflatten is undone") {
+    // Four slices of one (3, 8) array, each used twice: one padded array of their cotangents,
+    // not one zero-padded copy per use.
+    Array g = placeholder(Shape::of({3, 8}), DType::F64, "g");
+    Array loss = constant(0.0, DType::F64);
+    for (std::int64_t k = 0; k < 4; ++k) {
+        Array part = view(g, Shape::of({3, 2}), AffineMap(2, 2, {1, 0, 0, 1}, {0, 2 * k}));
+        loss = loss + sum(tanh(part) * part) + sum(sigmoid(part));
+    }
+    Array d = grad(loss, g);
+    int fuses = 0;
+    for (const NodePtr& n : topological_order({d.node()}))
+        fuses += n->kind == NodeKind::Fuse;
+    CHECK(fuses == 1);
+    HEDRA_CHECK_GRADIENT(check_gradient(
+        [&](const std::vector<Array>& x) {
+            Array l = constant(0.0, DType::F64);
+            for (std::int64_t k = 0; k < 4; ++k) {
+                Array part =
+                    view(x[0], Shape::of({3, 2}), AffineMap(2, 2, {1, 0, 0, 1}, {0, 2 * k}));
+                l = l + sum(tanh(part) * part) + sum(sigmoid(part));
+            }
+            return l;
+        },
+        {random_array(Shape::of({3, 8}), 15)}));
+
+    // The adjoint of unflatten is a flatten (pieces moved), not a window gather with a sum.
+    Array x = placeholder(Shape::of({12, 3}), DType::F64, "x");
+    Array u = unflatten(x, 0, {4, 3});
+    Array dx = grad(sum(u * u), x);
+    for (const NodePtr& n : topological_order({dx.node()}))
+        CHECK(n->kind != NodeKind::Reduce);
+    HEDRA_CHECK_GRADIENT(check_linear(
+        [](const std::vector<Array>& v) {
+            return unflatten(v[0], 0, {4, 3});
+        },
+        {zeros(Shape::of({12, 3}), DType::F64)}, exact(16)));
+}

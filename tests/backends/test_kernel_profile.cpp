@@ -52,3 +52,30 @@ TEST_CASE("kernel profile: the table lists kernels by time with GFLOP/s") {
     CHECK(table.find("2 kernels, 4 runs, 2.000 ms per run") != std::string::npos);
     CHECK(table.find("2.00  b2 sum [8,3,5]") != std::string::npos); // 4e6 flops in 2 ms
 }
+
+TEST_CASE("kernel profile: a scan's loop and each kernel in it, numbered after the program's") {
+    Array xs = placeholder(Shape::of({6, 4}), DType::F32, "xs");
+    auto [h, ys] = scan(
+        [](const Array& c, const Array& x) {
+            Array n = tanh(c + x);
+            return std::pair{n, sum(n)};
+        },
+        zeros(Shape::of({4})), xs);
+    poly::ProgramIR ir = sched::partition({h.node(), ys.node()}, {xs.node()});
+    const std::vector<const poly::Kernel*> nested = poly::nested_kernels(ir);
+    REQUIRE(!nested.empty());
+    std::vector<backend::KernelProfileInfo> info = backend::describe_kernels(ir);
+    REQUIRE(info.size() == ir.kernels.size() + nested.size());
+    bool loop = false;
+    for (std::size_t k = 0; k < ir.kernels.size(); ++k)
+        loop = loop || info[k].summary.find("scan loop of") != std::string::npos;
+    CHECK(loop);
+    CHECK(info[ir.kernels.size()].name == nested[0]->name);
+    backend::LowerOptions options;
+    options.profile = true;
+    std::string code = backend::lower(ir, options).source;
+    const std::string last = "hedra_program_profile[" + std::to_string(2 * (info.size() - 1)) + "]";
+    CHECK(code.find(last) != std::string::npos);
+    CHECK(code.find("long long hedra_program_profile[" + std::to_string(2 * info.size()) + "]") !=
+          std::string::npos);
+}

@@ -53,8 +53,11 @@ TEST_CASE("scan: the step is traced once, its closures become inputs of the Scan
     for (const NodePtr& n : topological_order(b.outputs))
         if (n->kind == NodeKind::Placeholder)
             CHECK(std::find(b.params.begin(), b.params.end(), n) != b.params.end());
-    // Every component of one scan reads the same Scan node.
-    CHECK(r.ys[1].node()->inputs.size() <= 1);
+    // Every component of one scan reads the same Scan node (views of it for stacked ones).
+    const NodePtr& y1 = r.ys[1].node();
+    REQUIRE(y1->kind == NodeKind::ScanOutput);
+    CHECK(y1->inputs.at(0) == s);
+    CHECK(y1->component == b.carries + 1);
 }
 
 TEST_CASE("scan: stacked results follow the scan axis; a length without scanned arrays") {
@@ -113,4 +116,22 @@ TEST_CASE("scan: errors name the operation, the shapes and what to do") {
     CHECK(e.find("returned 0 carries but the scan has 1") != std::string::npos);
     e = error_of([&] { scan(add_step, {c0}, {constant(1.0f)}); });
     CHECK(e.find("rank 0") != std::string::npos);
+}
+
+TEST_CASE("reduce over axes of one element each is a view of the element") {
+    Array x = placeholder(Shape::of({4, 1, 3}), DType::F32, "x");
+    Array s = sum(x, {1});
+    CHECK(s.node()->kind == NodeKind::View);
+    CHECK(s.shape() == Shape::of({4, 3}));
+    Array kept = sum(x, {1}, true);
+    CHECK(kept.node() == x.node()); // keeping the axis: the array itself
+    CHECK(kept.shape() == Shape::of({4, 1, 3}));
+    CHECK(sum(x, {0}).node()->kind == NodeKind::Reduce);
+    Array b = sum(ones(Shape::of({2, 1}), DType::Bool), {1}); // promoted: i64
+    CHECK(b.dtype() == DType::I64);
+    HostArray v = compute(b);
+    CHECK(v.flat(0) == 1.0);
+    HostArray in =
+        compute(reshape(index_components(Shape::of({4, 1, 3}), 2), Shape::of({4, 1, 3})));
+    CHECK(compute(sum(cast(array(in), DType::F32), {1})).flat(5) == 2.0);
 }

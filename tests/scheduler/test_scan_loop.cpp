@@ -132,3 +132,27 @@ TEST_CASE("scan loop: two stacked scans and their adjoints run four loops") {
         for (std::int64_t i = 0; i < want[k].size(); ++i)
             CHECK(got[k].flat(i) == doctest::Approx(want[k].flat(i)).epsilon(1e-4));
 }
+
+TEST_CASE("scan loop: a closed-over matrix read as x·Wᵀ is transposed once before the loop") {
+    Array xs = placeholder(Shape::of({5, 4, 8}), DType::F32, "xs");
+    Array w = placeholder(Shape::of({6, 8}), DType::F32, "w"); // (out, in): nn::linear's layout
+    Array u = placeholder(Shape::of({6, 6}), DType::F32, "u");
+    auto [h, ys] = scan(
+        [&](const Array& c, const Array& x) {
+            Array n = tanh(matmul(x, transpose(w)) + matmul(c, transpose(u)));
+            return std::pair{n, n};
+        },
+        zeros(Shape::of({4, 6})), xs);
+    poly::ProgramIR ir = sched::partition(nodes({h}), nodes({xs, w, u}));
+    // Before the loop: kernels writing a (8, 6) and a (6, 6) copy that read w and u swapped.
+    int transposed = 0;
+    for (const poly::Kernel& k : ir.kernels) {
+        if (k.loop) break;
+        for (const poly::Statement& st : k.statements)
+            for (const poly::Read& r : st.reads)
+                if ((r.buffer == ir.inputs[1] || r.buffer == ir.inputs[2]) &&
+                    r.access.coeff(0, 1) == 1 && r.access.coeff(1, 0) == 1)
+                    ++transposed;
+    }
+    CHECK(transposed == 2);
+}
