@@ -5,6 +5,7 @@
 #include "ad/grad.hpp"
 #include "core/array.hpp"
 #include "core/backend.hpp"
+#include "core/collective.hpp"
 #include "core/compute.hpp"
 #include "core/graph_file.hpp"
 #include "core/library.hpp"

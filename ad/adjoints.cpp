@@ -7,6 +7,7 @@
 #include "ad/grad.hpp"
 #include "ad/scalar_derivative.hpp"
 #include "ad/view_adjoint.hpp"
+#include "core/collective.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
 
@@ -215,6 +216,18 @@ std::vector<Array> adjoint(const NodePtr& node, const Array& ybar,
         return {take(ybar, Array(node->inputs[1]), node->axis, node->loc), Array()};
     case NodeKind::Scan: // all components at once: grad.cpp calls scan_adjoint
     case NodeKind::ScanOutput:
+        break;
+    case NodeKind::Collective:
+        switch (node->collective_op) {
+        case CollectiveOp::Sum: // every rank's loss is the same: the cotangent passes through
+            return {copy_to_group(ybar, node->group, node->loc)};
+        case CollectiveOp::Copy:
+            return {all_reduce(ybar, node->group, CollectiveOp::Sum, node->loc)};
+        case CollectiveOp::Max:
+            throw Error("grad: all_reduce max (of " + node->shape.to_string() + ", created at " +
+                        detail::site(node) +
+                        ") has no gradient here; wrap it in stop_gradient where it is a shift");
+        }
         break;
     }
     internal_error("adjoint: unknown node kind");

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/collective.hpp"
+#include "core/collective_program.hpp"
 #include "core/node_builders.hpp"
 #include "core/symbolic.hpp"
 
@@ -93,7 +95,9 @@ std::vector<HostArray> compute(const std::vector<Array>& arrays, const ComputeOp
                         "', which only a compiled program's inputs give a value; use compile() "
                         "with a placeholder that has it");
         std::shared_ptr<Backend> backend = choose_backend(options);
-        std::vector<HostArray> results = backend->evaluate(todo, options);
+        std::vector<HostArray> results =
+            has_collectives(todo) ? detail::compile_with_collectives(todo, {}, options)->run({})
+                                  : backend->evaluate(todo, options);
         check_results(backend->name(), todo, results);
         for (std::size_t i = 0; i < todo.size(); ++i)
             todo[i]->set_memo(std::move(results[i]));
@@ -203,7 +207,9 @@ CompiledProgram compile(const std::vector<Array>& outputs, const std::vector<Arr
                         "' but none of the " + std::to_string(ins.size()) +
                         " placeholders has it, so no call could give its value");
     std::unique_ptr<Program> program;
-    if (!in_params.empty() && !backend->compiles_symbolic_extents(outs, ins))
+    if (has_collectives(outs))
+        program = detail::compile_with_collectives(outs, ins, options);
+    else if (!in_params.empty() && !backend->compiles_symbolic_extents(outs, ins))
         program = std::make_unique<SpecializingProgram>(backend, outs, ins, options);
     else
         program = backend->compile(outs, ins, options);

@@ -3,6 +3,8 @@
 
 #include <unordered_map>
 
+#include "core/collective.hpp"
+
 namespace hedra {
 namespace {
 
@@ -51,6 +53,8 @@ std::string payload(const Node& n) {
                " steps, " + std::to_string(n.body->outputs.size()) + " body outputs";
     case NodeKind::ScanOutput:
         return "component " + std::to_string(n.component);
+    case NodeKind::Collective:
+        return collective_op_name(n.collective_op);
     }
     return "";
 }
@@ -77,6 +81,8 @@ const char* style(NodeKind k) {
         return "shape=box3d, style=\"filled,bold\", fillcolor=\"#d0e0e3\"";
     case NodeKind::ScanOutput:
         return "shape=box";
+    case NodeKind::Collective:
+        return "shape=doubleoctagon, style=filled, fillcolor=\"#f4cccc\"";
     case NodeKind::Map:
         return "shape=box";
     }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/scalar_dag.hpp"
@@ -141,6 +142,11 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
     case NodeKind::ScanOutput:
         v["component"] = n.component;
         break;
+    case NodeKind::Collective: // its group is a live communicator of this process
+        throw Error("save_graph: the graph has a collective (" +
+                    std::string(collective_op_name(n.collective_op)) + " of " +
+                    n.shape.to_string() + "), which a graph file cannot hold; save a graph without all_reduce or "
+                    "copy_to_group");
     case NodeKind::Constant:
     case NodeKind::Map:
         v["expr"] = exprs.add(n.expr);

@@ -415,6 +415,8 @@ NodePtr GraphReader::read_node(const Value& n, std::size_t position) {
         node->component = static_cast<int>(integer_member(n, "component", 0, 1 << 20));
         check_scan_output(n, *node);
         break;
+    case NodeKind::Collective: // not parsed: a file holds none
+        fail(n, "a graph file holds no collectives");
     }
     omitted_data_.push_back(omitted);
     return intern(std::move(node));

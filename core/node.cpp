@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/collective.hpp"
+
 namespace hedra {
 namespace {
 
@@ -58,6 +60,11 @@ std::size_t structural_hash(const Node& n) {
     combine(h, n.overwrite);
     combine(h, n.id);
     combine(h, n.body ? n.body->hash : 0);
+    combine(h, static_cast<std::uint64_t>(n.collective_op));
+    if (n.group) { // equal nodes also have the same group object
+        combine(h, static_cast<std::uint64_t>(n.group->size()));
+        combine(h, static_cast<std::uint64_t>(n.group->rank()));
+    }
     return static_cast<std::size_t>(h);
 }
 
@@ -87,7 +94,8 @@ bool structurally_equal_nodes(const Node& a, const Node& b) {
            a.keepdims == b.keepdims && a.reduce_op == b.reduce_op && a.overwrite == b.overwrite &&
            a.id == b.id && same_expr(a.expr, b.expr) && same_expr(a.identity, b.identity) &&
            a.component == b.component && same_exprs(a.tuple_exprs, b.tuple_exprs) &&
-           same_exprs(a.tuple_identities, b.tuple_identities) && same_body(a.body, b.body);
+           same_exprs(a.tuple_identities, b.tuple_identities) && same_body(a.body, b.body) &&
+           a.collective_op == b.collective_op && a.group == b.group;
 }
 
 // The global table of live nodes by hash. Expired entries are dropped when their bucket is
@@ -137,6 +145,8 @@ const char* node_kind_name(NodeKind k) {
         return "scan";
     case NodeKind::ScanOutput:
         return "scan_output";
+    case NodeKind::Collective:
+        return "collective";
     }
     return "?";
 }
@@ -291,6 +301,8 @@ std::string describe_payload(const Node& n) {
                }();
     case NodeKind::ScanOutput:
         return "component " + std::to_string(n.component);
+    case NodeKind::Collective:
+        return std::string(collective_op_name(n.collective_op)) + " over " + n.group->describe();
     }
     return "";
 }

@@ -34,11 +34,20 @@ enum class NodeKind : std::uint8_t {
                  // arrays (the scan axis first) and its closures; `body` is the step. Its
                  // values are the ScanOutput nodes that read it; it has none of its own.
     ScanOutput,  // component `component` of inputs[0], a Scan (ScanBody::Component)
+    Collective,  // `collective_op` of inputs[0] over the ranks of `group` (core/collective.hpp)
 };
 const char* node_kind_name(NodeKind k);
 
 enum class ReduceOp : std::uint8_t { Sum, Prod, Max, Min, And, Or, Custom };
 const char* reduce_op_name(ReduceOp op);
+
+enum class CollectiveOp : std::uint8_t {
+    Sum,  // all-reduce sum; gradient: copy_to_group
+    Max,  // all-reduce max; no gradient (wrap it in ad::stop_gradient, as a softmax's shift)
+    Copy, // the identity; gradient: all-reduce sum
+};
+const char* collective_op_name(CollectiveOp op);
+class CollectiveGroup; // core/collective.hpp
 
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
@@ -90,6 +99,8 @@ struct Node {
     bool keepdims = false;                // Reduce: reduced axes stay as [0,1)
     ReduceOp reduce_op = ReduceOp::Sum;
     bool overwrite = false; // Fuse
+    CollectiveOp collective_op = CollectiveOp::Sum; // Collective
+    std::shared_ptr<CollectiveGroup> group;         // Collective
     std::uint64_t id = 0;   // Data, Placeholder: unique identity
     std::string name;       // Placeholder: user's name (not part of identity)
     HostArray data;         // Data

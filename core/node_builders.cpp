@@ -31,6 +31,8 @@ std::shared_ptr<Node> copy_node_with(const Node& n, std::vector<NodePtr> inputs)
     m->keepdims = n.keepdims;
     m->reduce_op = n.reduce_op;
     m->overwrite = n.overwrite;
+    m->collective_op = n.collective_op;
+    m->group = n.group;
     m->id = n.id;
     m->name = n.name;
     m->data = n.data;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/collective.hpp"
 #include "core/library.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
@@ -368,6 +369,10 @@ ScanResult scan(const ScanFunction& f, const std::vector<Array>& init, const std
     NodePtr node =
         detail::make_scan_node(params, outputs, inits, stacked_xs, stacked, options.reverse, loc);
     const ScanBody& b = *node->body;
+    if (has_collectives(b.outputs))
+        throw Error("scan: the step has a collective (all_reduce or copy_to_group); a loop's "
+                    "body runs inside one kernel, so reduce across ranks outside the scan" +
+                    at);
     ScanResult result;
     for (int c = 0; c < b.carries; ++c) {
         result.states.push_back(stacked_at(detail::scan_output(node, c, loc), axis, at, loc));
