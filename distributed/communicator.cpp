@@ -142,6 +142,16 @@ HostArray Communicator::reduce_scatter(const HostArray& a, Reduction op) {
     return out;
 }
 
+std::shared_ptr<Communicator> Communicator::split(int, int) {
+    throw Error("split: the '" + name() +
+                "' communicator cannot be split; split the MPI or in-process group it was made "
+                "from");
+}
+
+std::shared_ptr<Communicator> SelfCommunicator::split(int, int) {
+    return std::make_shared<SelfCommunicator>();
+}
+
 void SelfCommunicator::sum_raw(const void* in, void* out, std::int64_t count, DType dtype) {
     std::memcpy(out, in, static_cast<std::size_t>(count) * dtype_size(dtype));
 }

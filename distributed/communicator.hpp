@@ -50,6 +50,9 @@ public:
     // `a`'s leading axis cut into size() equal parts; part rank() of the reduction.
     HostArray reduce_scatter(const HostArray& a, Reduction op = Reduction::Sum);
     virtual void barrier() = 0;
+    // MPI_Comm_split: every rank calls it; the ranks passing the same `color` form a new group,
+    // ranked by `key` (ties by rank here). Used for the axes of a process grid.
+    virtual std::shared_ptr<Communicator> split(int color, int key);
     // Divides a sum by size() for Mean (floats), in place in an array the caller made.
     void finish_mean(HostArray& sum, Reduction op) const;
     // Sums `count` elements of `dtype` (f32, f64, i32, i64) at `data` over all ranks, in place,
@@ -96,6 +99,7 @@ public:
     int size() const override { return 1; }
     std::string name() const override { return "self"; }
     void barrier() override {}
+    std::shared_ptr<Communicator> split(int color, int key) override;
 
 protected:
     void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override;

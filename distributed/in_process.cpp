@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "core/error.hpp"
@@ -30,6 +31,13 @@ public:
         std::unique_lock<std::mutex> lock(mutex_);
         arrive(lock, arrived_, generation_);
     }
+    // The exchange of the ranks of `color` in split number `split` (made by the first to ask).
+    std::shared_ptr<Exchange> part(std::uint64_t split, int color, int ranks) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::shared_ptr<Exchange>& e = parts_[{split, color}];
+        if (!e) e = std::make_shared<Exchange>(ranks);
+        return e;
+    }
 
 private:
     void arrive(std::unique_lock<std::mutex>& lock, int& count, std::uint64_t& generation) {
@@ -47,6 +55,7 @@ private:
     std::mutex mutex_;
     std::condition_variable changed_;
     std::vector<Bytes> slots_;
+    std::map<std::pair<std::uint64_t, int>, std::shared_ptr<Exchange>> parts_;
     int arrived_ = 0, copied_ = 0;
     std::uint64_t generation_ = 0, copy_generation_ = 0;
 };
@@ -92,6 +101,21 @@ public:
     int size() const override { return size_; }
     std::string name() const override { return "in-process"; }
     void barrier() override { exchange_->barrier(); }
+    std::shared_ptr<Communicator> split(int color, int key) override {
+        if (color < 0) throw Error("split: color " + std::to_string(color) + " must be >= 0");
+        const int mine[2] = {color, key};
+        std::vector<Bytes> all = share(mine, sizeof mine);
+        int ranks = 0, rank = 0;
+        for (int r = 0; r < size_; ++r) {
+            int theirs[2];
+            std::memcpy(theirs, all[static_cast<std::size_t>(r)].data(), sizeof theirs);
+            if (theirs[0] != color) continue;
+            ++ranks;
+            if (theirs[1] < key || (theirs[1] == key && r < rank_)) ++rank;
+        }
+        return std::make_shared<InProcessCommunicator>(exchange_->part(splits_++, color, ranks),
+                                                       rank, ranks);
+    }
 
 protected:
     void sum_raw(const void* in, void* out, std::int64_t count, DType dtype) override {
@@ -121,6 +145,7 @@ private:
 
     std::shared_ptr<Exchange> exchange_;
     int rank_, size_;
+    std::uint64_t splits_ = 0; // every rank splits in the same order
 };
 
 } // namespace

@@ -50,6 +50,7 @@
 
 #include "distributed/data_parallel.hpp"
 #include "distributed/init.hpp"
+#include "distributed/process_grid.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
 #include "nn/gpt_generator.hpp"
@@ -88,6 +89,7 @@ struct Flags {
     std::string plot = "gpt_char_loss.png";
     std::uint64_t seed = 0;
     bool shard_optimizer_state = false;
+    std::string grid; // "tp2", "dp2,tp2": the ranks' process grid (empty: data parallel only)
     std::string precision = "f32";
     std::string config = "w7";
     std::int64_t layers = 0, heads = 0, width = 0, context = 0, batch = 0; // 0: the config's
@@ -167,6 +169,9 @@ Flags parse_flags(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("--shard-optimizer-state", f.shard_optimizer_state,
                  "under mpirun: each rank keeps 1/N of the AdamW state (ZeRO stage 1)");
+    app.add_option("--grid", f.grid,
+                   "process grid of the mpirun ranks, e.g. tp2 or dp2,tp2 (dp x tp; default: "
+                   "every rank data parallel)");
     app.add_option("--seed", f.seed, "seed of the initial weights and the batch offsets")
         ->capture_default_str();
     app.add_option("--config", f.config,
@@ -485,7 +490,17 @@ int train(const Flags& f) {
     cfg.vocab = corpus.vocab_size;
     const std::int64_t T = cfg.block;
     const std::int64_t batch = work.batch;
-    const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg);
+    // The ranks' grid: tensor-parallel groups split each layer, the rest share out the batch.
+    const distributed::GridShape shape =
+        f.grid.empty() ? distributed::GridShape{.dp = comm->size()} : distributed::parse_grid(f.grid);
+    if (shape.pp > 1)
+        throw Error("--grid " + f.grid + ": gpt_char splits ranks over dp and tp only");
+    const distributed::ProcessGrid grid(comm, shape);
+    const int tp = shape.tp;
+    if (tp > 1 && (f.sample > 0 || !f.checkpoint.empty() || f.shard_optimizer_state))
+        throw Error("--grid " + f.grid + ": --sample, --checkpoint and --shard-optimizer-state "
+                    "need the whole model on every rank; drop them or the tp axis");
+    const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg, tp);
     const nn::WarmupCosine schedule{1e-3, 1e-4, 100, work.decay_steps};
 
     Plan plan;
@@ -521,27 +536,39 @@ int train(const Flags& f) {
     for (const nn::GptParameter& p : specs)
         options.param_names.push_back(p.name);
     options.clip_norm = 1.0;
+    if (tp > 1) { // clipping takes the norm of the whole model: the shards' summed over tp
+        options.shards.group = grid.tp_group();
+        for (const nn::GptParameter& p : specs)
+            options.shards.sharded.push_back(p.split_axis >= 0);
+    }
     options.compute.backend = f.backend;
     options.compute.num_threads = f.threads;
     options.precision = parse_dtype(f.precision);
     nn::AdamWOptions adamw{1e-3, 0.9, 0.99, 1e-8, 0.1};
     for (const nn::GptParameter& p : specs)
         adamw.decay_mask.push_back(p.decay);
+    std::shared_ptr<CollectiveGroup> tp_group = tp > 1 ? grid.tp_group() : nullptr;
+    const bool data_parallel = shape.dp > 1;
     nn::Trainer trainer(
-        [cfg](const std::vector<Array>& params, const std::vector<Array>& in) {
-            return nn::gpt_loss(cfg, params, in[0], in[1]);
+        [cfg, tp_group](const std::vector<Array>& params, const std::vector<Array>& in) {
+            return nn::gpt_loss(cfg, params, in[0], in[1], tp_group);
         },
         // Data parallel: the batch axis is shared out (kAnyExtent), each rank's share symbolic.
-        {{{comm->size() > 1 ? nn::kAnyExtent : batch, T}, DType::I64, "tokens"},
-         {{comm->size() > 1 ? nn::kAnyExtent : batch, T}, DType::I64, "targets"}},
-        plan.init, std::make_shared<nn::AdamW>(adamw), options);
+        {{{data_parallel ? nn::kAnyExtent : batch, T}, DType::I64, "tokens"},
+         {{data_parallel ? nn::kAnyExtent : batch, T}, DType::I64, "targets"}},
+        tp > 1 ? nn::gpt_shard(cfg, plan.init, tp, grid.tp_rank()) : plan.init,
+        std::make_shared<nn::AdamW>(adamw), options);
+    if (tp > 1)
+        std::printf("tensor parallel: %d ranks per layer (%s), this rank holds %d of %lld "
+                    "heads\n",
+                    tp, comm->name().c_str(), int(cfg.heads / tp), (long long)cfg.heads);
     std::unique_ptr<distributed::DataParallelTrainer> parallel;
-    if (comm->size() > 1) {
+    if (data_parallel) {
         parallel = std::make_unique<distributed::DataParallelTrainer>(
-            comm, std::move(trainer),
+            grid.dp(), std::move(trainer),
             distributed::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
         std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n",
-                    comm->size(), comm->name().c_str(),
+                    shape.dp, comm->name().c_str(),
                     (long long)(parallel->shard(batch).second - parallel->shard(batch).first),
                     (long long)batch);
     }

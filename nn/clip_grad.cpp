@@ -10,17 +10,33 @@
 namespace hedra::nn {
 
 ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm) {
+    return clip_grad_norm(grads, max_norm, GradientShards{});
+}
+
+ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm,
+                                const GradientShards& shards) {
+    if (!shards.sharded.empty() && shards.sharded.size() != grads.size())
+        throw Error("clip_grad_norm: " + std::to_string(shards.sharded.size()) +
+                    " sharded flags for " + std::to_string(grads.size()) +
+                    " gradients; give one per gradient");
     if (!(max_norm > 0.0) || !std::isfinite(max_norm))
         throw Error("clip_grad_norm: max_norm must be positive and finite, got " +
                     std::to_string(max_norm));
     if (grads.empty()) throw Error("clip_grad_norm: no gradients given");
-    Array squares;
+    Array squares, shard_squares;
     for (std::size_t i = 0; i < grads.size(); ++i) {
         if (!is_float(grads[i].dtype()))
             throw Error("clip_grad_norm: gradient " + std::to_string(i) + " " +
                         grads[i].describe() + " is not a float array");
         Array norm = sqrt(sum(grads[i] * grads[i]));
-        squares = i == 0 ? norm * norm : squares + norm * norm;
+        Array& into = shards.group && !shards.sharded.empty() && shards.sharded[i]
+                          ? shard_squares
+                          : squares;
+        into = into.valid() ? into + norm * norm : norm * norm;
+    }
+    if (shard_squares.valid()) {
+        Array all = all_reduce(shard_squares, shards.group);
+        squares = squares.valid() ? squares + all : all;
     }
     ClippedGradients out;
     out.total_norm = sqrt(squares);

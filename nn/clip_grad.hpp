@@ -3,9 +3,11 @@
 // (a sum per gradient and a scale), so the host never reads the norm to decide.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "core/array.hpp"
+#include "core/collective.hpp"
 
 namespace hedra::nn {
 
@@ -18,5 +20,16 @@ struct ClippedGradients {
 // the norm of those), and every gradient times min(1, max_norm / (total_norm + 1e-6)).
 // max_norm must be positive and finite; `grads` must not be empty.
 ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm);
+
+// Gradients of parameters some of which are split over the ranks of `group` (tensor
+// parallelism): `sharded[i]` says whether gradient i is this rank's shard. The squared norms of
+// the shards are summed over the group (one all-reduce in the graph), the others, equal on
+// every rank, counted once, so every rank clips by the norm of the whole model's gradient.
+struct GradientShards {
+    std::shared_ptr<CollectiveGroup> group;
+    std::vector<bool> sharded;
+};
+ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm,
+                                const GradientShards& shards);
 
 } // namespace hedra::nn

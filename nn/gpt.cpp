@@ -6,7 +6,9 @@
 
 #include "core/error.hpp"
 #include "core/library.hpp"
+#include "core/primitives.hpp"
 #include "nn/layers.hpp"
+#include "nn/tensor_parallel.hpp"
 #include "nn/transformer.hpp"
 
 namespace hedra::nn {
@@ -31,13 +33,22 @@ struct BlockParams {
 } // namespace
 
 std::vector<GptParameter> gpt_parameters(const GptConfig& c) {
+    return gpt_parameters(c, 1);
+}
+
+std::vector<GptParameter> gpt_parameters(const GptConfig& c, int tp) {
     check_config(c);
-    const std::int64_t C = c.embd;
+    if (tp < 1 || c.heads % tp != 0)
+        throw Error("gpt_parameters: " + std::to_string(tp) + " tensor-parallel ranks must " +
+                    "divide the " + std::to_string(c.heads) + " heads");
+    const std::int64_t C = c.embd, t = tp;
     std::vector<GptParameter> out;
-    auto add = [&](std::string name, std::vector<std::int64_t> shape, bool is_bias) {
+    auto add = [&](std::string name, std::vector<std::int64_t> shape, bool is_bias,
+                   int split_axis = -1, int blocks = 1) {
         if (is_bias && !c.bias) return;
         bool decay = shape.size() >= 2;
-        out.push_back({std::move(name), std::move(shape), decay});
+        out.push_back({std::move(name), std::move(shape), decay, tp > 1 ? split_axis : -1,
+                       blocks});
     };
     add("transformer.wte.weight", {c.vocab, C}, false);
     add("transformer.wpe.weight", {c.block, C}, false);
@@ -45,15 +56,15 @@ std::vector<GptParameter> gpt_parameters(const GptConfig& c) {
         std::string h = "transformer.h." + std::to_string(l) + ".";
         add(h + "ln_1.weight", {C}, false);
         add(h + "ln_1.bias", {C}, true);
-        add(h + "attn.c_attn.weight", {3 * C, C}, false);
-        add(h + "attn.c_attn.bias", {3 * C}, true);
-        add(h + "attn.c_proj.weight", {C, C}, false);
+        add(h + "attn.c_attn.weight", {3 * C / t, C}, false, 0, 3);
+        add(h + "attn.c_attn.bias", {3 * C / t}, true, 0, 3);
+        add(h + "attn.c_proj.weight", {C, C / t}, false, 1);
         add(h + "attn.c_proj.bias", {C}, true);
         add(h + "ln_2.weight", {C}, false);
         add(h + "ln_2.bias", {C}, true);
-        add(h + "mlp.c_fc.weight", {4 * C, C}, false);
-        add(h + "mlp.c_fc.bias", {4 * C}, true);
-        add(h + "mlp.c_proj.weight", {C, 4 * C}, false);
+        add(h + "mlp.c_fc.weight", {4 * C / t, C}, false, 0);
+        add(h + "mlp.c_fc.bias", {4 * C / t}, true, 0);
+        add(h + "mlp.c_proj.weight", {C, 4 * C / t}, false, 1);
         add(h + "mlp.c_proj.bias", {C}, true);
     }
     add("transformer.ln_f.weight", {C}, false);
@@ -62,15 +73,22 @@ std::vector<GptParameter> gpt_parameters(const GptConfig& c) {
 }
 
 Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Array& tokens) {
-    std::vector<GptParameter> spec = gpt_parameters(c);
+    return gpt_logits(c, params, tokens, nullptr);
+}
+
+Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Array& tokens,
+                 const std::shared_ptr<CollectiveGroup>& tp) {
+    const int ranks = tp ? tp->size() : 1;
+    std::vector<GptParameter> spec = gpt_parameters(c, ranks);
     if (params.size() != spec.size())
         throw Error("gpt_logits: expected " + std::to_string(spec.size()) +
                     " parameters (gpt_parameters), got " + std::to_string(params.size()));
     for (std::size_t i = 0; i < spec.size(); ++i)
         if (params[i].shape().sizes() != spec[i].shape)
             throw Error("gpt_logits: parameter " + spec[i].name + " must have shape " +
-                        Shape::of(spec[i].shape).to_string() + ", got " +
-                        params[i].describe());
+                        Shape::of(spec[i].shape).to_string() +
+                        (ranks > 1 ? " on each of " + std::to_string(ranks) + " ranks" : "") +
+                        ", got " + params[i].describe());
     if (tokens.rank() != 2 || !is_integer(tokens.dtype()) ||
         tokens.shape()[1].size > c.block)
         throw Error("gpt_logits: tokens must be integers (batch, T) with T <= block " +
@@ -87,10 +105,22 @@ Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Arr
         p.attn_b = next(true), p.proj_w = next(false), p.proj_b = next(true);
         p.ln2_w = next(false), p.ln2_b = next(true), p.fc_w = next(false), p.fc_b = next(true),
         p.mproj_w = next(false), p.mproj_b = next(true);
-        x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b,
-                                      p.proj_w, p.proj_b, c.heads);
-        x = x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)), p.mproj_w,
-                       p.mproj_b);
+        if (ranks == 1) {
+            x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b,
+                                          p.proj_w, p.proj_b, c.heads);
+            x = x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)),
+                           p.mproj_w, p.mproj_b);
+            continue;
+        }
+        // This rank's heads and hidden features; each half ends in one all-reduce, the bias
+        // added once after it.
+        Array heads = attention_heads(copy_to_group(layer_norm(x, p.ln1_w, p.ln1_b), tp),
+                                      p.attn_w, p.attn_b, c.heads / ranks);
+        Array attn = all_reduce(merge_heads(heads, p.proj_w, Array()), tp);
+        x = x + (p.proj_b.valid() ? attn + p.proj_b : attn);
+        Array hidden = gelu(column_parallel_linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w,
+                                                   p.fc_b, tp));
+        x = x + row_parallel_linear(hidden, p.mproj_w, p.mproj_b, tp);
     }
     Array lnf_w = next(false), lnf_b = next(true);
     return linear(layer_norm(x, lnf_w, lnf_b), wte); // the head tied to the token embedding
@@ -99,6 +129,72 @@ Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Arr
 Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array& tokens,
                const Array& targets) {
     return cross_entropy(gpt_logits(c, params, tokens), targets);
+}
+
+Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array& tokens,
+               const Array& targets, const std::shared_ptr<CollectiveGroup>& tp) {
+    return cross_entropy(gpt_logits(c, params, tokens, tp), targets);
+}
+
+std::vector<HostArray> gpt_shard(const GptConfig& c, const std::vector<HostArray>& params, int tp,
+                                 int rank) {
+    std::vector<GptParameter> whole = gpt_parameters(c), spec = gpt_parameters(c, tp);
+    if (params.size() != whole.size())
+        throw Error("gpt_shard: expected " + std::to_string(whole.size()) +
+                    " parameters (gpt_parameters), got " + std::to_string(params.size()));
+    if (rank < 0 || rank >= tp)
+        throw Error("gpt_shard: rank " + std::to_string(rank) + " is not one of " +
+                    std::to_string(tp) + " tensor-parallel ranks");
+    std::vector<HostArray> out;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+        if (params[i].sizes() != whole[i].shape)
+            throw Error("gpt_shard: parameter " + whole[i].name + " must have shape " +
+                        Shape::of(whole[i].shape).to_string() + ", got " +
+                        Shape::of(params[i].sizes()).to_string());
+        const GptParameter& p = spec[i];
+        if (p.split_axis < 0) {
+            out.push_back(params[i]);
+            continue;
+        }
+        // Each block (q, k, v) cut alike, this rank's parts stacked again.
+        std::vector<HostArray> parts;
+        for (int b = 0; b < p.blocks; ++b)
+            parts.push_back(shard_rows(shard_rows(params[i], p.split_axis, p.blocks, b),
+                                       p.split_axis, tp, rank));
+        out.push_back(p.blocks == 1 ? parts[0] : unshard_rows(parts, p.split_axis));
+    }
+    return out;
+}
+
+std::vector<HostArray> gpt_unshard(const GptConfig& c,
+                                   const std::vector<std::vector<HostArray>>& shards) {
+    const int tp = static_cast<int>(shards.size());
+    if (tp < 1) throw Error("gpt_unshard: no shards given");
+    std::vector<GptParameter> spec = gpt_parameters(c, tp);
+    for (const auto& s : shards)
+        if (s.size() != spec.size())
+            throw Error("gpt_unshard: every rank must give " + std::to_string(spec.size()) +
+                        " shards, one gives " + std::to_string(s.size()));
+    std::vector<HostArray> out;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+        const GptParameter& p = spec[i];
+        if (p.split_axis < 0) {
+            out.push_back(shards[0][i]);
+            continue;
+        }
+        std::vector<HostArray> blocks;
+        for (int b = 0; b < p.blocks; ++b) {
+            std::vector<HostArray> ranks;
+            for (int r = 0; r < tp; ++r) {
+                const HostArray& mine = shards[static_cast<std::size_t>(r)][i];
+                ranks.push_back(p.blocks == 1 ? mine
+                                              : shard_rows(mine, p.split_axis, p.blocks, b));
+            }
+            blocks.push_back(unshard_rows(ranks, p.split_axis));
+        }
+        out.push_back(p.blocks == 1 ? blocks[0] : unshard_rows(blocks, p.split_axis));
+    }
+    return out;
 }
 
 std::vector<HostArray> gpt_init(const GptConfig& c, std::uint64_t seed) {

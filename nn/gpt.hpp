@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/array.hpp"
+#include "core/collective.hpp"
 #include "core/host_array.hpp"
 
 namespace hedra::nn {
@@ -27,11 +29,19 @@ struct GptParameter {
     std::string name;                 // "transformer.h.0.attn.c_attn.weight"
     std::vector<std::int64_t> shape;  // PyTorch's layout
     bool decay = false;               // weight decay applies (rank >= 2: matrices, embeddings)
+    // Tensor parallelism: the axis cut across the ranks (-1: every rank holds all of it), made
+    // of `blocks` equal blocks each cut alike (3 for attention's [q | k | v]).
+    int split_axis = -1;
+    int blocks = 1;
 };
 
 // The parameters in nanoGPT's named_parameters() order (lm_head.weight is wte's and has no
 // entry of its own).
 std::vector<GptParameter> gpt_parameters(const GptConfig& config);
+// The same on each of `tp` tensor-parallel ranks: the shapes of one rank's shards (Megatron's
+// split: attention's heads and the MLP's hidden features are cut; the embeddings, layer
+// norms and the output projections' biases are whole on every rank). tp must divide the heads.
+std::vector<GptParameter> gpt_parameters(const GptConfig& config, int tp);
 
 // Logits (B, T, vocab) of integer tokens (B, T), T <= config.block; `params` as
 // gpt_parameters() lists them.
@@ -40,6 +50,20 @@ Array gpt_logits(const GptConfig& config, const std::vector<Array>& params, cons
 // The mean cross-entropy of `targets` (B, T) under gpt_logits.
 Array gpt_loss(const GptConfig& config, const std::vector<Array>& params, const Array& tokens,
                const Array& targets);
+
+// The model split over the ranks of `tp` (nn/tensor_parallel.hpp): `params` are this rank's
+// shards, as gpt_parameters(config, tp->size()) lists them. Attention and the MLP each take a
+// column-parallel product and a row-parallel one: two all-reduces per block in the forward
+// pass, two in the backward. Every rank computes the same logits and loss.
+Array gpt_logits(const GptConfig& config, const std::vector<Array>& params, const Array& tokens,
+                 const std::shared_ptr<CollectiveGroup>& tp);
+Array gpt_loss(const GptConfig& config, const std::vector<Array>& params, const Array& tokens,
+               const Array& targets, const std::shared_ptr<CollectiveGroup>& tp);
+// Rank `rank`'s shards of whole parameters, and whole parameters from every rank's shards.
+std::vector<HostArray> gpt_shard(const GptConfig& config, const std::vector<HostArray>& params,
+                                 int tp, int rank);
+std::vector<HostArray> gpt_unshard(const GptConfig& config,
+                                   const std::vector<std::vector<HostArray>>& shards);
 
 // nanoGPT's initialization drawn from hedra's generator (N(0, 0.02) for matrices and
 // embeddings, N(0, 0.02 / sqrt(2 layers)) for the blocks' output projections, zero biases,

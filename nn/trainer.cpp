@@ -227,7 +227,7 @@ Trainer::UpdateGraph Trainer::update_of(const std::vector<Array>& params,
     std::vector<Array> state = placeholders_like(state_, "state");
     Array lr = placeholder(Shape(), lr_dtype_, "lr");
     if (options_.clip_norm > 0.0) {
-        ClippedGradients c = clip_grad_norm(grads, options_.clip_norm);
+        ClippedGradients c = clip_grad_norm(grads, options_.clip_norm, options_.shards);
         grads = std::move(c.grads);
         g.grad_norm = c.total_norm;
     }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/compute.hpp"
+#include "nn/clip_grad.hpp"
 #include "nn/loss_scaling.hpp"
 #include "nn/optim.hpp"
 
@@ -77,6 +78,9 @@ struct TrainerOptions {
     // them (ad/recompute.hpp): less memory between the passes for some more work in the
     // backward. Applies to the step and gradient programs.
     bool recompute = false;
+    // Tensor parallelism: the parameters that are this rank's shards and the group they are
+    // split over, so that clipping takes the norm of the whole model's gradient.
+    GradientShards shards;
 };
 
 struct StepResult {

@@ -108,6 +108,52 @@ Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
     return where(Operand(inside, loc), Operand(rows, loc), 0.0);
 }
 
+Array attention_heads(const Array& x, const Array& w_qkv, const Array& b_qkv,
+                      std::int64_t heads, SourceLocation loc) {
+    const char* op = "attention_heads";
+    if (x.rank() != 3 || !is_float(x.dtype()))
+        throw Error(std::string(op) + ": x must be a float array (batch, time, channels), got " +
+                    x.describe() + at(loc));
+    const std::int64_t c = x.shape()[2].size;
+    const std::int64_t rows = w_qkv.valid() && w_qkv.rank() == 2 ? w_qkv.shape()[0].size : 0;
+    if (heads < 1 || rows % (3 * heads) != 0 || rows == 0)
+        throw Error(std::string(op) + ": w_qkv must be (3 * heads * D, " + std::to_string(c) +
+                    ") for " + std::to_string(heads) + " heads, got " +
+                    (w_qkv.valid() ? w_qkv.describe() : std::string("an empty Array")) + at(loc));
+    check_parameter(op, "w_qkv", w_qkv, {rows, c}, false, loc);
+    check_parameter(op, "b_qkv", b_qkv, {rows}, true, loc);
+    const std::int64_t d = rows / (3 * heads);
+    Array qkv = linear(x, w_qkv, b_qkv, loc); // (B, T, 3·heads·D), 0-based
+    // Under autocast qkv is half already, the scores are scaled in f32 and the probabilities
+    // rounded to half for the second product (nn/autocast.hpp).
+    Array scores = Operand(autocast_f32(matmul(head_view(qkv, 0, heads, false, loc),
+                                               head_view(qkv, 1, heads, true, loc), loc),
+                                        loc),
+                           loc) *
+                   (1.0 / std::sqrt(static_cast<double>(d)));
+    const Shape& s = scores.shape(); // (B, heads, T, T): query t attends to keys 0..t
+    Array causal = index_components(s, 3, loc) <= index_components(s, 2, loc);
+    Array masked = where(Operand(causal, loc), scores, -std::numeric_limits<double>::infinity());
+    return matmul(autocast_half(softmax(masked, -1, loc), loc),
+                  autocast_half(head_view(qkv, 2, heads, false, loc), loc), loc);
+}
+
+Array merge_heads(const Array& y, const Array& w_proj, const Array& b_proj, SourceLocation loc) {
+    const char* op = "merge_heads";
+    if (y.rank() != 4)
+        throw Error(std::string(op) + ": y must be (batch, heads, time, D), got " + y.describe() +
+                    at(loc));
+    const std::int64_t heads = y.shape()[1].size, d = y.shape()[3].size;
+    const std::int64_t c = w_proj.valid() && w_proj.rank() == 2 ? w_proj.shape()[0].size : 0;
+    check_parameter(op, "w_proj", w_proj, {c, heads * d}, false, loc);
+    check_parameter(op, "b_proj", b_proj, {c}, true, loc);
+    // (B, heads, T, D) read as (B, T, heads, D), against w_proj read as (C, heads, D).
+    IndexMap pm(3, w_proj.shape());
+    pm.read(0, 0).read(1, 1, d).read(1, 2);
+    Array w_heads = view(w_proj, Shape::of({c, heads, d}), pm.map(), loc);
+    return linear(transpose(y, {0, 2, 1, 3}, loc), w_heads, b_proj, loc);
+}
+
 Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_qkv,
                             const Array& w_proj, const Array& b_proj, std::int64_t heads,
                             SourceLocation loc) {
@@ -124,25 +170,7 @@ Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_q
     check_parameter(op, "b_qkv", b_qkv, {3 * c}, true, loc);
     check_parameter(op, "w_proj", w_proj, {c, c}, false, loc);
     check_parameter(op, "b_proj", b_proj, {c}, true, loc);
-    const std::int64_t d = c / heads;
-    Array qkv = linear(x, w_qkv, b_qkv, loc); // (B, T, 3C), 0-based
-    // Under autocast qkv is half already, the scores are scaled in f32 and the probabilities
-    // rounded to half for the second product (nn/autocast.hpp).
-    Array scores = Operand(autocast_f32(matmul(head_view(qkv, 0, heads, false, loc),
-                                               head_view(qkv, 1, heads, true, loc), loc),
-                                        loc),
-                           loc) *
-                   (1.0 / std::sqrt(static_cast<double>(d)));
-    const Shape& s = scores.shape(); // (B, heads, T, T): query t attends to keys 0..t
-    Array causal = index_components(s, 3, loc) <= index_components(s, 2, loc);
-    Array masked = where(Operand(causal, loc), scores, -std::numeric_limits<double>::infinity());
-    Array y = matmul(autocast_half(softmax(masked, -1, loc), loc),
-                     autocast_half(head_view(qkv, 2, heads, false, loc), loc), loc);
-    // (B, heads, T, D) read as (B, T, heads, D), against w_proj read as (C, heads, D).
-    IndexMap pm(3, w_proj.shape());
-    pm.read(0, 0).read(1, 1, d).read(1, 2);
-    Array w_heads = view(w_proj, Shape::of({c, heads, d}), pm.map(), loc);
-    return linear(transpose(y, {0, 2, 1, 3}, loc), w_heads, b_proj, loc);
+    return merge_heads(attention_heads(x, w_qkv, b_qkv, heads, loc), w_proj, b_proj, loc);
 }
 
 } // namespace hedra::nn
