@@ -21,6 +21,10 @@ bool is_all_reduce(const Node& n) {
     return n.kind == NodeKind::Collective && n.collective_op != CollectiveOp::Copy && !n.memo();
 }
 
+bool is_view(const Node& n) {
+    return n.kind == NodeKind::View && !n.memo();
+}
+
 HostArray copy_of(const HostArray& a) {
     HostArray c(a.sizes(), a.dtype());
     if (a.bytes() > 0) std::memcpy(c.raw_mutable(), a.raw(), a.bytes());
@@ -151,13 +155,22 @@ std::unique_ptr<Program> compile_with_collectives(const std::vector<NodePtr>& ou
         piece_outputs[static_cast<std::size_t>(p)].push_back(n);
         slot_of(n.get());
     };
+    // A view moves no data: a later piece reading one computes it again from its source, so
+    // what crosses the cut is the source (a broadcast of a row is not materialized whole).
+    auto source_of = [](NodePtr n) {
+        while (is_view(*n))
+            n = n->inputs[0];
+        return n;
+    };
     for (const NodePtr& n : order) {
         if (is_leaf(*n)) continue;
         for (const NodePtr& in : n->inputs) {
             ++readers[in.get()];
-            // Read across a cut: by an all-reduce, or by a later piece.
-            if (is_all_reduce(*n) || computed_in(in.get()) != computed_in(n.get()))
+            // Read across a cut: by an all-reduce (its operand whole), or by a later piece.
+            if (is_all_reduce(*n))
                 export_from_piece(in);
+            else if (computed_in(in.get()) != computed_in(n.get()))
+                export_from_piece(source_of(in));
         }
     }
     for (const NodePtr& n : outputs) {
@@ -186,7 +199,7 @@ std::unique_ptr<Program> compile_with_collectives(const std::vector<NodePtr>& ou
             std::unordered_map<const Node*, NodePtr> image;
             auto outside = [&](const Node& n) {
                 return n.kind == NodeKind::Placeholder || is_all_reduce(n) ||
-                       (!is_leaf(n) && computed_in(&n) != p);
+                       (!is_leaf(n) && !is_view(n) && computed_in(&n) != p);
             };
             // Rebuilt from the cuts up (inputs before users), walking this piece's nodes only.
             std::vector<std::pair<NodePtr, bool>> stack;

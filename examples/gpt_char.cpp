@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -474,6 +475,24 @@ std::string csv_path_for(const std::string& png) {
     return png + ".csv";
 }
 
+// The whole model's parameters from every tensor-parallel rank's shards (every rank calls it).
+std::vector<HostArray> gather_whole(const nn::GptConfig& cfg, const distributed::ProcessGrid& grid,
+                                    const std::vector<HostArray>& shards) {
+    const int tp = grid.shape().tp;
+    std::vector<std::vector<HostArray>> per_rank(static_cast<std::size_t>(tp));
+    for (const HostArray& s : shards) {
+        const HostArray all = grid.tp()->all_gather(s);
+        const auto* bytes = static_cast<const unsigned char*>(all.raw());
+        for (int r = 0; r < tp; ++r) {
+            HostArray part(s.sizes(), s.dtype());
+            std::memcpy(part.raw_mutable(), bytes + static_cast<std::size_t>(r) * s.bytes(),
+                        s.bytes());
+            per_rank[static_cast<std::size_t>(r)].push_back(part);
+        }
+    }
+    return nn::gpt_unshard(cfg, per_rank);
+}
+
 int train(const Flags& f) {
     // Under mpirun every rank reads the same batches and trains on its share of each
     // (distributed::DataParallelTrainer); rank 0 alone prints and writes files.
@@ -497,9 +516,9 @@ int train(const Flags& f) {
         throw Error("--grid " + f.grid + ": gpt_char splits ranks over dp and tp only");
     const distributed::ProcessGrid grid(comm, shape);
     const int tp = shape.tp;
-    if (tp > 1 && (f.sample > 0 || !f.checkpoint.empty() || f.shard_optimizer_state))
-        throw Error("--grid " + f.grid + ": --sample, --checkpoint and --shard-optimizer-state "
-                    "need the whole model on every rank; drop them or the tp axis");
+    if (tp > 1 && f.shard_optimizer_state)
+        throw Error("--grid " + f.grid + ": --shard-optimizer-state shards the whole model's "
+                    "state over data-parallel ranks; drop it or the tp axis");
     const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg, tp);
     const nn::WarmupCosine schedule{1e-3, 1e-4, 100, work.decay_steps};
 
@@ -701,7 +720,21 @@ int train(const Flags& f) {
         const bool plotted = nn::plot_loss_png(csv, f.plot, "gpt_char training loss");
         std::printf("wrote %s%s\n", csv.c_str(), plotted ? (" and " + f.plot).c_str() : "");
     }
-    if (!f.checkpoint.empty()) {
+    // Tensor parallel: the whole model gathered from the shards for the checkpoint and samples.
+    const std::vector<HostArray> whole =
+        tp > 1 ? gather_whole(cfg, grid, active.params()) : std::vector<HostArray>{};
+    if (!f.checkpoint.empty() && tp > 1) {
+        std::vector<std::string> names;
+        for (const nn::GptParameter& p : nn::gpt_parameters(cfg))
+            names.push_back(p.name);
+        if (lead) {
+            nn::save_safetensors(f.checkpoint, names, whole,
+                                 {{"step", std::to_string(active.step_count())}});
+            std::printf("wrote the checkpoint %s (the parameters gathered from %d "
+                        "tensor-parallel ranks, step %lld; no optimizer state)\n",
+                        f.checkpoint.c_str(), tp, (long long)active.step_count());
+        }
+    } else if (!f.checkpoint.empty()) {
         if (parallel) { // every rank takes part: a sharded state is gathered first
             parallel->save_checkpoint(f.checkpoint);
         } else {
@@ -714,8 +747,8 @@ int train(const Flags& f) {
     }
     if (f.sample > 0) {
         const nn::SamplingOptions sampling{f.temperature, f.top_k, f.seed};
-        const Sample sample =
-            sample_text(cfg, active.params(), corpus, f.sample, sampling, options.compute);
+        const Sample sample = sample_text(cfg, tp > 1 ? whole : active.params(), corpus,
+                                          f.sample, sampling, options.compute);
         std::printf("sample (%s, %lld characters after a '\\n' start token; %.0f characters/s "
                     "with a key-value cache, %.2f s of it compiling):\n%s\n",
                     f.temperature > 0 ? "sampled" : "greedy", (long long)f.sample,
