@@ -32,8 +32,8 @@ Array collective(const char* op_name, const Array& x, std::shared_ptr<Collective
         throw Error(std::string(op_name) + ": needs f32, f64, i32 or i64 values, got " +
                     x.describe());
     if (x.dtype() == DType::F16 || x.dtype() == DType::BF16)
-        throw Error(std::string(op_name) + ": half values are summed in f32; cast " +
-                    x.describe() + " to f32 first");
+        throw Error(std::string(op_name) + ": half values are summed in f32; cast " + x.describe() +
+                    " to f32 first");
     // A group of one: nothing to combine (and the graph stays free of cuts).
     if (group->size() == 1) return x;
     auto n = detail::new_node(NodeKind::Collective, x.dtype(), x.shape(), {x.node()}, loc);

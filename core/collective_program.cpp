@@ -262,8 +262,8 @@ std::unique_ptr<Program> compile_with_collectives(const std::vector<NodePtr>& ou
             }
             r.from = slot.count(operand) ? slot.at(operand) : slot_of(operand);
             r.to = slot_of(n.get());
-            r.copy = readers[operand] > 1 || operand->kind == NodeKind::Placeholder ||
-                     is_leaf(*operand);
+            r.copy =
+                readers[operand] > 1 || operand->kind == NodeKind::Placeholder || is_leaf(*operand);
             r.op = n->collective_op;
             r.group = n->group;
             piece.all_reduces.push_back(std::move(r));

@@ -145,7 +145,8 @@ Value node_json(const Node& n, const std::unordered_map<const Node*, int>& index
     case NodeKind::Collective: // its group is a live communicator of this process
         throw Error("save_graph: the graph has a collective (" +
                     std::string(collective_op_name(n.collective_op)) + " of " +
-                    n.shape.to_string() + "), which a graph file cannot hold; save a graph without all_reduce or "
+                    n.shape.to_string() +
+                    "), which a graph file cannot hold; save a graph without all_reduce or "
                     "copy_to_group");
     case NodeKind::Constant:
     case NodeKind::Map:

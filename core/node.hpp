@@ -98,14 +98,14 @@ struct Node {
     std::vector<int> axes;                // Reduce: sorted reduced axes of inputs[0]
     bool keepdims = false;                // Reduce: reduced axes stay as [0,1)
     ReduceOp reduce_op = ReduceOp::Sum;
-    bool overwrite = false; // Fuse
+    bool overwrite = false;                         // Fuse
     CollectiveOp collective_op = CollectiveOp::Sum; // Collective
     std::shared_ptr<CollectiveGroup> group;         // Collective
-    std::uint64_t id = 0;   // Data, Placeholder: unique identity
-    std::string name;       // Placeholder: user's name (not part of identity)
-    HostArray data;         // Data
-    SourceLocation loc;     // where the user created it (first creator when shared)
-    std::size_t hash = 0;   // structural hash
+    std::uint64_t id = 0;                           // Data, Placeholder: unique identity
+    std::string name;     // Placeholder: user's name (not part of identity)
+    HostArray data;       // Data
+    SourceLocation loc;   // where the user created it (first creator when shared)
+    std::size_t hash = 0; // structural hash
 
     // The memoized result after `compute`, shared by every user of this node.
     std::shared_ptr<const HostArray> memo() const;

@@ -26,8 +26,8 @@ public:
     int rank() const override { return comm_->rank(); }
     int size() const override { return comm_->size(); }
     std::string describe() const override {
-        return label_ + " (" + comm_->name() + ", rank " + std::to_string(comm_->rank()) +
-               " of " + std::to_string(comm_->size()) + ")";
+        return label_ + " (" + comm_->name() + ", rank " + std::to_string(comm_->rank()) + " of " +
+               std::to_string(comm_->size()) + ")";
     }
     void all_reduce_in_place(HostArray& data, CollectiveOp op) override {
         if (op == CollectiveOp::Sum) {

@@ -104,8 +104,7 @@ public:
     MpiCommunicator(const MpiCommunicator&) = delete;
     MpiCommunicator& operator=(const MpiCommunicator&) = delete;
     std::shared_ptr<Communicator> split(int color, int key) override {
-        if (color < 0)
-            throw Error("split: color " + std::to_string(color) + " must be >= 0");
+        if (color < 0) throw Error("split: color " + std::to_string(color) + " must be >= 0");
         MPI_Comm part = MPI_COMM_NULL;
         check(MPI_Comm_split(comm_, color, key, &part), "MPI_Comm_split");
         return std::make_shared<MpiCommunicator>(part);

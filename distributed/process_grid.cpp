@@ -36,8 +36,7 @@ GridShape parse_grid(const std::string& text) {
         while (std::getline(in, item, ',')) {
             if (item.size() < 3) fail();
             std::string axis = item.substr(0, 2), value = item.substr(item[2] == '=' ? 3 : 2);
-            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
-                fail();
+            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) fail();
             const int v = std::stoi(value);
             if (axis == "dp")
                 g.dp = v;
@@ -75,8 +74,8 @@ ProcessGrid::ProcessGrid(std::shared_ptr<Communicator> world, GridShape shape)
 }
 
 int ProcessGrid::world_rank(int dp_rank, int tp_rank, int pp_rank) const {
-    if (dp_rank < 0 || dp_rank >= shape_.dp || tp_rank < 0 || tp_rank >= shape_.tp ||
-        pp_rank < 0 || pp_rank >= shape_.pp)
+    if (dp_rank < 0 || dp_rank >= shape_.dp || tp_rank < 0 || tp_rank >= shape_.tp || pp_rank < 0 ||
+        pp_rank >= shape_.pp)
         throw Error("ProcessGrid::world_rank: coordinates (dp " + std::to_string(dp_rank) +
                     ", tp " + std::to_string(tp_rank) + ", pp " + std::to_string(pp_rank) +
                     ") are outside the grid " + shape_.to_string());

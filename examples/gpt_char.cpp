@@ -32,9 +32,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -510,14 +510,15 @@ int train(const Flags& f) {
     const std::int64_t T = cfg.block;
     const std::int64_t batch = work.batch;
     // The ranks' grid: tensor-parallel groups split each layer, the rest share out the batch.
-    const distributed::GridShape shape =
-        f.grid.empty() ? distributed::GridShape{.dp = comm->size()} : distributed::parse_grid(f.grid);
+    const distributed::GridShape shape = f.grid.empty() ? distributed::GridShape{.dp = comm->size()}
+                                                        : distributed::parse_grid(f.grid);
     if (shape.pp > 1)
         throw Error("--grid " + f.grid + ": gpt_char splits ranks over dp and tp only");
     const distributed::ProcessGrid grid(comm, shape);
     const int tp = shape.tp;
     if (tp > 1 && f.shard_optimizer_state)
-        throw Error("--grid " + f.grid + ": --shard-optimizer-state shards the whole model's "
+        throw Error("--grid " + f.grid +
+                    ": --shard-optimizer-state shards the whole model's "
                     "state over data-parallel ranks; drop it or the tp axis");
     const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg, tp);
     const nn::WarmupCosine schedule{1e-3, 1e-4, 100, work.decay_steps};
@@ -586,8 +587,8 @@ int train(const Flags& f) {
         parallel = std::make_unique<distributed::DataParallelTrainer>(
             grid.dp(), std::move(trainer),
             distributed::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
-        std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n",
-                    shape.dp, comm->name().c_str(),
+        std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n", shape.dp,
+                    comm->name().c_str(),
                     (long long)(parallel->shard(batch).second - parallel->shard(batch).first),
                     (long long)batch);
     }
@@ -747,8 +748,8 @@ int train(const Flags& f) {
     }
     if (f.sample > 0) {
         const nn::SamplingOptions sampling{f.temperature, f.top_k, f.seed};
-        const Sample sample = sample_text(cfg, tp > 1 ? whole : active.params(), corpus,
-                                          f.sample, sampling, options.compute);
+        const Sample sample = sample_text(cfg, tp > 1 ? whole : active.params(), corpus, f.sample,
+                                          sampling, options.compute);
         std::printf("sample (%s, %lld characters after a '\\n' start token; %.0f characters/s "
                     "with a key-value cache, %.2f s of it compiling):\n%s\n",
                     f.temperature > 0 ? "sampled" : "greedy", (long long)f.sample,

@@ -29,9 +29,8 @@ ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm
             throw Error("clip_grad_norm: gradient " + std::to_string(i) + " " +
                         grads[i].describe() + " is not a float array");
         Array norm = sqrt(sum(grads[i] * grads[i]));
-        Array& into = shards.group && !shards.sharded.empty() && shards.sharded[i]
-                          ? shard_squares
-                          : squares;
+        Array& into =
+            shards.group && !shards.sharded.empty() && shards.sharded[i] ? shard_squares : squares;
         into = into.valid() ? into + norm * norm : norm * norm;
     }
     if (shard_squares.valid()) {

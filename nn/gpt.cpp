@@ -19,15 +19,14 @@ void check_config(const GptConfig& c) {
         c.embd % c.heads != 0)
         throw Error("gpt: the configuration needs positive sizes and a width divisible by the "
                     "heads, got vocab " +
-                    std::to_string(c.vocab) + ", block " + std::to_string(c.block) +
-                    ", layers " + std::to_string(c.layers) + ", heads " +
-                    std::to_string(c.heads) + ", width " + std::to_string(c.embd));
+                    std::to_string(c.vocab) + ", block " + std::to_string(c.block) + ", layers " +
+                    std::to_string(c.layers) + ", heads " + std::to_string(c.heads) + ", width " +
+                    std::to_string(c.embd));
 }
 
 // The parameters of one block, after its prefix "transformer.h.<l>.".
 struct BlockParams {
-    Array ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w,
-        mproj_b;
+    Array ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w, mproj_b;
 };
 
 } // namespace
@@ -47,8 +46,7 @@ std::vector<GptParameter> gpt_parameters(const GptConfig& c, int tp) {
                    int split_axis = -1, int blocks = 1) {
         if (is_bias && !c.bias) return;
         bool decay = shape.size() >= 2;
-        out.push_back({std::move(name), std::move(shape), decay, tp > 1 ? split_axis : -1,
-                       blocks});
+        out.push_back({std::move(name), std::move(shape), decay, tp > 1 ? split_axis : -1, blocks});
     };
     add("transformer.wte.weight", {c.vocab, C}, false);
     add("transformer.wpe.weight", {c.block, C}, false);
@@ -89,8 +87,7 @@ Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Arr
                         Shape::of(spec[i].shape).to_string() +
                         (ranks > 1 ? " on each of " + std::to_string(ranks) + " ranks" : "") +
                         ", got " + params[i].describe());
-    if (tokens.rank() != 2 || !is_integer(tokens.dtype()) ||
-        tokens.shape()[1].size > c.block)
+    if (tokens.rank() != 2 || !is_integer(tokens.dtype()) || tokens.shape()[1].size > c.block)
         throw Error("gpt_logits: tokens must be integers (batch, T) with T <= block " +
                     std::to_string(c.block) + ", got " + tokens.describe());
     std::size_t at = 0;
@@ -101,25 +98,25 @@ Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Arr
     Array x = embedding(tokens, wte) + positions;
     for (std::int64_t l = 0; l < c.layers; ++l) {
         BlockParams p;
-        p.ln1_w = next(false), p.ln1_b = next(true), p.attn_w = next(false),
-        p.attn_b = next(true), p.proj_w = next(false), p.proj_b = next(true);
+        p.ln1_w = next(false), p.ln1_b = next(true), p.attn_w = next(false), p.attn_b = next(true),
+        p.proj_w = next(false), p.proj_b = next(true);
         p.ln2_w = next(false), p.ln2_b = next(true), p.fc_w = next(false), p.fc_b = next(true),
         p.mproj_w = next(false), p.mproj_b = next(true);
         if (ranks == 1) {
             x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b,
                                           p.proj_w, p.proj_b, c.heads);
-            x = x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)),
-                           p.mproj_w, p.mproj_b);
+            x = x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)), p.mproj_w,
+                           p.mproj_b);
             continue;
         }
         // This rank's heads and hidden features; each half ends in one all-reduce, the bias
         // added once after it.
-        Array heads = attention_heads(copy_to_group(layer_norm(x, p.ln1_w, p.ln1_b), tp),
-                                      p.attn_w, p.attn_b, c.heads / ranks);
+        Array heads = attention_heads(copy_to_group(layer_norm(x, p.ln1_w, p.ln1_b), tp), p.attn_w,
+                                      p.attn_b, c.heads / ranks);
         Array attn = all_reduce(merge_heads(heads, p.proj_w, Array()), tp);
         x = x + (p.proj_b.valid() ? attn + p.proj_b : attn);
-        Array hidden = gelu(column_parallel_linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w,
-                                                   p.fc_b, tp));
+        Array hidden =
+            gelu(column_parallel_linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b, tp));
         x = x + row_parallel_linear(hidden, p.mproj_w, p.mproj_b, tp);
     }
     Array lnf_w = next(false), lnf_b = next(true);
@@ -187,8 +184,7 @@ std::vector<HostArray> gpt_unshard(const GptConfig& c,
             std::vector<HostArray> ranks;
             for (int r = 0; r < tp; ++r) {
                 const HostArray& mine = shards[static_cast<std::size_t>(r)][i];
-                ranks.push_back(p.blocks == 1 ? mine
-                                              : shard_rows(mine, p.split_axis, p.blocks, b));
+                ranks.push_back(p.blocks == 1 ? mine : shard_rows(mine, p.split_axis, p.blocks, b));
             }
             blocks.push_back(unshard_rows(ranks, p.split_axis));
         }

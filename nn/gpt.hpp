@@ -17,18 +17,18 @@
 namespace hedra::nn {
 
 struct GptConfig {
-    std::int64_t vocab = 84;  // characters
-    std::int64_t block = 64;  // context length T
-    std::int64_t layers = 4;  // transformer blocks
-    std::int64_t heads = 4;   // attention heads per block
-    std::int64_t embd = 128;  // width C
-    bool bias = true;         // biases in every linear and layer norm
+    std::int64_t vocab = 84; // characters
+    std::int64_t block = 64; // context length T
+    std::int64_t layers = 4; // transformer blocks
+    std::int64_t heads = 4;  // attention heads per block
+    std::int64_t embd = 128; // width C
+    bool bias = true;        // biases in every linear and layer norm
 };
 
 struct GptParameter {
-    std::string name;                 // "transformer.h.0.attn.c_attn.weight"
-    std::vector<std::int64_t> shape;  // PyTorch's layout
-    bool decay = false;               // weight decay applies (rank >= 2: matrices, embeddings)
+    std::string name;                // "transformer.h.0.attn.c_attn.weight"
+    std::vector<std::int64_t> shape; // PyTorch's layout
+    bool decay = false;              // weight decay applies (rank >= 2: matrices, embeddings)
     // Tensor parallelism: the axis cut across the ranks (-1: every rank holds all of it), made
     // of `blocks` equal blocks each cut alike (3 for attention's [q | k | v]).
     int split_axis = -1;

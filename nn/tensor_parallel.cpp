@@ -41,8 +41,8 @@ HostArray shard_rows(const HostArray& a, int axis, int parts, int rank) {
     if (axis < 0 || axis >= a.rank() || parts < 1 || rank < 0 || rank >= parts ||
         a.sizes()[static_cast<std::size_t>(axis)] % parts != 0)
         throw Error("shard_rows: cannot cut axis " + std::to_string(axis) + " of an array of " +
-                    "shape " + Shape::of(a.sizes()).to_string() + " into " +
-                    std::to_string(parts) + " equal parts and take part " + std::to_string(rank) +
+                    "shape " + Shape::of(a.sizes()).to_string() + " into " + std::to_string(parts) +
+                    " equal parts and take part " + std::to_string(rank) +
                     "; the parts must divide the axis");
     std::vector<std::int64_t> sizes = a.sizes();
     const std::int64_t n = sizes[static_cast<std::size_t>(axis)], part = n / parts;
@@ -83,10 +83,10 @@ HostArray unshard_rows(const std::vector<HostArray>& shards, int axis) {
     for (std::size_t r = 0; r < shards.size(); ++r) {
         const auto* src = static_cast<const unsigned char*>(shards[r].raw());
         for (std::int64_t o = 0; o < outer; ++o)
-            std::memcpy(dst + static_cast<std::size_t>(o * n + static_cast<std::int64_t>(r) * part) *
-                                  inner,
-                        src + static_cast<std::size_t>(o * part) * inner,
-                        static_cast<std::size_t>(part) * inner);
+            std::memcpy(
+                dst + static_cast<std::size_t>(o * n + static_cast<std::int64_t>(r) * part) * inner,
+                src + static_cast<std::size_t>(o * part) * inner,
+                static_cast<std::size_t>(part) * inner);
     }
     return out;
 }

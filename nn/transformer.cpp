@@ -108,8 +108,8 @@ Array embedding(const Array& indices, const Array& table, SourceLocation loc) {
     return where(Operand(inside, loc), Operand(rows, loc), 0.0);
 }
 
-Array attention_heads(const Array& x, const Array& w_qkv, const Array& b_qkv,
-                      std::int64_t heads, SourceLocation loc) {
+Array attention_heads(const Array& x, const Array& w_qkv, const Array& b_qkv, std::int64_t heads,
+                      SourceLocation loc) {
     const char* op = "attention_heads";
     if (x.rank() != 3 || !is_float(x.dtype()))
         throw Error(std::string(op) + ": x must be a float array (batch, time, channels), got " +

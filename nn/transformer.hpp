@@ -45,8 +45,8 @@ Array causal_self_attention(const Array& x, const Array& w_qkv, const Array& b_q
 // (nn/tensor_parallel.hpp): attention_heads gives every head's output (B, heads, T, D) from
 // w_qkv (3 · heads · D, C) laid out as [q | k | v]; merge_heads contracts it with w_proj
 // (C', heads · D) into (B, T, C'), adding b_proj (C') when given.
-Array attention_heads(const Array& x, const Array& w_qkv, const Array& b_qkv,
-                      std::int64_t heads, SourceLocation loc = SourceLocation::current());
+Array attention_heads(const Array& x, const Array& w_qkv, const Array& b_qkv, std::int64_t heads,
+                      SourceLocation loc = SourceLocation::current());
 Array merge_heads(const Array& y, const Array& w_proj, const Array& b_proj,
                   SourceLocation loc = SourceLocation::current());
 

@@ -50,7 +50,7 @@ TEST_CASE("collectives: a graph is cut at its all-reduces and runs the sums betw
         o.backend = backend;
         Array x = placeholder(Shape::of({3, 4}), DType::F32, "x");
         Array w = placeholder(Shape::of({4, 5}), DType::F32, "w");
-        Array h = all_reduce(matmul(x, w), twins);           // piece 0, then a sum
+        Array h = all_reduce(matmul(x, w), twins);            // piece 0, then a sum
         Array y = all_reduce(tanh(h) * 3.0f + sum(x), twins); // piece 1, a sum, piece 2
         Array out = y - h;
         CompiledProgram p = compile({out, h}, {x, w}, o);
@@ -58,11 +58,11 @@ TEST_CASE("collectives: a graph is cut at its all-reduces and runs the sums betw
         twins->calls = 0;
         std::vector<HostArray> got = p({xv, wv});
         CHECK(twins->calls == 2);
-        std::vector<HostArray> want = compute(
-            {2.0f * (tanh(2.0f * matmul(array(xv), array(wv))) * 3.0f + sum(array(xv))) -
-                 2.0f * matmul(array(xv), array(wv)),
-             2.0f * matmul(array(xv), array(wv))},
-            reference());
+        std::vector<HostArray> want =
+            compute({2.0f * (tanh(2.0f * matmul(array(xv), array(wv))) * 3.0f + sum(array(xv))) -
+                         2.0f * matmul(array(xv), array(wv)),
+                     2.0f * matmul(array(xv), array(wv))},
+                    reference());
         for (int k = 0; k < 2; ++k)
             for (std::int64_t i = 0; i < want[k].size(); ++i)
                 CHECK(got[k].flat(i) == doctest::Approx(want[k].flat(i)).epsilon(1e-6));

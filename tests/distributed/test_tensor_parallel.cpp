@@ -131,8 +131,8 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape) {
                     worst = std::max(worst, std::fabs(got[k] - ref[k]));
             }
             // Within 1e-5 of the parameter's scale (its largest magnitude).
-            CHECK_MESSAGE(worst <= 1e-5 * scale, name << ": off by " << worst << " at scale "
-                                                      << scale);
+            CHECK_MESSAGE(worst <= 1e-5 * scale,
+                          name << ": off by " << worst << " at scale " << scale);
         }
     }
 }
@@ -162,8 +162,8 @@ TEST_CASE("tensor parallel: shards of every parameter gather back to the whole")
     }
     // q, k and v are cut alike: rank 1 of 2 holds rows 8..15 of q, of k and of v.
     const std::vector<HostArray> r1 = nn::gpt_shard(c, whole, 2, 1);
-    const HostArray& w = whole[4];  // transformer.h.0.attn.c_attn.weight (48, 16)
-    const HostArray& s = r1[4];     // (24, 16)
+    const HostArray& w = whole[4]; // transformer.h.0.attn.c_attn.weight (48, 16)
+    const HostArray& s = r1[4];    // (24, 16)
     CHECK(nn::gpt_parameters(c, 2)[4].name == "transformer.h.0.attn.c_attn.weight");
     CHECK(s.at({0, 3}) == w.at({8, 3}));
     CHECK(s.at({8, 3}) == w.at({24, 3}));
@@ -189,9 +189,12 @@ TEST_CASE("process grid: axes, ranks and parsing") {
             HostArray one({1}, DType::I64);
             one.set_flat(0, r);
             seen[static_cast<std::size_t>(r)] = {
-                grid.dp_rank(),     grid.tp_rank(),
-                grid.pp_rank(),     grid.dp()->size(),
-                grid.tp()->size(),  static_cast<int>(grid.tp()->all_reduce(one).flat(0)),
+                grid.dp_rank(),
+                grid.tp_rank(),
+                grid.pp_rank(),
+                grid.dp()->size(),
+                grid.tp()->size(),
+                static_cast<int>(grid.tp()->all_reduce(one).flat(0)),
                 static_cast<int>(grid.dp()->all_reduce(one).flat(0)),
                 static_cast<int>(grid.pp()->all_reduce(one).flat(0)),
                 grid.world_rank(grid.dp_rank(), grid.tp_rank(), grid.pp_rank())};
@@ -204,9 +207,9 @@ TEST_CASE("process grid: axes, ranks and parsing") {
         CHECK(s[1] == r % 2);
         CHECK(s[2] == r / 4);
         CHECK((s[3] == 2 && s[4] == 2));
-        CHECK(s[5] == 2 * (r - r % 2) + 1);         // r and its tp neighbour
+        CHECK(s[5] == 2 * (r - r % 2) + 1);           // r and its tp neighbour
         CHECK(s[6] == 2 * (r % 2 + 4 * (r / 4)) + 2); // tp offset + both dp rows
-        CHECK(s[7] == 2 * (r % 4) + 4);              // both stages
+        CHECK(s[7] == 2 * (r % 4) + 4);               // both stages
         CHECK(s[8] == r);
     }
     CHECK_ERROR(ProcessGrid(in_process_group(2)[0], {.dp = 2, .tp = 2, .pp = 1}), "ProcessGrid",

