@@ -142,6 +142,16 @@ HostArray Communicator::reduce_scatter(const HostArray& a, Reduction op) {
     return out;
 }
 
+std::unique_ptr<InFlight> Communicator::start_send(const void*, std::size_t, int, int) {
+    throw Error("start_send: the '" + name() +
+                "' communicator has no point-to-point messages; use MPI or in-process ranks");
+}
+
+void Communicator::receive(void*, std::size_t, int, int) {
+    throw Error("receive: the '" + name() +
+                "' communicator has no point-to-point messages; use MPI or in-process ranks");
+}
+
 std::shared_ptr<Communicator> Communicator::split(int, int) {
     throw Error("split: the '" + name() +
                 "' communicator cannot be split; split the MPI or in-process group it was made "

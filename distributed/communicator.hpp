@@ -68,6 +68,13 @@ public:
     // finishes before it returns.
     virtual std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                                int root);
+    // Point to point (pipeline stages): `bytes` at `data` to rank `dest`, started now; the
+    // memory must stay untouched until done() or wait(). Messages between two ranks with the
+    // same tag arrive in the order they were sent.
+    virtual std::unique_ptr<InFlight> start_send(const void* data, std::size_t bytes, int dest,
+                                                 int tag);
+    // `bytes` from rank `source` with `tag` into `data`, waiting for them.
+    virtual void receive(void* data, std::size_t bytes, int source, int tag);
     // Whether sum_on_device sums device memory where it is (NCCL's communicator does).
     virtual bool sums_device_memory() const { return false; }
     // `count` elements of `dtype` at a device address.

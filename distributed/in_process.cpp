@@ -4,7 +4,9 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <tuple>
 #include <mutex>
 
 #include "core/error.hpp"
@@ -31,6 +33,20 @@ public:
         std::unique_lock<std::mutex> lock(mutex_);
         arrive(lock, arrived_, generation_);
     }
+    // Point to point: a copy queued for (source, dest, tag), taken in order.
+    void post(int source, int dest, int tag, Bytes message) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        mail_[{source, dest, tag}].push_back(std::move(message));
+        changed_.notify_all();
+    }
+    Bytes take(int source, int dest, int tag) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        auto& queue = mail_[{source, dest, tag}];
+        changed_.wait(lock, [&] { return !queue.empty(); });
+        Bytes message = std::move(queue.front());
+        queue.pop_front();
+        return message;
+    }
     // The exchange of the ranks of `color` in split number `split` (made by the first to ask).
     std::shared_ptr<Exchange> part(std::uint64_t split, int color, int ranks) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -56,6 +72,7 @@ private:
     std::condition_variable changed_;
     std::vector<Bytes> slots_;
     std::map<std::pair<std::uint64_t, int>, std::shared_ptr<Exchange>> parts_;
+    std::map<std::tuple<int, int, int>, std::deque<Bytes>> mail_;
     int arrived_ = 0, copied_ = 0;
     std::uint64_t generation_ = 0, copy_generation_ = 0;
 };
@@ -93,6 +110,13 @@ void sum_parts(DType t, const std::vector<Bytes>& parts, std::size_t offset, voi
     internal_error("in-process sum of a dtype the checks exclude");
 }
 
+// A message already queued for its receiver.
+class Delivered : public InFlight {
+public:
+    bool done() override { return true; }
+    void wait() override {}
+};
+
 class InProcessCommunicator : public Communicator {
 public:
     InProcessCommunicator(std::shared_ptr<Exchange> exchange, int rank, int size)
@@ -101,6 +125,23 @@ public:
     int size() const override { return size_; }
     std::string name() const override { return "in-process"; }
     void barrier() override { exchange_->barrier(); }
+    std::unique_ptr<InFlight> start_send(const void* data, std::size_t bytes, int dest,
+                                         int tag) override {
+        check_root(dest, "start_send");
+        const auto* p = static_cast<const unsigned char*>(data);
+        exchange_->post(rank_, dest, tag, Bytes(p, p + bytes)); // copied: done at once
+        return std::make_unique<Delivered>();
+    }
+    void receive(void* data, std::size_t bytes, int source, int tag) override {
+        check_root(source, "receive");
+        Bytes message = exchange_->take(source, rank_, tag);
+        if (message.size() != bytes)
+            throw Error("receive: rank " + std::to_string(rank_) + " expected " +
+                        std::to_string(bytes) + " bytes from rank " + std::to_string(source) +
+                        " (tag " + std::to_string(tag) + "), got " +
+                        std::to_string(message.size()));
+        std::memcpy(data, message.data(), bytes);
+    }
     std::shared_ptr<Communicator> split(int color, int key) override {
         if (color < 0) throw Error("split: color " + std::to_string(color) + " must be >= 0");
         const int mine[2] = {color, key};

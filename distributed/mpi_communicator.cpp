@@ -135,6 +135,21 @@ public:
               "MPI_Ireduce");
         return flight;
     }
+    std::unique_ptr<InFlight> start_send(const void* data, std::size_t bytes, int dest,
+                                         int tag) override {
+        check_root(dest, "start_send");
+        auto flight = std::make_unique<MpiInFlight>();
+        check(MPI_Isend(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, dest, tag,
+                        comm_, flight->request()),
+              "MPI_Isend");
+        return flight;
+    }
+    void receive(void* data, std::size_t bytes, int source, int tag) override {
+        check_root(source, "receive");
+        check(MPI_Recv(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, source, tag,
+                       comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+    }
     std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                        int root) override {
         check_root(root, "start_broadcast_in_place");

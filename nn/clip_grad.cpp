@@ -15,10 +15,11 @@ ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm
 
 ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm,
                                 const GradientShards& shards) {
-    if (!shards.sharded.empty() && shards.sharded.size() != grads.size())
-        throw Error("clip_grad_norm: " + std::to_string(shards.sharded.size()) +
-                    " sharded flags for " + std::to_string(grads.size()) +
-                    " gradients; give one per gradient");
+    for (const auto* flags : {&shards.sharded, &shards.uncounted})
+        if (!flags->empty() && flags->size() != grads.size())
+            throw Error("clip_grad_norm: " + std::to_string(flags->size()) +
+                        " sharded (or uncounted) flags for " + std::to_string(grads.size()) +
+                        " gradients; give one per gradient");
     if (!(max_norm > 0.0) || !std::isfinite(max_norm))
         throw Error("clip_grad_norm: max_norm must be positive and finite, got " +
                     std::to_string(max_norm));
@@ -28,6 +29,7 @@ ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm
         if (!is_float(grads[i].dtype()))
             throw Error("clip_grad_norm: gradient " + std::to_string(i) + " " +
                         grads[i].describe() + " is not a float array");
+        if (!shards.uncounted.empty() && shards.uncounted[i]) continue;
         Array norm = sqrt(sum(grads[i] * grads[i]));
         Array& into =
             shards.group && !shards.sharded.empty() && shards.sharded[i] ? shard_squares : squares;
@@ -37,6 +39,8 @@ ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm
         Array all = all_reduce(shard_squares, shards.group);
         squares = squares.valid() ? squares + all : all;
     }
+    if (!squares.valid()) squares = sum(grads[0] * 0.0f); // every gradient counted elsewhere
+    if (shards.stages) squares = all_reduce(squares, shards.stages);
     ClippedGradients out;
     out.total_norm = sqrt(squares);
     Array scale = minimum(max_norm / (out.total_norm + 1e-6), 1.0);

@@ -25,9 +25,14 @@ ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm
 // parallelism): `sharded[i]` says whether gradient i is this rank's shard. The squared norms of
 // the shards are summed over the group (one all-reduce in the graph), the others, equal on
 // every rank, counted once, so every rank clips by the norm of the whole model's gradient.
+// With pipeline stages as well, each stage's parameters are its own: `stages` sums every
+// stage's squared norm, and `uncounted[i]` leaves out a gradient that another stage counts (the
+// last stage's copy of a tied embedding).
 struct GradientShards {
     std::shared_ptr<CollectiveGroup> group;
     std::vector<bool> sharded;
+    std::shared_ptr<CollectiveGroup> stages;
+    std::vector<bool> uncounted;
 };
 ClippedGradients clip_grad_norm(const std::vector<Array>& grads, double max_norm,
                                 const GradientShards& shards);

@@ -29,6 +29,44 @@ struct BlockParams {
     Array ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, mproj_w, mproj_b;
 };
 
+// The next block's parameters from `next(is_bias)` (an empty Array for an absent bias).
+template <class Next>
+BlockParams block_params(Next& next) {
+    BlockParams p;
+    p.ln1_w = next(false), p.ln1_b = next(true), p.attn_w = next(false), p.attn_b = next(true),
+    p.proj_w = next(false), p.proj_b = next(true);
+    p.ln2_w = next(false), p.ln2_b = next(true), p.fc_w = next(false), p.fc_b = next(true),
+    p.mproj_w = next(false), p.mproj_b = next(true);
+    return p;
+}
+
+// One pre-norm block on x (B, T, C), whole or split over the ranks of `tp`.
+Array gpt_block(const GptConfig& c, const BlockParams& p, const Array& x_in,
+                const std::shared_ptr<CollectiveGroup>& tp) {
+    const int ranks = tp ? tp->size() : 1;
+    Array x = x_in;
+    if (ranks == 1) {
+        x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b,
+                                      p.proj_w, p.proj_b, c.heads);
+        return x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)),
+                          p.mproj_w, p.mproj_b);
+    }
+    // This rank's heads and hidden features; each half ends in one all-reduce, the bias added
+    // once after it.
+    Array heads = attention_heads(copy_to_group(layer_norm(x, p.ln1_w, p.ln1_b), tp), p.attn_w,
+                                  p.attn_b, c.heads / ranks);
+    Array attn = all_reduce(merge_heads(heads, p.proj_w, Array()), tp);
+    x = x + (p.proj_b.valid() ? attn + p.proj_b : attn);
+    Array hidden =
+        gelu(column_parallel_linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b, tp));
+    return x + row_parallel_linear(hidden, p.mproj_w, p.mproj_b, tp);
+}
+
+// The parameters before the blocks (wte, wpe), per block, and after them (ln_f).
+std::size_t params_per_block(const GptConfig& c) {
+    return c.bias ? 12 : 8;
+}
+
 } // namespace
 
 std::vector<GptParameter> gpt_parameters(const GptConfig& c) {
@@ -96,29 +134,8 @@ Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Arr
     const std::int64_t T = tokens.shape()[1].size;
     Array positions = reshape(wpe, Shape{range(T), range(c.embd)}); // the first T rows
     Array x = embedding(tokens, wte) + positions;
-    for (std::int64_t l = 0; l < c.layers; ++l) {
-        BlockParams p;
-        p.ln1_w = next(false), p.ln1_b = next(true), p.attn_w = next(false), p.attn_b = next(true),
-        p.proj_w = next(false), p.proj_b = next(true);
-        p.ln2_w = next(false), p.ln2_b = next(true), p.fc_w = next(false), p.fc_b = next(true),
-        p.mproj_w = next(false), p.mproj_b = next(true);
-        if (ranks == 1) {
-            x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b,
-                                          p.proj_w, p.proj_b, c.heads);
-            x = x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)), p.mproj_w,
-                           p.mproj_b);
-            continue;
-        }
-        // This rank's heads and hidden features; each half ends in one all-reduce, the bias
-        // added once after it.
-        Array heads = attention_heads(copy_to_group(layer_norm(x, p.ln1_w, p.ln1_b), tp), p.attn_w,
-                                      p.attn_b, c.heads / ranks);
-        Array attn = all_reduce(merge_heads(heads, p.proj_w, Array()), tp);
-        x = x + (p.proj_b.valid() ? attn + p.proj_b : attn);
-        Array hidden =
-            gelu(column_parallel_linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b, tp));
-        x = x + row_parallel_linear(hidden, p.mproj_w, p.mproj_b, tp);
-    }
+    for (std::int64_t l = 0; l < c.layers; ++l)
+        x = gpt_block(c, block_params(next), x, tp);
     Array lnf_w = next(false), lnf_b = next(true);
     return linear(layer_norm(x, lnf_w, lnf_b), wte); // the head tied to the token embedding
 }
@@ -131,6 +148,62 @@ Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array
 Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array& tokens,
                const Array& targets, const std::shared_ptr<CollectiveGroup>& tp) {
     return cross_entropy(gpt_logits(c, params, tokens, tp), targets);
+}
+
+std::vector<std::size_t> gpt_stage_parameters(const GptConfig& c, int stage, int stages) {
+    check_config(c);
+    if (stages < 1 || stage < 0 || stage >= stages || c.layers % stages != 0)
+        throw Error("gpt_stage_parameters: stage " + std::to_string(stage) + " of " +
+                    std::to_string(stages) + " for " + std::to_string(c.layers) +
+                    " layers; the stages must divide the layers");
+    const std::size_t per = params_per_block(c), per_stage = per * std::size_t(c.layers / stages);
+    const std::size_t total = 2 + per * std::size_t(c.layers) + (c.bias ? 2 : 1);
+    std::vector<std::size_t> out;
+    if (stage == 0) out = {0, 1};                     // wte, wpe
+    else if (stage == stages - 1) out.push_back(0); // the head's copy of wte
+    for (std::size_t i = 0; i < per_stage; ++i)
+        out.push_back(2 + std::size_t(stage) * per_stage + i);
+    if (stage == stages - 1)
+        for (std::size_t i = 2 + per * std::size_t(c.layers); i < total; ++i)
+            out.push_back(i); // ln_f
+    return out;
+}
+
+Array gpt_stage(const GptConfig& c, int stage, int stages, const std::vector<Array>& params,
+                const Array& received, const Array& tokens, const Array& targets,
+                const std::shared_ptr<CollectiveGroup>& tp) {
+    const std::vector<std::size_t> mine = gpt_stage_parameters(c, stage, stages);
+    if (params.size() != mine.size())
+        throw Error("gpt_stage: stage " + std::to_string(stage) + " of " +
+                    std::to_string(stages) + " takes " + std::to_string(mine.size()) +
+                    " parameters (gpt_stage_parameters), got " + std::to_string(params.size()));
+    std::size_t at = 0;
+    auto next = [&](bool is_bias) { return is_bias && !c.bias ? Array() : params[at++]; };
+    Array x, wte;
+    if (stage == 0) {
+        if (!tokens.valid() || tokens.rank() != 2 || !is_integer(tokens.dtype()) ||
+            tokens.shape()[1].size > c.block)
+            throw Error("gpt_stage: stage 0 takes integer tokens (batch, T) with T <= block " +
+                        std::to_string(c.block) + ", got " +
+                        (tokens.valid() ? tokens.describe() : std::string("none")));
+        wte = next(false);
+        Array wpe = next(false);
+        const std::int64_t T = tokens.shape()[1].size;
+        x = embedding(tokens, wte) + reshape(wpe, Shape{range(T), range(c.embd)});
+    } else {
+        if (!received.valid() || received.rank() != 3 || received.shape()[2].size != c.embd)
+            throw Error("gpt_stage: stage " + std::to_string(stage) +
+                        " takes the previous stage's activation (batch, T, " +
+                        std::to_string(c.embd) + "), got " +
+                        (received.valid() ? received.describe() : std::string("none")));
+        x = received;
+        if (stage == stages - 1) wte = next(false);
+    }
+    for (std::int64_t l = 0; l < c.layers / stages; ++l)
+        x = gpt_block(c, block_params(next), x, tp);
+    if (stage < stages - 1) return x;
+    Array lnf_w = next(false), lnf_b = next(true);
+    return cross_entropy(linear(layer_norm(x, lnf_w, lnf_b), wte), targets);
 }
 
 std::vector<HostArray> gpt_shard(const GptConfig& c, const std::vector<HostArray>& params, int tp,

@@ -59,6 +59,20 @@ Array gpt_logits(const GptConfig& config, const std::vector<Array>& params, cons
                  const std::shared_ptr<CollectiveGroup>& tp);
 Array gpt_loss(const GptConfig& config, const std::vector<Array>& params, const Array& tokens,
                const Array& targets, const std::shared_ptr<CollectiveGroup>& tp);
+// Pipeline parallelism: the model cut by layers into `stages` (which must divide the layers).
+// Stage 0 holds the embeddings and its blocks; the last stage its blocks, the final norm and
+// the output head, which reads a copy of the token embedding: the two copies' gradients are
+// summed before every update (PipelineOptions::tied), so they stay equal.
+// The indices into gpt_parameters() (or its tensor-parallel list) of stage `stage`'s
+// parameters, in the order gpt_stage takes them (the last stage's wte first).
+std::vector<std::size_t> gpt_stage_parameters(const GptConfig& config, int stage, int stages);
+// Stage `stage`'s output: the activation (B, T, C) it passes on, or on the last stage the mean
+// cross-entropy of `targets`. `received` is the previous stage's activation (none on stage
+// 0), `tokens` are read on stage 0 and `targets` on the last; `tp` splits the blocks as
+// gpt_loss does.
+Array gpt_stage(const GptConfig& config, int stage, int stages, const std::vector<Array>& params,
+                const Array& received, const Array& tokens, const Array& targets,
+                const std::shared_ptr<CollectiveGroup>& tp = nullptr);
 // Rank `rank`'s shards of whole parameters, and whole parameters from every rank's shards.
 std::vector<HostArray> gpt_shard(const GptConfig& config, const std::vector<HostArray>& params,
                                  int tp, int rank);

@@ -1,0 +1,187 @@
+// Pipeline parallelism over in-process ranks (threads): the GPT cut into stages (pp 2, pp 4, and
+// composed as dp 2 x pp 2 and tp 2 x pp 2) takes one process's 20 AdamW steps with clipping,
+// 4 micro-batches: losses within 1e-5, every parameter within 1e-5 of its scale, the tied token
+// embedding equal bit for bit on the first and last stage, replicas equal bit for bit. The
+// point-to-point messages and the stage split's errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "core/expect_error.hpp"
+#include "distributed/in_process.hpp"
+#include "distributed/pipeline_parallel.hpp"
+#include "distributed/process_grid.hpp"
+#include "hedra.hpp"
+#include "nn/gpt.hpp"
+
+using namespace hedra;
+using namespace hedra::distributed;
+
+namespace {
+
+constexpr int kBatch = 8, kSteps = 20;
+
+nn::GptConfig tiny_gpt(std::int64_t layers) {
+    return {.vocab = 11, .block = 8, .layers = layers, .heads = 4, .embd = 16, .bias = true};
+}
+
+std::vector<HostArray> tokens_and_targets(unsigned seed) {
+    HostArray x({kBatch, 8}, DType::I64), y({kBatch, 8}, DType::I64);
+    std::uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 7;
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        x.set_flat(i, static_cast<double>(s % 11));
+        y.set_flat(i, static_cast<double>((s / 11 + i) % 11));
+    }
+    return {x, y};
+}
+
+nn::TrainerOptions options() {
+    nn::TrainerOptions o;
+    o.compute.backend = "openmp";
+    o.compute.num_threads = 1;
+    o.clip_norm = 0.5;
+    return o;
+}
+
+std::shared_ptr<nn::AdamW> adamw() {
+    return std::make_shared<nn::AdamW>(nn::AdamWOptions{.lr = 3e-3});
+}
+
+struct Rank {
+    std::vector<double> losses;
+    std::vector<HostArray> params;     // this stage's (shards)
+    std::vector<std::size_t> indices;  // into gpt_parameters(c, tp)
+    int dp = 0, tp = 0, pp = 0;
+};
+
+std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_batches) {
+    auto world = in_process_group(shape.size());
+    const std::vector<HostArray> whole = nn::gpt_init(c, 3);
+    std::vector<Rank> ranks(static_cast<std::size_t>(shape.size()));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < shape.size(); ++r)
+        threads.emplace_back([&, r] {
+            ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
+            const int s = grid.pp_rank(), p = shape.pp;
+            std::vector<HostArray> shards = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
+            Rank& out = ranks[static_cast<std::size_t>(r)];
+            out.indices = nn::gpt_stage_parameters(c, s, p);
+            std::vector<HostArray> mine;
+            for (std::size_t i : out.indices)
+                mine.push_back(shards[i]);
+            PipelineOptions po;
+            po.micro_batches = micro_batches;
+            po.activation = {kBatch / shape.dp / micro_batches, 8, c.embd};
+            const bool ends = s == 0 || s == p - 1;
+            std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
+            if (p > 1 && ends) {
+                po.tied = {0};
+                po.tied_group = ends_group;
+            }
+            if (shape.dp > 1) po.dp = grid.dp();
+            std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
+            if (tp) {
+                po.tp = tp;
+                const auto spec = nn::gpt_parameters(c, shape.tp);
+                for (std::size_t i : out.indices)
+                    po.tp_sharded.push_back(spec[i].split_axis >= 0);
+            }
+            PipelineTrainer trainer(
+                grid.pp(),
+                [c, s, p, tp](const std::vector<Array>& params, const Array& received,
+                              const std::vector<Array>& in) {
+                    return nn::gpt_stage(c, s, p, params, received, in[0], in[1], tp);
+                },
+                {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+                mine, adamw(), options(), po);
+            for (int k = 0; k < kSteps; ++k)
+                out.losses.push_back(trainer.step(tokens_and_targets(60 + k), 3e-3));
+            out.params = trainer.local().params();
+            out.dp = grid.dp_rank(), out.tp = grid.tp_rank(), out.pp = s;
+        });
+    for (std::thread& t : threads)
+        t.join();
+    return ranks;
+}
+
+void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micro_batches) {
+    INFO(shape.to_string() << ", " << c.layers << " layers, " << micro_batches
+                           << " micro-batches");
+    nn::TrainerOptions o = options();
+    nn::Trainer one(
+        [c](const std::vector<Array>& p, const std::vector<Array>& in) {
+            return nn::gpt_loss(c, p, in[0], in[1]);
+        },
+        {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+        nn::gpt_init(c, 3), adamw(), o);
+    std::vector<double> want;
+    for (int k = 0; k < kSteps; ++k)
+        want.push_back(one.step(tokens_and_targets(60 + k), 3e-3));
+    std::vector<Rank> ranks = run_grid(c, shape, micro_batches);
+    const std::vector<nn::GptParameter> names = nn::gpt_parameters(c);
+    // Every rank's losses; the whole parameters gathered from dp replica 0.
+    std::vector<std::vector<HostArray>> shards(static_cast<std::size_t>(shape.tp),
+                                               std::vector<HostArray>(names.size()));
+    for (const Rank& r : ranks) {
+        for (int k = 0; k < kSteps; ++k)
+            CHECK(r.losses[std::size_t(k)] == doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
+        for (std::size_t j = 0; j < r.indices.size(); ++j) {
+            HostArray& slot = shards[std::size_t(r.tp)][r.indices[j]];
+            if (r.dp == 0 && !slot.address()) slot = r.params[j];
+            else // the tied copy, a replica's: equal bit for bit
+                CHECK_MESSAGE(slot.to_doubles() == r.params[j].to_doubles(),
+                              names[r.indices[j]].name);
+        }
+    }
+    const std::vector<HostArray> gathered = nn::gpt_unshard(c, shards);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::vector<double> got = gathered[i].to_doubles();
+        const std::vector<double> ref = one.params()[i].to_doubles();
+        const bool key_bias = names[i].name.ends_with("attn.c_attn.bias");
+        double scale = 0.0, worst = 0.0;
+        for (std::size_t k = 0; k < got.size(); ++k) {
+            scale = std::max(scale, std::fabs(ref[k]));
+            if (!(key_bias && k >= std::size_t(c.embd) && k < 2 * std::size_t(c.embd)))
+                worst = std::max(worst, std::fabs(got[k] - ref[k]));
+        }
+        CHECK_MESSAGE(worst <= 1e-5 * scale, names[i].name << ": off by " << worst
+                                                          << " at scale " << scale);
+    }
+}
+
+} // namespace
+
+TEST_CASE("pipeline parallel: pp 2, pp 4, dp 2 x pp 2 and tp 2 x pp 2 take one process's steps") {
+    check_against_one_process(tiny_gpt(2), {.pp = 2}, 4);
+    check_against_one_process(tiny_gpt(4), {.pp = 4}, 4);
+    check_against_one_process(tiny_gpt(2), {.dp = 2, .pp = 2}, 2);
+    check_against_one_process(tiny_gpt(2), {.tp = 2, .pp = 2}, 4);
+}
+
+TEST_CASE("pipeline parallel: messages between ranks, stage parameters and errors") {
+    auto group = in_process_group(2);
+    std::thread other([&] {
+        HostArray a = HostArray::from(std::vector<float>{1, 2, 3}, {3});
+        group[1]->start_send(a.raw(), a.bytes(), 0, 5)->wait();
+        HostArray b = HostArray::from(std::vector<float>{4, 5, 6}, {3});
+        group[1]->start_send(b.raw(), b.bytes(), 0, 5)->wait();
+    });
+    HostArray got({3}, DType::F32);
+    group[0]->receive(got.raw_mutable(), got.bytes(), 1, 5);
+    CHECK(got.flat(2) == 3.0);
+    group[0]->receive(got.raw_mutable(), got.bytes(), 1, 5); // in the order sent
+    CHECK(got.flat(0) == 4.0);
+    other.join();
+    const nn::GptConfig c = tiny_gpt(4);
+    CHECK(nn::gpt_stage_parameters(c, 0, 2).size() == 2 + 2 * 12);
+    CHECK(nn::gpt_stage_parameters(c, 1, 2).front() == 0); // the head's copy of wte
+    CHECK(nn::gpt_stage_parameters(c, 1, 2).size() == 1 + 2 * 12 + 2);
+    CHECK(nn::gpt_stage_parameters(c, 0, 1).size() == nn::gpt_parameters(c).size());
+    CHECK_ERROR(nn::gpt_stage_parameters(c, 0, 3), "gpt_stage_parameters", "3", "divide");
+    CHECK_ERROR(PipelineTrainer(group[0], nullptr, {}, nn::gpt_init(c, 1), adamw(), options(), {}),
+                "PipelineTrainer", "stage function");
+}
