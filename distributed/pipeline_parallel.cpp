@@ -156,7 +156,11 @@ void PipelineTrainer::build(const std::vector<HostArray>& micro) {
         p->zeros.emplace_back(v.sizes(), v.dtype());
     Array y = stage_fn_(params, first ? Array() : received[0], ins);
     std::vector<Array> wrt = join({&params, &received});
-    const ComputeOptions& options = trainer_.options().compute;
+    // Kernels call back as they finish, so that a step moves its sends on meanwhile (MPI
+    // moves a large message only inside MPI calls; without this a send waits for the next
+    // receive, and the stages take turns instead of overlapping).
+    ComputeOptions options = trainer_.options().compute;
+    options.output_hooks = true;
     const double scale = 1.0 / pipeline_.micro_batches;
     if (last) {
         if (y.rank() != 0 || !is_float(y.dtype()))
@@ -221,7 +225,15 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
     const int m = pipeline_.micro_batches;
     const std::vector<HostArray>& params = trainer_.params();
     std::vector<HostArray> acc = p.zeros;
-    std::vector<std::pair<HostArray, std::unique_ptr<InFlight>>> sends;
+    using Sends = std::vector<std::pair<HostArray, std::unique_ptr<InFlight>>>;
+    Sends sends;
+    OutputHook progress;
+    progress.ready = [](void*, int, void*) {};
+    progress.context = &sends;
+    progress.tick = [](void* context) {
+        for (auto& [array, flight] : *static_cast<Sends*>(context))
+            flight->done();
+    };
     auto send = [&](HostArray a, int dest, int tag) {
         auto flight = pp_->start_send(a.raw(), a.bytes(), dest, tag);
         sends.emplace_back(std::move(a), std::move(flight));
@@ -235,7 +247,7 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
     };
     auto run = [&](const CompiledProgram& program, std::vector<HostArray> args) {
         const auto t = Clock::now();
-        std::vector<HostArray> out = program(args);
+        std::vector<HostArray> out = program(args, progress);
         timing_.compute += seconds_since(t);
         return out;
     };
