@@ -2,6 +2,7 @@
 #include "nn/gpt.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "core/error.hpp"
@@ -62,6 +63,34 @@ Array gpt_block(const GptConfig& c, const BlockParams& p, const Array& x_in,
     return x + row_parallel_linear(hidden, p.mproj_w, p.mproj_b, tp);
 }
 
+// The token embedding's rows on one of `tp` ranks (the vocabulary padded to a multiple of tp)
+// and the first of them on this rank.
+std::int64_t vocab_rows(const GptConfig& c, int tp) {
+    return (c.vocab + tp - 1) / tp;
+}
+std::int64_t vocab_offset(const GptConfig& c, const std::shared_ptr<CollectiveGroup>& tp) {
+    return tp ? tp->rank() * vocab_rows(c, tp->size()) : 0;
+}
+
+// The token embeddings of `tokens`: whole, or this rank's rows summed over tp.
+Array token_embedding(const GptConfig& c, const Array& tokens, const Array& wte,
+                      const std::shared_ptr<CollectiveGroup>& tp) {
+    if (!tp || tp->size() == 1) return embedding(tokens, wte);
+    return vocab_parallel_embedding(tokens, wte, vocab_offset(c, tp), tp);
+}
+
+// The logits of the final hidden state h (B, T, C): whole, or this rank's vocabulary columns.
+Array head_logits(const Array& h, const Array& wte, const std::shared_ptr<CollectiveGroup>& tp) {
+    return linear(tp && tp->size() > 1 ? copy_to_group(h, tp) : h, wte);
+}
+
+// The mean cross-entropy of the logits head_logits gives.
+Array head_loss(const GptConfig& c, const Array& logits, const Array& targets,
+                const std::shared_ptr<CollectiveGroup>& tp) {
+    if (!tp || tp->size() == 1) return cross_entropy(logits, targets);
+    return vocab_parallel_cross_entropy(logits, targets, vocab_offset(c, tp), c.vocab, tp);
+}
+
 // The parameters before the blocks (wte, wpe), per block, and after them (ln_f).
 std::size_t params_per_block(const GptConfig& c) {
     return c.bias ? 12 : 8;
@@ -86,7 +115,8 @@ std::vector<GptParameter> gpt_parameters(const GptConfig& c, int tp) {
         bool decay = shape.size() >= 2;
         out.push_back({std::move(name), std::move(shape), decay, tp > 1 ? split_axis : -1, blocks});
     };
-    add("transformer.wte.weight", {c.vocab, C}, false);
+    // Vocabulary parallel: each rank holds V/tp rows, the vocabulary padded to a multiple of tp.
+    add("transformer.wte.weight", {(c.vocab + t - 1) / t, C}, false, 0);
     add("transformer.wpe.weight", {c.block, C}, false);
     for (std::int64_t l = 0; l < c.layers; ++l) {
         std::string h = "transformer.h." + std::to_string(l) + ".";
@@ -133,11 +163,11 @@ Array gpt_logits(const GptConfig& c, const std::vector<Array>& params, const Arr
     Array wte = next(false), wpe = next(false);
     const std::int64_t T = tokens.shape()[1].size;
     Array positions = reshape(wpe, Shape{range(T), range(c.embd)}); // the first T rows
-    Array x = embedding(tokens, wte) + positions;
+    Array x = token_embedding(c, tokens, wte, tp) + positions;
     for (std::int64_t l = 0; l < c.layers; ++l)
         x = gpt_block(c, block_params(next), x, tp);
     Array lnf_w = next(false), lnf_b = next(true);
-    return linear(layer_norm(x, lnf_w, lnf_b), wte); // the head tied to the token embedding
+    return head_logits(layer_norm(x, lnf_w, lnf_b), wte, tp); // tied to the token embedding
 }
 
 Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array& tokens,
@@ -147,7 +177,7 @@ Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array
 
 Array gpt_loss(const GptConfig& c, const std::vector<Array>& params, const Array& tokens,
                const Array& targets, const std::shared_ptr<CollectiveGroup>& tp) {
-    return cross_entropy(gpt_logits(c, params, tokens, tp), targets);
+    return head_loss(c, gpt_logits(c, params, tokens, tp), targets, tp);
 }
 
 std::vector<std::size_t> gpt_stage_parameters(const GptConfig& c, int stage, int stages) {
@@ -189,7 +219,7 @@ Array gpt_stage(const GptConfig& c, int stage, int stages, const std::vector<Arr
         wte = next(false);
         Array wpe = next(false);
         const std::int64_t T = tokens.shape()[1].size;
-        x = embedding(tokens, wte) + reshape(wpe, Shape{range(T), range(c.embd)});
+        x = token_embedding(c, tokens, wte, tp) + reshape(wpe, Shape{range(T), range(c.embd)});
     } else {
         if (!received.valid() || received.rank() != 3 || received.shape()[2].size != c.embd)
             throw Error("gpt_stage: stage " + std::to_string(stage) +
@@ -203,7 +233,7 @@ Array gpt_stage(const GptConfig& c, int stage, int stages, const std::vector<Arr
         x = gpt_block(c, block_params(next), x, tp);
     if (stage < stages - 1) return x;
     Array lnf_w = next(false), lnf_b = next(true);
-    return cross_entropy(linear(layer_norm(x, lnf_w, lnf_b), wte), targets);
+    return head_loss(c, head_logits(layer_norm(x, lnf_w, lnf_b), wte, tp), targets, tp);
 }
 
 std::vector<HostArray> gpt_shard(const GptConfig& c, const std::vector<HostArray>& params, int tp,
@@ -224,6 +254,12 @@ std::vector<HostArray> gpt_shard(const GptConfig& c, const std::vector<HostArray
         const GptParameter& p = spec[i];
         if (p.split_axis < 0) {
             out.push_back(params[i]);
+            continue;
+        }
+        if (i == 0) { // the token embedding: zero rows pad the vocabulary to tp · rows
+            HostArray padded({p.shape[0] * tp, c.embd}, params[0].dtype());
+            std::memcpy(padded.raw_mutable(), params[0].raw(), params[0].bytes());
+            out.push_back(shard_rows(padded, 0, tp, rank));
             continue;
         }
         // Each block (q, k, v) cut alike, this rank's parts stacked again.
@@ -262,6 +298,11 @@ std::vector<HostArray> gpt_unshard(const GptConfig& c,
             blocks.push_back(unshard_rows(ranks, p.split_axis));
         }
         out.push_back(p.blocks == 1 ? blocks[0] : unshard_rows(blocks, p.split_axis));
+        if (i == 0) { // the padding rows of the token embedding dropped
+            HostArray whole({c.vocab, c.embd}, out.back().dtype());
+            std::memcpy(whole.raw_mutable(), out.back().raw(), whole.bytes());
+            out.back() = whole;
+        }
     }
     return out;
 }

@@ -54,7 +54,10 @@ Array gpt_loss(const GptConfig& config, const std::vector<Array>& params, const 
 // The model split over the ranks of `tp` (nn/tensor_parallel.hpp): `params` are this rank's
 // shards, as gpt_parameters(config, tp->size()) lists them. Attention and the MLP each take a
 // column-parallel product and a row-parallel one: two all-reduces per block in the forward
-// pass, two in the backward. Every rank computes the same logits and loss.
+// pass, two in the backward. The token embedding is split by vocabulary rows (padded to a
+// multiple of tp): the embedding sums each rank's rows, gpt_logits gives this rank's columns
+// of the logits, and gpt_loss their cross-entropy over every rank's columns without gathering
+// them (vocab_parallel_cross_entropy). Every rank computes the same loss.
 Array gpt_logits(const GptConfig& config, const std::vector<Array>& params, const Array& tokens,
                  const std::shared_ptr<CollectiveGroup>& tp);
 Array gpt_loss(const GptConfig& config, const std::vector<Array>& params, const Array& tokens,

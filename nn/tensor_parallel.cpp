@@ -2,11 +2,15 @@
 #include "nn/tensor_parallel.hpp"
 
 #include <cstring>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/shape.hpp"
+#include "ad/grad.hpp"
+#include "nn/index_space.hpp"
 #include "nn/layers.hpp"
+#include "nn/transformer.hpp"
 
 namespace hedra::nn {
 
@@ -20,6 +24,44 @@ Array row_parallel_linear(const Array& x_shard, const Array& w_shard, const Arra
     Array partial = linear(x_shard, w_shard, Array(), loc);
     Array sum = group ? all_reduce(partial, group, CollectiveOp::Sum, loc) : partial;
     return b.valid() ? sum + b : sum;
+}
+
+Array vocab_parallel_embedding(const Array& indices, const Array& table_shard,
+                               std::int64_t offset, const std::shared_ptr<CollectiveGroup>& group,
+                               SourceLocation loc) {
+    if (!is_integer(indices.dtype()))
+        throw Error("vocab_parallel_embedding: indices must be integers, got " +
+                    indices.describe());
+    // embedding() gives a zero row for an index outside this rank's rows.
+    Array local = embedding(indices - offset, table_shard, loc);
+    return group ? all_reduce(local, group, CollectiveOp::Sum, loc) : local;
+}
+
+Array vocab_parallel_cross_entropy(const Array& logits_shard, const Array& labels,
+                                   std::int64_t offset, std::int64_t vocab,
+                                   const std::shared_ptr<CollectiveGroup>& group,
+                                   SourceLocation loc) {
+    const char* op = "vocab_parallel_cross_entropy";
+    if (logits_shard.rank() < 1 || !is_float(logits_shard.dtype()) ||
+        !is_integer(labels.dtype()) || labels.rank() != logits_shard.rank() - 1)
+        throw Error(std::string(op) + ": logits (..., V/n) of floats and integer labels (...) " +
+                    "expected, got " + logits_shard.describe() + " and " + labels.describe());
+    const int last = logits_shard.rank() - 1;
+    auto reduce = [&](const Array& a, CollectiveOp o) {
+        return group ? all_reduce(a, group, o, loc) : a;
+    };
+    Array column = index_components(logits_shard.shape(), last, loc) + offset;
+    Array logits = where(column < vocab, logits_shard, -std::numeric_limits<double>::infinity());
+    Array shift = stop_gradient(reduce(max(logits, {last}, true, loc), CollectiveOp::Max), loc);
+    Array total = reduce(sum(exp(logits - shift, loc), {last}, true, loc), CollectiveOp::Sum);
+    Array label = detail::as_column(detail::zero_based(labels));
+    Array target = reduce(sum(where(column == label, logits, 0.0), {last}, true, loc),
+                          CollectiveOp::Sum);
+    Array per_position = log(total, loc) + shift - target; // (..., 1)
+    Array summed = sum(per_position, {}, false, loc);
+    for (const Range& r : labels.shape().ranges())
+        if (r.is_dynamic()) return summed / element_count(labels, {}, loc);
+    return summed / static_cast<double>(labels.size());
 }
 
 namespace {

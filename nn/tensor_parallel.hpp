@@ -26,6 +26,21 @@ Array row_parallel_linear(const Array& x_shard, const Array& w_shard, const Arra
                           const std::shared_ptr<CollectiveGroup>& group,
                           SourceLocation loc = SourceLocation::current());
 
+// Megatron's vocabulary-parallel pair: each rank holds rows [offset, offset + V/n) of the token
+// embedding (the vocabulary padded to a multiple of n). The embedding looks up the rows it holds
+// (zeros for the others) and sums over the group; the cross-entropy of logits_shard (..., V/n),
+// this rank's columns of the logits, takes the softmax over every rank's columns with an
+// all-reduce max (its shift, no gradient) and two all-reduce sums (the exponentials, the
+// target's logit), never gathering the logits. Columns at or past `vocab` are padding, left
+// out of the softmax. The loss is the mean over `labels`, equal on every rank.
+Array vocab_parallel_embedding(const Array& indices, const Array& table_shard,
+                               std::int64_t offset, const std::shared_ptr<CollectiveGroup>& group,
+                               SourceLocation loc = SourceLocation::current());
+Array vocab_parallel_cross_entropy(const Array& logits_shard, const Array& labels,
+                                   std::int64_t offset, std::int64_t vocab,
+                                   const std::shared_ptr<CollectiveGroup>& group,
+                                   SourceLocation loc = SourceLocation::current());
+
 // Rows [rank·n/parts, (rank+1)·n/parts) of axis `axis` of `a` (n its extent; parts must divide
 // it), as a new array: a rank's shard of a parameter.
 HostArray shard_rows(const HostArray& a, int axis, int parts, int rank);
