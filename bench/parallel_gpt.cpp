@@ -68,12 +68,12 @@ int main(int argc, char** argv) {
     try {
         nn::GptConfig c{.vocab = 65, .block = 64, .layers = 4, .heads = 4, .embd = 128};
         std::int64_t batch = 12;
-        if (config == "w8") c = {.vocab = 65, .block = 256, .layers = 6, .heads = 6, .embd = 384},
-                            batch = 8;
+        if (config == "w8")
+            c = {.vocab = 65, .block = 256, .layers = 6, .heads = 6, .embd = 384}, batch = 8;
         if (quick) c.layers = 2, c.block = 16, steps = 4;
         std::shared_ptr<Communicator> world = init();
-        const GridShape shape = grid_text.empty() ? GridShape{.dp = world->size()}
-                                                  : parse_grid(grid_text);
+        const GridShape shape =
+            grid_text.empty() ? GridShape{.dp = world->size()} : parse_grid(grid_text);
         ProcessGrid grid(world, shape);
         if (shape.pp == 1) micro = 1;
         nn::TrainerOptions o;
@@ -135,9 +135,7 @@ int main(int argc, char** argv) {
             const std::vector<HostArray> b = synthetic_batch(batch, c.block, c.vocab, 5 + k);
             world->barrier();
             const auto t = std::chrono::steady_clock::now();
-            loss = pipe   ? pipe->step(b, 1e-3)
-                   : data ? data->step(b, 1e-3)
-                          : plain->step(b, 1e-3);
+            loss = pipe ? pipe->step(b, 1e-3) : data ? data->step(b, 1e-3) : plain->step(b, 1e-3);
             const double took =
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
                     .count();

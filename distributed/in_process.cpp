@@ -6,8 +6,8 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <tuple>
 #include <mutex>
+#include <tuple>
 
 #include "core/error.hpp"
 

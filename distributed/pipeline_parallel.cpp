@@ -32,7 +32,8 @@ HostArray rows(const HostArray& a, std::int64_t begin, std::int64_t end) {
     HostArray out(sizes, a.dtype());
     if (out.bytes() > 0)
         std::memcpy(out.raw_mutable(),
-                    static_cast<const unsigned char*>(a.raw()) + row * static_cast<std::size_t>(begin),
+                    static_cast<const unsigned char*>(a.raw()) +
+                        row * static_cast<std::size_t>(begin),
                     out.bytes());
     return out;
 }
@@ -110,7 +111,8 @@ PipelineTrainer::PipelineTrainer(std::shared_ptr<Communicator> pp, StageFunction
     for (int t : pipeline_.tied)
         if (t < 0 || t >= static_cast<int>(params.size()) || !pipeline_.tied_group)
             throw Error("PipelineTrainer: tied parameter " + std::to_string(t) + " of " +
-                        std::to_string(params.size()) + " needs an index of this stage's "
+                        std::to_string(params.size()) +
+                        " needs an index of this stage's "
                         "parameters and PipelineOptions::tied_group");
 }
 
@@ -149,8 +151,7 @@ void PipelineTrainer::build(const std::vector<HostArray>& micro) {
     std::vector<Array> ins = placeholders_for(micro, "input");
     std::vector<Array> received;
     if (!first)
-        received.push_back(
-            placeholder(Shape::of(pipeline_.activation), DType::F32, "received"));
+        received.push_back(placeholder(Shape::of(pipeline_.activation), DType::F32, "received"));
     std::vector<Array> acc = placeholders_for(trainer_.params(), "accumulated");
     for (const HostArray& v : trainer_.params())
         p->zeros.emplace_back(v.sizes(), v.dtype());
@@ -165,7 +166,8 @@ void PipelineTrainer::build(const std::vector<HostArray>& micro) {
     if (last) {
         if (y.rank() != 0 || !is_float(y.dtype()))
             throw Error("PipelineTrainer: the last stage must return the loss (a float scalar), "
-                        "got " + y.describe());
+                        "got " +
+                        y.describe());
         std::vector<Array> g = grad(y * scale, wrt);
         std::vector<Array> outs{y};
         if (!first) outs.push_back(g[params.size()]);

@@ -66,8 +66,8 @@ public:
     // the optimizer and options as nn::Trainer takes them (its loss is the pipeline's).
     PipelineTrainer(std::shared_ptr<Communicator> pp, StageFunction stage,
                     std::vector<nn::InputSpec> inputs, std::vector<HostArray> params,
-                    std::shared_ptr<const nn::Optimizer> optimizer,
-                    nn::TrainerOptions options, PipelineOptions pipeline);
+                    std::shared_ptr<const nn::Optimizer> optimizer, nn::TrainerOptions options,
+                    PipelineOptions pipeline);
 
     // One update from the global batch (every input's leading axis: the replicas' rows, each
     // cut into micro_batches micro-batches); every rank returns the mean loss.

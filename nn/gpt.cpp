@@ -47,10 +47,10 @@ Array gpt_block(const GptConfig& c, const BlockParams& p, const Array& x_in,
     const int ranks = tp ? tp->size() : 1;
     Array x = x_in;
     if (ranks == 1) {
-        x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b,
-                                      p.proj_w, p.proj_b, c.heads);
-        return x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)),
-                          p.mproj_w, p.mproj_b);
+        x = x + causal_self_attention(layer_norm(x, p.ln1_w, p.ln1_b), p.attn_w, p.attn_b, p.proj_w,
+                                      p.proj_b, c.heads);
+        return x + linear(gelu(linear(layer_norm(x, p.ln2_w, p.ln2_b), p.fc_w, p.fc_b)), p.mproj_w,
+                          p.mproj_b);
     }
     // This rank's heads and hidden features; each half ends in one all-reduce, the bias added
     // once after it.
@@ -189,8 +189,10 @@ std::vector<std::size_t> gpt_stage_parameters(const GptConfig& c, int stage, int
     const std::size_t per = params_per_block(c), per_stage = per * std::size_t(c.layers / stages);
     const std::size_t total = 2 + per * std::size_t(c.layers) + (c.bias ? 2 : 1);
     std::vector<std::size_t> out;
-    if (stage == 0) out = {0, 1};                     // wte, wpe
-    else if (stage == stages - 1) out.push_back(0); // the head's copy of wte
+    if (stage == 0)
+        out = {0, 1}; // wte, wpe
+    else if (stage == stages - 1)
+        out.push_back(0); // the head's copy of wte
     for (std::size_t i = 0; i < per_stage; ++i)
         out.push_back(2 + std::size_t(stage) * per_stage + i);
     if (stage == stages - 1)
@@ -204,8 +206,8 @@ Array gpt_stage(const GptConfig& c, int stage, int stages, const std::vector<Arr
                 const std::shared_ptr<CollectiveGroup>& tp) {
     const std::vector<std::size_t> mine = gpt_stage_parameters(c, stage, stages);
     if (params.size() != mine.size())
-        throw Error("gpt_stage: stage " + std::to_string(stage) + " of " +
-                    std::to_string(stages) + " takes " + std::to_string(mine.size()) +
+        throw Error("gpt_stage: stage " + std::to_string(stage) + " of " + std::to_string(stages) +
+                    " takes " + std::to_string(mine.size()) +
                     " parameters (gpt_stage_parameters), got " + std::to_string(params.size()));
     std::size_t at = 0;
     auto next = [&](bool is_bias) { return is_bias && !c.bias ? Array() : params[at++]; };
@@ -236,73 +238,92 @@ Array gpt_stage(const GptConfig& c, int stage, int stages, const std::vector<Arr
     return head_loss(c, head_logits(layer_norm(x, lnf_w, lnf_b), wte, tp), targets, tp);
 }
 
-std::vector<HostArray> gpt_shard(const GptConfig& c, const std::vector<HostArray>& params, int tp,
-                                 int rank) {
-    std::vector<GptParameter> whole = gpt_parameters(c), spec = gpt_parameters(c, tp);
-    if (params.size() != whole.size())
-        throw Error("gpt_shard: expected " + std::to_string(whole.size()) +
-                    " parameters (gpt_parameters), got " + std::to_string(params.size()));
+HostArray gpt_shard_parameter(const GptConfig& c, std::size_t index, const HostArray& whole, int tp,
+                              int rank) {
+    const std::vector<GptParameter> all = gpt_parameters(c), spec = gpt_parameters(c, tp);
+    if (index >= spec.size())
+        throw Error("gpt_shard: parameter " + std::to_string(index) + " of " +
+                    std::to_string(spec.size()));
     if (rank < 0 || rank >= tp)
         throw Error("gpt_shard: rank " + std::to_string(rank) + " is not one of " +
                     std::to_string(tp) + " tensor-parallel ranks");
-    std::vector<HostArray> out;
-    for (std::size_t i = 0; i < spec.size(); ++i) {
-        if (params[i].sizes() != whole[i].shape)
-            throw Error("gpt_shard: parameter " + whole[i].name + " must have shape " +
-                        Shape::of(whole[i].shape).to_string() + ", got " +
-                        Shape::of(params[i].sizes()).to_string());
-        const GptParameter& p = spec[i];
-        if (p.split_axis < 0) {
-            out.push_back(params[i]);
-            continue;
-        }
-        if (i == 0) { // the token embedding: zero rows pad the vocabulary to tp · rows
-            HostArray padded({p.shape[0] * tp, c.embd}, params[0].dtype());
-            std::memcpy(padded.raw_mutable(), params[0].raw(), params[0].bytes());
-            out.push_back(shard_rows(padded, 0, tp, rank));
-            continue;
-        }
-        // Each block (q, k, v) cut alike, this rank's parts stacked again.
-        std::vector<HostArray> parts;
-        for (int b = 0; b < p.blocks; ++b)
-            parts.push_back(shard_rows(shard_rows(params[i], p.split_axis, p.blocks, b),
-                                       p.split_axis, tp, rank));
-        out.push_back(p.blocks == 1 ? parts[0] : unshard_rows(parts, p.split_axis));
+    if (whole.sizes() != all[index].shape)
+        throw Error("gpt_shard: parameter " + all[index].name + " must have shape " +
+                    Shape::of(all[index].shape).to_string() + ", got " +
+                    Shape::of(whole.sizes()).to_string());
+    const GptParameter& p = spec[index];
+    if (p.split_axis < 0) return whole;
+    if (index == 0) { // the token embedding: zero rows pad the vocabulary to tp · rows
+        HostArray padded({p.shape[0] * tp, c.embd}, whole.dtype());
+        std::memcpy(padded.raw_mutable(), whole.raw(), whole.bytes());
+        return shard_rows(padded, 0, tp, rank);
     }
+    // Each block (q, k, v) cut alike, this rank's parts stacked again.
+    std::vector<HostArray> parts;
+    for (int b = 0; b < p.blocks; ++b)
+        parts.push_back(
+            shard_rows(shard_rows(whole, p.split_axis, p.blocks, b), p.split_axis, tp, rank));
+    return p.blocks == 1 ? parts[0] : unshard_rows(parts, p.split_axis);
+}
+
+HostArray gpt_unshard_parameter(const GptConfig& c, std::size_t index,
+                                const std::vector<HostArray>& shards) {
+    const int tp = static_cast<int>(shards.size());
+    if (tp < 1) throw Error("gpt_unshard: no shards given");
+    const std::vector<GptParameter> spec = gpt_parameters(c, tp);
+    if (index >= spec.size())
+        throw Error("gpt_unshard: parameter " + std::to_string(index) + " of " +
+                    std::to_string(spec.size()));
+    const GptParameter& p = spec[index];
+    for (const HostArray& s : shards)
+        if (s.sizes() != p.shape)
+            throw Error("gpt_unshard: a shard of " + p.name + " has shape " +
+                        Shape::of(s.sizes()).to_string() + ", not " +
+                        Shape::of(p.shape).to_string() + " (one of " + std::to_string(tp) +
+                        " ranks)");
+    if (p.split_axis < 0) return shards[0];
+    std::vector<HostArray> blocks;
+    for (int b = 0; b < p.blocks; ++b) {
+        std::vector<HostArray> ranks;
+        for (const HostArray& mine : shards)
+            ranks.push_back(p.blocks == 1 ? mine : shard_rows(mine, p.split_axis, p.blocks, b));
+        blocks.push_back(unshard_rows(ranks, p.split_axis));
+    }
+    HostArray out = p.blocks == 1 ? blocks[0] : unshard_rows(blocks, p.split_axis);
+    if (index == 0) { // the padding rows of the token embedding dropped
+        HostArray whole({c.vocab, c.embd}, out.dtype());
+        std::memcpy(whole.raw_mutable(), out.raw(), whole.bytes());
+        return whole;
+    }
+    return out;
+}
+
+std::vector<HostArray> gpt_shard(const GptConfig& c, const std::vector<HostArray>& params, int tp,
+                                 int rank) {
+    const std::size_t n = gpt_parameters(c).size();
+    if (params.size() != n)
+        throw Error("gpt_shard: expected " + std::to_string(n) +
+                    " parameters (gpt_parameters), got " + std::to_string(params.size()));
+    std::vector<HostArray> out;
+    for (std::size_t i = 0; i < n; ++i)
+        out.push_back(gpt_shard_parameter(c, i, params[i], tp, rank));
     return out;
 }
 
 std::vector<HostArray> gpt_unshard(const GptConfig& c,
                                    const std::vector<std::vector<HostArray>>& shards) {
-    const int tp = static_cast<int>(shards.size());
-    if (tp < 1) throw Error("gpt_unshard: no shards given");
-    std::vector<GptParameter> spec = gpt_parameters(c, tp);
+    if (shards.empty()) throw Error("gpt_unshard: no shards given");
+    const std::size_t n = gpt_parameters(c).size();
     for (const auto& s : shards)
-        if (s.size() != spec.size())
-            throw Error("gpt_unshard: every rank must give " + std::to_string(spec.size()) +
+        if (s.size() != n)
+            throw Error("gpt_unshard: every rank must give " + std::to_string(n) +
                         " shards, one gives " + std::to_string(s.size()));
     std::vector<HostArray> out;
-    for (std::size_t i = 0; i < spec.size(); ++i) {
-        const GptParameter& p = spec[i];
-        if (p.split_axis < 0) {
-            out.push_back(shards[0][i]);
-            continue;
-        }
-        std::vector<HostArray> blocks;
-        for (int b = 0; b < p.blocks; ++b) {
-            std::vector<HostArray> ranks;
-            for (int r = 0; r < tp; ++r) {
-                const HostArray& mine = shards[static_cast<std::size_t>(r)][i];
-                ranks.push_back(p.blocks == 1 ? mine : shard_rows(mine, p.split_axis, p.blocks, b));
-            }
-            blocks.push_back(unshard_rows(ranks, p.split_axis));
-        }
-        out.push_back(p.blocks == 1 ? blocks[0] : unshard_rows(blocks, p.split_axis));
-        if (i == 0) { // the padding rows of the token embedding dropped
-            HostArray whole({c.vocab, c.embd}, out.back().dtype());
-            std::memcpy(whole.raw_mutable(), out.back().raw(), whole.bytes());
-            out.back() = whole;
-        }
+    for (std::size_t i = 0; i < n; ++i) {
+        std::vector<HostArray> per_rank;
+        for (const auto& s : shards)
+            per_rank.push_back(s[i]);
+        out.push_back(gpt_unshard_parameter(c, i, per_rank));
     }
     return out;
 }

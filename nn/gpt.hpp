@@ -81,6 +81,12 @@ std::vector<HostArray> gpt_shard(const GptConfig& config, const std::vector<Host
                                  int tp, int rank);
 std::vector<HostArray> gpt_unshard(const GptConfig& config,
                                    const std::vector<std::vector<HostArray>>& shards);
+// The same for parameter `index` of gpt_parameters() alone (or an array of its shape, as its
+// optimizer state).
+HostArray gpt_shard_parameter(const GptConfig& config, std::size_t index, const HostArray& whole,
+                              int tp, int rank);
+HostArray gpt_unshard_parameter(const GptConfig& config, std::size_t index,
+                                const std::vector<HostArray>& shards);
 
 // nanoGPT's initialization drawn from hedra's generator (N(0, 0.02) for matrices and
 // embeddings, N(0, 0.02 / sqrt(2 layers)) for the blocks' output projections, zero biases,

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <limits>
 
+#include "ad/grad.hpp"
 #include "core/error.hpp"
 #include "core/library.hpp"
 #include "core/shape.hpp"
-#include "ad/grad.hpp"
 #include "nn/index_space.hpp"
 #include "nn/layers.hpp"
 #include "nn/transformer.hpp"
@@ -26,9 +26,8 @@ Array row_parallel_linear(const Array& x_shard, const Array& w_shard, const Arra
     return b.valid() ? sum + b : sum;
 }
 
-Array vocab_parallel_embedding(const Array& indices, const Array& table_shard,
-                               std::int64_t offset, const std::shared_ptr<CollectiveGroup>& group,
-                               SourceLocation loc) {
+Array vocab_parallel_embedding(const Array& indices, const Array& table_shard, std::int64_t offset,
+                               const std::shared_ptr<CollectiveGroup>& group, SourceLocation loc) {
     if (!is_integer(indices.dtype()))
         throw Error("vocab_parallel_embedding: indices must be integers, got " +
                     indices.describe());
@@ -42,8 +41,8 @@ Array vocab_parallel_cross_entropy(const Array& logits_shard, const Array& label
                                    const std::shared_ptr<CollectiveGroup>& group,
                                    SourceLocation loc) {
     const char* op = "vocab_parallel_cross_entropy";
-    if (logits_shard.rank() < 1 || !is_float(logits_shard.dtype()) ||
-        !is_integer(labels.dtype()) || labels.rank() != logits_shard.rank() - 1)
+    if (logits_shard.rank() < 1 || !is_float(logits_shard.dtype()) || !is_integer(labels.dtype()) ||
+        labels.rank() != logits_shard.rank() - 1)
         throw Error(std::string(op) + ": logits (..., V/n) of floats and integer labels (...) " +
                     "expected, got " + logits_shard.describe() + " and " + labels.describe());
     const int last = logits_shard.rank() - 1;
@@ -55,8 +54,8 @@ Array vocab_parallel_cross_entropy(const Array& logits_shard, const Array& label
     Array shift = stop_gradient(reduce(max(logits, {last}, true, loc), CollectiveOp::Max), loc);
     Array total = reduce(sum(exp(logits - shift, loc), {last}, true, loc), CollectiveOp::Sum);
     Array label = detail::as_column(detail::zero_based(labels));
-    Array target = reduce(sum(where(column == label, logits, 0.0), {last}, true, loc),
-                          CollectiveOp::Sum);
+    Array target =
+        reduce(sum(where(column == label, logits, 0.0), {last}, true, loc), CollectiveOp::Sum);
     Array per_position = log(total, loc) + shift - target; // (..., 1)
     Array summed = sum(per_position, {}, false, loc);
     for (const Range& r : labels.shape().ranges())

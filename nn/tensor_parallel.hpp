@@ -33,8 +33,8 @@ Array row_parallel_linear(const Array& x_shard, const Array& w_shard, const Arra
 // all-reduce max (its shift, no gradient) and two all-reduce sums (the exponentials, the
 // target's logit), never gathering the logits. Columns at or past `vocab` are padding, left
 // out of the softmax. The loss is the mean over `labels`, equal on every rank.
-Array vocab_parallel_embedding(const Array& indices, const Array& table_shard,
-                               std::int64_t offset, const std::shared_ptr<CollectiveGroup>& group,
+Array vocab_parallel_embedding(const Array& indices, const Array& table_shard, std::int64_t offset,
+                               const std::shared_ptr<CollectiveGroup>& group,
                                SourceLocation loc = SourceLocation::current());
 Array vocab_parallel_cross_entropy(const Array& logits_shard, const Array& labels,
                                    std::int64_t offset, std::int64_t vocab,

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/expect_error.hpp"
+#include "distributed/gpt_checkpoint.hpp"
 #include "distributed/in_process.hpp"
 #include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
@@ -53,8 +54,8 @@ std::shared_ptr<nn::AdamW> adamw() {
 
 struct Rank {
     std::vector<double> losses;
-    std::vector<HostArray> params;     // this stage's (shards)
-    std::vector<std::size_t> indices;  // into gpt_parameters(c, tp)
+    std::vector<HostArray> params;    // this stage's (shards)
+    std::vector<std::size_t> indices; // into gpt_parameters(c, tp)
     int dp = 0, tp = 0, pp = 0;
 };
 
@@ -96,8 +97,8 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
                               const std::vector<Array>& in) {
                     return nn::gpt_stage(c, s, p, params, received, in[0], in[1], tp);
                 },
-                {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
-                mine, adamw(), options(), po);
+                {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}}, mine,
+                adamw(), options(), po);
             for (int k = 0; k < kSteps; ++k)
                 out.losses.push_back(trainer.step(tokens_and_targets(60 + k), 3e-3));
             out.params = trainer.local().params();
@@ -109,15 +110,12 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
 }
 
 void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micro_batches) {
-    INFO(shape.to_string() << ", " << c.layers << " layers, " << micro_batches
-                           << " micro-batches");
+    INFO(shape.to_string() << ", " << c.layers << " layers, " << micro_batches << " micro-batches");
     nn::TrainerOptions o = options();
-    nn::Trainer one(
-        [c](const std::vector<Array>& p, const std::vector<Array>& in) {
-            return nn::gpt_loss(c, p, in[0], in[1]);
-        },
-        {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
-        nn::gpt_init(c, 3), adamw(), o);
+    nn::Trainer one([c](const std::vector<Array>& p,
+                        const std::vector<Array>& in) { return nn::gpt_loss(c, p, in[0], in[1]); },
+                    {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+                    nn::gpt_init(c, 3), adamw(), o);
     std::vector<double> want;
     for (int k = 0; k < kSteps; ++k)
         want.push_back(one.step(tokens_and_targets(60 + k), 3e-3));
@@ -131,7 +129,8 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micr
             CHECK(r.losses[std::size_t(k)] == doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
         for (std::size_t j = 0; j < r.indices.size(); ++j) {
             HostArray& slot = shards[std::size_t(r.tp)][r.indices[j]];
-            if (r.dp == 0 && !slot.address()) slot = r.params[j];
+            if (r.dp == 0 && !slot.address())
+                slot = r.params[j];
             else // the tied copy, a replica's: equal bit for bit
                 CHECK_MESSAGE(slot.to_doubles() == r.params[j].to_doubles(),
                               names[r.indices[j]].name);
@@ -148,8 +147,8 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micr
             if (!(key_bias && k >= std::size_t(c.embd) && k < 2 * std::size_t(c.embd)))
                 worst = std::max(worst, std::fabs(got[k] - ref[k]));
         }
-        CHECK_MESSAGE(worst <= 1e-5 * scale, names[i].name << ": off by " << worst
-                                                          << " at scale " << scale);
+        CHECK_MESSAGE(worst <= 1e-5 * scale,
+                      names[i].name << ": off by " << worst << " at scale " << scale);
     }
 }
 
@@ -184,4 +183,122 @@ TEST_CASE("pipeline parallel: messages between ranks, stage parameters and error
     CHECK_ERROR(nn::gpt_stage_parameters(c, 0, 3), "gpt_stage_parameters", "3", "divide");
     CHECK_ERROR(PipelineTrainer(group[0], nullptr, {}, nn::gpt_init(c, 1), adamw(), options(), {}),
                 "PipelineTrainer", "stage function");
+}
+
+// A checkpoint gathered from one grid and restored on another: 10 steps on tp 2, gathered,
+// resumed on pp 2 for 10 more, gathered again and resumed alone: the losses are one process's 20
+// steps (1e-5) and the parameters and AdamW state its (1e-5 of their scale).
+TEST_CASE("checkpoints: a tp 2 run resumes on pp 2, and that one alone") {
+    const nn::GptConfig c = tiny_gpt(2);
+    const std::vector<nn::GptParameter> names = nn::gpt_parameters(c);
+    auto named = [&](const std::vector<std::size_t>& indices) {
+        nn::TrainerOptions o = options();
+        for (std::size_t i : indices)
+            o.param_names.push_back(names[i].name);
+        return o;
+    };
+    std::vector<std::size_t> all(names.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    auto whole_trainer = [&] {
+        return nn::Trainer(
+            [c](const std::vector<Array>& p, const std::vector<Array>& in) {
+                return nn::gpt_loss(c, p, in[0], in[1]);
+            },
+            {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+            nn::gpt_init(c, 3), adamw(), named(all));
+    };
+    nn::Trainer one = whole_trainer();
+    std::vector<double> want;
+    for (int k = 0; k < 20; ++k)
+        want.push_back(one.step(tokens_and_targets(60 + k), 3e-3));
+
+    // 10 steps on tp 2.
+    nn::TrainerCheckpoint first;
+    {
+        auto world = in_process_group(2);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < 2; ++r)
+            threads.emplace_back([&, r] {
+                ProcessGrid grid(world[std::size_t(r)], {.tp = 2});
+                nn::TrainerOptions o = named(all);
+                o.shards.group = grid.tp_group();
+                for (const auto& p : nn::gpt_parameters(c, 2))
+                    o.shards.sharded.push_back(p.split_axis >= 0);
+                auto tp = grid.tp_group();
+                nn::Trainer t(
+                    [c, tp](const std::vector<Array>& p, const std::vector<Array>& in) {
+                        return nn::gpt_loss(c, p, in[0], in[1], tp);
+                    },
+                    {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+                    nn::gpt_shard(c, nn::gpt_init(c, 3), 2, grid.tp_rank()), adamw(), o);
+                for (int k = 0; k < 10; ++k)
+                    CHECK(t.step(tokens_and_targets(60 + k), 3e-3) ==
+                          doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
+                nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.checkpoint());
+                if (r == 0) first = g;
+            });
+        for (std::thread& t : threads)
+            t.join();
+    }
+    // Parameters, exp_avg, exp_avg_sq and the two bias corrections (beta1_power, beta2_power).
+    REQUIRE(first.names.size() == 3 * names.size() + 2);
+    // 10 more on pp 2, from the gathered checkpoint.
+    nn::TrainerCheckpoint second;
+    {
+        auto world = in_process_group(2);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < 2; ++r)
+            threads.emplace_back([&, r] {
+                ProcessGrid grid(world[std::size_t(r)], {.pp = 2});
+                const int s = grid.pp_rank();
+                const std::vector<std::size_t> mine = nn::gpt_stage_parameters(c, s, 2);
+                const std::vector<HostArray> init = nn::gpt_init(c, 99); // overwritten below
+                std::vector<HostArray> params;
+                for (std::size_t i : mine)
+                    params.push_back(init[i]);
+                PipelineOptions po;
+                po.micro_batches = 4;
+                po.activation = {kBatch / 4, 8, c.embd};
+                po.tied = {0};
+                po.tied_group = grid.pp();
+                PipelineTrainer t(
+                    grid.pp(),
+                    [c, s](const std::vector<Array>& p, const Array& received,
+                           const std::vector<Array>& in) {
+                        return nn::gpt_stage(c, s, 2, p, received, in[0], in[1]);
+                    },
+                    {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+                    params, adamw(), named(mine), po);
+                const nn::TrainerCheckpoint part = shard_gpt_checkpoint(c, first, 1, 0, 2, s);
+                t.local().restore(part.names, part.arrays, part.metadata);
+                for (int k = 10; k < 20; ++k)
+                    CHECK(t.step(tokens_and_targets(60 + k), 3e-3) ==
+                          doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
+                nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.local().checkpoint());
+                if (r == 0) second = g;
+            });
+        for (std::thread& t : threads)
+            t.join();
+    }
+    // Alone again: the gathered parameters and state are one process's after 20 steps.
+    nn::Trainer resumed = whole_trainer();
+    resumed.restore(second.names, second.arrays, second.metadata);
+    CHECK(resumed.step_count() == 20);
+    const nn::TrainerCheckpoint ref = one.checkpoint();
+    REQUIRE(ref.names.size() == second.names.size());
+    const nn::TrainerCheckpoint got = resumed.checkpoint();
+    for (std::size_t i = 0; i < ref.names.size(); ++i) {
+        CHECK(got.names[i] == ref.names[i]);
+        const std::vector<double> a = got.arrays[i].to_doubles(), b = ref.arrays[i].to_doubles();
+        double scale = 0, worst = 0;
+        const bool key_bias = ref.names[i].find("attn.c_attn.bias") != std::string::npos;
+        for (std::size_t k = 0; k < a.size(); ++k) {
+            scale = std::max(scale, std::fabs(b[k]));
+            if (!(key_bias && k >= std::size_t(c.embd) && k < 2 * std::size_t(c.embd)))
+                worst = std::max(worst, std::fabs(a[k] - b[k]));
+        }
+        CHECK_MESSAGE(worst <= 1e-5 * scale + 1e-12,
+                      ref.names[i] << ": off by " << worst << " at scale " << scale);
+    }
 }

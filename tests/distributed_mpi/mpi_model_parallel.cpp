@@ -171,9 +171,9 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
             std::int64_t n = 1;
             for (std::int64_t d : spec[i].shape)
                 n *= d;
-            HostArray a = HostArray::from(std::vector<float>(values.begin() + long(at),
-                                                             values.begin() + long(at + n)),
-                                          spec[i].shape);
+            HostArray a = HostArray::from(
+                std::vector<float>(values.begin() + long(at), values.begin() + long(at + n)),
+                spec[i].shape);
             at += static_cast<std::size_t>(n);
             // The first holder of a (shard of a) parameter sets it; every other holder (a tp
             // rank's whole parameter, a replica, the last stage's tied embedding) equals it.
@@ -196,9 +196,9 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
     // gradient is near the rounding floor carries that difference into the parameter at full
     // relative size. The small models of tests/distributed stay within 1e-5; these drift to
     // 2e-4 to 3e-3 in 20 steps while their losses agree to 1e-5. A wrong gradient moves a
-    // parameter by its learning rate per step, 3e-3 x 20, about its whole scale. The key bias has no gradient at all (a softmax ignores a
-    // constant added to a query's scores): AdamW steps on rounding noise there, which the loss
-    // does not see, so its values are left out.
+    // parameter by its learning rate per step, 3e-3 x 20, about its whole scale. The key bias has
+    // no gradient at all (a softmax ignores a constant added to a query's scores): AdamW steps on
+    // rounding noise there, which the loss does not see, so its values are left out.
     const std::vector<HostArray> got = nn::gpt_unshard(c, shards);
     const std::vector<nn::GptParameter> names = nn::gpt_parameters(c);
     for (std::size_t i = 0; i < got.size(); ++i) {
