@@ -12,6 +12,7 @@
 #include <string>
 
 #include "distributed/data_parallel.hpp"
+#include "distributed/gradient_flights.hpp"
 #include "distributed/init.hpp"
 #include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
@@ -129,6 +130,9 @@ int main(int argc, char** argv) {
                                            {{batch, c.block}, DType::I64, "targets"}},
                 mine, adamw, o, po);
         }
+        // The group's all-reduce latency and bandwidth, for hedra-plan's --intra-latency-us and
+        // --intra-gbps.
+        const CollectiveCost cost = measure_cost(*world);
         std::vector<double> ms, compute, waiting, reduction;
         double loss = 0;
         for (int k = 0; k < steps + 2; ++k) { // the first two compile and warm up
@@ -153,6 +157,11 @@ int main(int argc, char** argv) {
                         config.c_str(), shape.to_string().c_str(), micro, steps, loss, median(ms),
                         double(batch * c.block) / (median(ms) * 1e-3));
             std::printf("\n");
+            if (world->size() > 1)
+                std::printf("  all-reduce over %d ranks: latency %.1f us, %.2f GB/s "
+                            "(distributed::measure_cost)\n",
+                            world->size(), 1e6 * cost.latency_seconds,
+                            cost.bytes_per_second / 1e9);
         }
         if (pipe) { // every stage's time, in stage order
             for (int s = 0; s < shape.pp; ++s) {
