@@ -160,8 +160,7 @@ int main(int argc, char** argv) {
             if (world->size() > 1)
                 std::printf("  all-reduce over %d ranks: latency %.1f us, %.2f GB/s "
                             "(distributed::measure_cost)\n",
-                            world->size(), 1e6 * cost.latency_seconds,
-                            cost.bytes_per_second / 1e9);
+                            world->size(), 1e6 * cost.latency_seconds, cost.bytes_per_second / 1e9);
         }
         if (pipe) { // every stage's time, in stage order
             for (int s = 0; s < shape.pp; ++s) {
