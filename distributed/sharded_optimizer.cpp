@@ -50,7 +50,8 @@ HostArray scalar(DType dtype, double value) {
 } // namespace
 
 ShardedOptimizer::ShardedOptimizer(Communicator& comm, nn::Trainer& trainer)
-    : comm_(comm), optimizer_(&trainer.optimizer()), clip_norm_(trainer.options().clip_norm) {
+    : comm_(comm), optimizer_(&trainer.optimizer()), clip_norm_(trainer.options().clip_norm),
+      shards_(trainer.options().shards) {
     const std::vector<HostArray>& params = trainer.params();
     const std::vector<std::string> all_names = optimizer_->state_names(trainer.param_names());
     if (all_names.size() != trainer.optimizer_state().size())
@@ -120,10 +121,22 @@ double ShardedOptimizer::clip_scale(const std::vector<HostArray>& grads) const {
         squares.set_flat(static_cast<std::int64_t>(p), s);
     }
     const HostArray all = comm_.all_reduce(squares);
-    double total = 0.0;
-    for (std::int64_t i = 0; i < all.size(); ++i)
-        total += all.flat(i);
-    return std::min(1.0, clip_norm_ / (std::sqrt(total) + 1e-6));
+    // With tensor parallelism a shard's squares are summed over its group as well, and with
+    // pipeline stages every stage's total (a tied copy counted once), as clip_grad_norm does.
+    HostArray total({}, DType::F64), shard_total({}, DType::F64);
+    total.set_flat(0, 0.0);
+    shard_total.set_flat(0, 0.0);
+    for (std::int64_t i = 0; i < all.size(); ++i) {
+        const auto p = static_cast<std::size_t>(i);
+        if (!shards_.uncounted.empty() && shards_.uncounted[p]) continue;
+        const bool sharded = shards_.group && !shards_.sharded.empty() && shards_.sharded[p];
+        HostArray& into = sharded ? shard_total : total;
+        into.set_flat(0, into.flat(0) + all.flat(i));
+    }
+    if (shards_.group) shards_.group->all_reduce_in_place(shard_total, CollectiveOp::Sum);
+    total.set_flat(0, total.flat(0) + shard_total.flat(0));
+    if (shards_.stages) shards_.stages->all_reduce_in_place(total, CollectiveOp::Sum);
+    return std::min(1.0, clip_norm_ / (std::sqrt(total.flat(0)) + 1e-6));
 }
 
 void ShardedOptimizer::update(nn::Trainer& trainer, const std::vector<HostArray>& grads,

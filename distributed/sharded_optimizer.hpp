@@ -55,6 +55,7 @@ private:
     std::vector<std::string> state_names_;
     std::vector<HostArray> state_;
     double clip_norm_ = 0.0;
+    nn::GradientShards shards_; // tensor-parallel shards and stages: the norm's other groups
     // Owned params, state, lr, [clip scale], grads -> params, state; none when none owned.
     std::optional<CompiledProgram> program_;
 };

@@ -28,10 +28,14 @@ public:
         return it->second;
     }
     // Stores `code` under `key`, unless a thread that built the same program at the same time
-    // stored its code first; returns the code stored.
+    // stored its code first; returns the code stored. The copy that lost is kept too, never
+    // freed, as the stored ones are: freeing a JIT-loaded module left its unwind tables
+    // registered with the process, and the next exception thrown anywhere walked freed memory.
     std::shared_ptr<const Code> insert(std::string key, std::shared_ptr<const Code> code) {
         std::lock_guard<std::mutex> lock(mutex_);
-        return map_.emplace(std::move(key), std::move(code)).first->second;
+        auto [it, fresh] = map_.emplace(std::move(key), code);
+        if (!fresh) kept_.push_back(std::move(code));
+        return it->second;
     }
     std::uint64_t hits() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -41,6 +45,7 @@ public:
 private:
     mutable std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Code>> map_;
+    std::vector<std::shared_ptr<const Code>> kept_; // the copies that lost a race
     std::uint64_t hits_ = 0;
 };
 

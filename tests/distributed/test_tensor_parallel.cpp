@@ -68,7 +68,8 @@ struct Rank {
 
 // Every rank of a `shape` grid trains its shard (tp) of its replica (dp) for `steps` steps of
 // the global batch.
-std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int steps, int batch) {
+std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int steps, int batch,
+                           DataParallelOptions options) {
     auto world = in_process_group(shape.size());
     const std::vector<HostArray> whole = nn::gpt_init(c, 3);
     std::vector<Rank> ranks(static_cast<std::size_t>(shape.size()));
@@ -77,7 +78,7 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int steps, i
         threads.emplace_back([&, r] {
             ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
             std::vector<HostArray> mine = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
-            DataParallelTrainer dp(grid.dp(), gpt_trainer(c, mine, grid.tp_group()));
+            DataParallelTrainer dp(grid.dp(), gpt_trainer(c, mine, grid.tp_group()), options);
             Rank& out = ranks[static_cast<std::size_t>(r)];
             for (int s = 0; s < steps; ++s)
                 out.losses.push_back(dp.step(tokens_and_targets(batch, 40 + s), 3e-3));
@@ -88,14 +89,15 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int steps, i
     return ranks;
 }
 
-void check_against_one_process(const nn::GptConfig& c, GridShape shape) {
+void check_against_one_process(const nn::GptConfig& c, GridShape shape,
+                               DataParallelOptions options = {}) {
     INFO(shape.to_string() << ", " << c.layers << " layers");
     const int steps = 20, batch = 4;
     nn::Trainer one = gpt_trainer(c, nn::gpt_init(c, 3), nullptr);
     std::vector<double> want;
     for (int s = 0; s < steps; ++s)
         want.push_back(one.step(tokens_and_targets(batch, 40 + s), 3e-3));
-    std::vector<Rank> ranks = run_grid(c, shape, steps, batch);
+    std::vector<Rank> ranks = run_grid(c, shape, steps, batch, options);
     const std::vector<nn::GptParameter> spec = nn::gpt_parameters(c, shape.tp);
     for (int dp = 0; dp < shape.dp; ++dp) {
         std::vector<std::vector<HostArray>> shards;
@@ -143,6 +145,9 @@ TEST_CASE("tensor parallel: tp 2, tp 4 and dp 2 x tp 2 take one process's GPT st
     check_against_one_process(tiny_gpt(2), {.dp = 1, .tp = 2, .pp = 1});
     check_against_one_process(tiny_gpt(1), {.dp = 1, .tp = 4, .pp = 1});
     check_against_one_process(tiny_gpt(1), {.dp = 2, .tp = 2, .pp = 1});
+    // ZeRO stage 1 on the data-parallel axis.
+    check_against_one_process(tiny_gpt(1), {.dp = 2, .tp = 2, .pp = 1},
+                              {.shard_optimizer_state = true});
 }
 
 TEST_CASE("tensor parallel: shards of every parameter gather back to the whole") {
