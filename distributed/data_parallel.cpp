@@ -7,25 +7,11 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "distributed/batch_rows.hpp"
 #include "distributed/device_gradients.hpp"
 #include "nn/io/safetensors.hpp"
 
 namespace hedra::distributed {
-namespace {
-
-// Rows [first, last) of `a` (dense row-major), copied.
-HostArray rows(const HostArray& a, std::int64_t first, std::int64_t last) {
-    std::vector<std::int64_t> sizes = a.sizes();
-    const std::size_t row = a.bytes() / static_cast<std::size_t>(sizes[0]);
-    sizes[0] = last - first;
-    HostArray out(sizes, a.dtype());
-    std::memcpy(out.raw_mutable(), static_cast<const unsigned char*>(a.raw()) + row * first,
-                out.bytes());
-    return out;
-}
-
-} // namespace
-
 DataParallelTrainer::DataParallelTrainer(std::shared_ptr<Communicator> comm, nn::Trainer trainer,
                                          DataParallelOptions options)
     : comm_(std::move(comm)), trainer_(std::move(trainer)), options_(options) {
@@ -89,7 +75,7 @@ DataParallelTrainer::local_inputs(const std::vector<HostArray>& global_inputs) c
     for (std::size_t i = 0; i < global_inputs.size(); ++i) {
         const bool batched =
             i < specs.size() && !specs[i].sizes.empty() && specs[i].sizes[0] == nn::kAnyExtent;
-        out.push_back(batched && comm_->size() > 1 ? rows(global_inputs[i], first, last)
+        out.push_back(batched && comm_->size() > 1 ? batch_rows(global_inputs[i], first, last)
                                                    : global_inputs[i]);
     }
     return out;

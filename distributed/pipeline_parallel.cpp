@@ -12,6 +12,7 @@
 #include "core/library.hpp"
 #include "core/node_builders.hpp"
 #include "core/shape.hpp"
+#include "distributed/batch_rows.hpp"
 #include "distributed/collective_group.hpp"
 
 namespace hedra::distributed {
@@ -22,20 +23,6 @@ constexpr int kForwardTag = 17, kBackwardTag = 18;
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Rows [begin, end) of `a`'s leading axis, as a new array.
-HostArray rows(const HostArray& a, std::int64_t begin, std::int64_t end) {
-    std::vector<std::int64_t> sizes = a.sizes();
-    const std::size_t row = a.bytes() / static_cast<std::size_t>(sizes[0]);
-    sizes[0] = end - begin;
-    HostArray out(sizes, a.dtype());
-    if (out.bytes() > 0)
-        std::memcpy(out.raw_mutable(),
-                    static_cast<const unsigned char*>(a.raw()) +
-                        row * static_cast<std::size_t>(begin),
-                    out.bytes());
-    return out;
 }
 
 std::vector<Array> placeholders_for(const std::vector<HostArray>& values, const char* name) {
@@ -138,7 +125,7 @@ PipelineTrainer::micro_batches(const std::vector<HostArray>& global) const {
                         std::to_string(batch) + " rows of the batch");
         for (int k = 0; k < m; ++k) {
             const std::int64_t begin = replica * share + k * micro;
-            out[static_cast<std::size_t>(k)].push_back(rows(global[i], begin, begin + micro));
+            out[static_cast<std::size_t>(k)].push_back(batch_rows(global[i], begin, begin + micro));
         }
     }
     return out;

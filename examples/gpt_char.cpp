@@ -34,7 +34,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -50,6 +49,7 @@
 #include <nlohmann/json.hpp>
 
 #include "distributed/data_parallel.hpp"
+#include "distributed/gpt_checkpoint.hpp"
 #include "distributed/init.hpp"
 #include "distributed/process_grid.hpp"
 #include "hedra.hpp"
@@ -475,24 +475,6 @@ std::string csv_path_for(const std::string& png) {
     return png + ".csv";
 }
 
-// The whole model's parameters from every tensor-parallel rank's shards (every rank calls it).
-std::vector<HostArray> gather_whole(const nn::GptConfig& cfg, const distributed::ProcessGrid& grid,
-                                    const std::vector<HostArray>& shards) {
-    const int tp = grid.shape().tp;
-    std::vector<std::vector<HostArray>> per_rank(static_cast<std::size_t>(tp));
-    for (const HostArray& s : shards) {
-        const HostArray all = grid.tp()->all_gather(s);
-        const auto* bytes = static_cast<const unsigned char*>(all.raw());
-        for (int r = 0; r < tp; ++r) {
-            HostArray part(s.sizes(), s.dtype());
-            std::memcpy(part.raw_mutable(), bytes + static_cast<std::size_t>(r) * s.bytes(),
-                        s.bytes());
-            per_rank[static_cast<std::size_t>(r)].push_back(part);
-        }
-    }
-    return nn::gpt_unshard(cfg, per_rank);
-}
-
 int train(const Flags& f) {
     // Under mpirun every rank reads the same batches and trains on its share of each
     // (distributed::DataParallelTrainer); rank 0 alone prints and writes files.
@@ -721,18 +703,16 @@ int train(const Flags& f) {
         const bool plotted = nn::plot_loss_png(csv, f.plot, "gpt_char training loss");
         std::printf("wrote %s%s\n", csv.c_str(), plotted ? (" and " + f.plot).c_str() : "");
     }
-    // Tensor parallel: the whole model gathered from the shards for the checkpoint and samples.
-    const std::vector<HostArray> whole =
-        tp > 1 ? gather_whole(cfg, grid, active.params()) : std::vector<HostArray>{};
+    // Tensor parallel: the whole model's parameters and AdamW state joined from the shards on
+    // rank 0 (every rank takes part), for the checkpoint and the sample.
+    const nn::TrainerCheckpoint whole =
+        tp > 1 ? distributed::gather_gpt_checkpoint(cfg, grid, active.checkpoint())
+               : nn::TrainerCheckpoint{};
     if (!f.checkpoint.empty() && tp > 1) {
-        std::vector<std::string> names;
-        for (const nn::GptParameter& p : nn::gpt_parameters(cfg))
-            names.push_back(p.name);
         if (lead) {
-            nn::save_safetensors(f.checkpoint, names, whole,
-                                 {{"step", std::to_string(active.step_count())}});
-            std::printf("wrote the checkpoint %s (the parameters gathered from %d "
-                        "tensor-parallel ranks, step %lld; no optimizer state)\n",
+            nn::save_safetensors(f.checkpoint, whole.names, whole.arrays, whole.metadata);
+            std::printf("wrote the checkpoint %s (parameters and AdamW state gathered from %d "
+                        "tensor-parallel ranks, step %lld)\n",
                         f.checkpoint.c_str(), tp, (long long)active.step_count());
         }
     } else if (!f.checkpoint.empty()) {
@@ -746,10 +726,13 @@ int train(const Flags& f) {
             std::printf("wrote the checkpoint %s (parameters, AdamW state, step %lld)\n",
                         f.checkpoint.c_str(), (long long)active.step_count());
     }
-    if (f.sample > 0) {
+    if (f.sample > 0 && (tp == 1 || lead)) { // with tp, rank 0 holds the whole model
         const nn::SamplingOptions sampling{f.temperature, f.top_k, f.seed};
-        const Sample sample = sample_text(cfg, tp > 1 ? whole : active.params(), corpus, f.sample,
-                                          sampling, options.compute);
+        const std::vector<HostArray> params =
+            tp > 1 ? std::vector<HostArray>(whole.arrays.begin(),
+                                            whole.arrays.begin() + long(specs.size()))
+                   : active.params();
+        const Sample sample = sample_text(cfg, params, corpus, f.sample, sampling, options.compute);
         std::printf("sample (%s, %lld characters after a '\\n' start token; %.0f characters/s "
                     "with a key-value cache, %.2f s of it compiling):\n%s\n",
                     f.temperature > 0 ? "sampled" : "greedy", (long long)f.sample,

@@ -183,6 +183,29 @@ TEST_CASE("pipeline parallel: messages between ranks, stage parameters and error
     CHECK_ERROR(nn::gpt_stage_parameters(c, 0, 3), "gpt_stage_parameters", "3", "divide");
     CHECK_ERROR(PipelineTrainer(group[0], nullptr, {}, nn::gpt_init(c, 1), adamw(), options(), {}),
                 "PipelineTrainer", "stage function");
+    CHECK_ERROR(PipelineTrainer(group[0], [](auto&, auto&, auto&) { return Array(); }, {},
+                                nn::gpt_init(c, 1), adamw(), options(), {}),
+                "PipelineTrainer", "2 stages", "PipelineOptions::activation");
+    // One stage alone: a batch that does not cut into the micro-batches is refused.
+    auto alone = in_process_group(1);
+    PipelineTrainer one_stage(
+        alone[0],
+        [c](const std::vector<Array>& p, const Array& received, const std::vector<Array>& in) {
+            return nn::gpt_stage(c, 0, 1, p, received, in[0], in[1]);
+        },
+        {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+        nn::gpt_init(c, 1), adamw(), options(), {.micro_batches = 3});
+    CHECK_ERROR(one_stage.step(tokens_and_targets(1), 1e-3), "PipelineTrainer::step", "8 rows",
+                "3 micro-batches");
+    CHECK(std::isfinite(
+        PipelineTrainer(
+            alone[0],
+            [c](const std::vector<Array>& p, const Array& r, const std::vector<Array>& in) {
+                return nn::gpt_stage(c, 0, 1, p, r, in[0], in[1]);
+            },
+            {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+            nn::gpt_init(c, 1), adamw(), options(), {.micro_batches = 2})
+            .step(tokens_and_targets(1), 1e-3)));
 }
 
 // A checkpoint gathered from one grid and restored on another: 10 steps on tp 2, gathered,
