@@ -13,32 +13,17 @@
 #include "distributed/in_process.hpp"
 #include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
+#include "gpt_testing.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
 
 using namespace hedra;
 using namespace hedra::distributed;
+using namespace hedra::distributed::test;
 
 namespace {
 
 constexpr int kBatch = 8, kSteps = 20;
-
-nn::GptConfig tiny_gpt(std::int64_t layers) {
-    return {.vocab = 11, .block = 8, .layers = layers, .heads = 4, .embd = 16, .bias = true};
-}
-
-std::vector<HostArray> tokens_and_targets(unsigned seed) {
-    HostArray x({kBatch, 8}, DType::I64), y({kBatch, 8}, DType::I64);
-    std::uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 7;
-    for (std::int64_t i = 0; i < x.size(); ++i) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        x.set_flat(i, static_cast<double>(s % 11));
-        y.set_flat(i, static_cast<double>((s / 11 + i) % 11));
-    }
-    return {x, y};
-}
 
 nn::TrainerOptions options() {
     nn::TrainerOptions o;
@@ -100,7 +85,7 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
                 {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}}, mine,
                 adamw(), options(), po);
             for (int k = 0; k < kSteps; ++k)
-                out.losses.push_back(trainer.step(tokens_and_targets(60 + k), 3e-3));
+                out.losses.push_back(trainer.step(tiny_batch(kBatch, 60 + k), 3e-3));
             out.params = trainer.local().params();
             out.dp = grid.dp_rank(), out.tp = grid.tp_rank(), out.pp = s;
         });
@@ -118,7 +103,7 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micr
                     nn::gpt_init(c, 3), adamw(), o);
     std::vector<double> want;
     for (int k = 0; k < kSteps; ++k)
-        want.push_back(one.step(tokens_and_targets(60 + k), 3e-3));
+        want.push_back(one.step(tiny_batch(kBatch, 60 + k), 3e-3));
     std::vector<Rank> ranks = run_grid(c, shape, micro_batches);
     const std::vector<nn::GptParameter> names = nn::gpt_parameters(c);
     // Every rank's losses; the whole parameters gathered from dp replica 0.
@@ -195,7 +180,7 @@ TEST_CASE("pipeline parallel: messages between ranks, stage parameters and error
         },
         {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
         nn::gpt_init(c, 1), adamw(), options(), {.micro_batches = 3});
-    CHECK_ERROR(one_stage.step(tokens_and_targets(1), 1e-3), "PipelineTrainer::step", "8 rows",
+    CHECK_ERROR(one_stage.step(tiny_batch(kBatch, 1), 1e-3), "PipelineTrainer::step", "8 rows",
                 "3 micro-batches");
     CHECK(std::isfinite(
         PipelineTrainer(
@@ -205,7 +190,7 @@ TEST_CASE("pipeline parallel: messages between ranks, stage parameters and error
             },
             {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
             nn::gpt_init(c, 1), adamw(), options(), {.micro_batches = 2})
-            .step(tokens_and_targets(1), 1e-3)));
+            .step(tiny_batch(kBatch, 1), 1e-3)));
 }
 
 // A checkpoint gathered from one grid and restored on another: 10 steps on tp 2, gathered,
@@ -234,7 +219,7 @@ TEST_CASE("checkpoints: a tp 2 run resumes on pp 2, and that one alone") {
     nn::Trainer one = whole_trainer();
     std::vector<double> want;
     for (int k = 0; k < 20; ++k)
-        want.push_back(one.step(tokens_and_targets(60 + k), 3e-3));
+        want.push_back(one.step(tiny_batch(kBatch, 60 + k), 3e-3));
 
     // 10 steps on tp 2.
     nn::TrainerCheckpoint first;
@@ -256,7 +241,7 @@ TEST_CASE("checkpoints: a tp 2 run resumes on pp 2, and that one alone") {
                     {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
                     nn::gpt_shard(c, nn::gpt_init(c, 3), 2, grid.tp_rank()), adamw(), o);
                 for (int k = 0; k < 10; ++k)
-                    CHECK(t.step(tokens_and_targets(60 + k), 3e-3) ==
+                    CHECK(t.step(tiny_batch(kBatch, 60 + k), 3e-3) ==
                           doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
                 nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.checkpoint());
                 if (r == 0) first = g;
@@ -296,7 +281,7 @@ TEST_CASE("checkpoints: a tp 2 run resumes on pp 2, and that one alone") {
                 const nn::TrainerCheckpoint part = shard_gpt_checkpoint(c, first, 1, 0, 2, s);
                 t.local().restore(part.names, part.arrays, part.metadata);
                 for (int k = 10; k < 20; ++k)
-                    CHECK(t.step(tokens_and_targets(60 + k), 3e-3) ==
+                    CHECK(t.step(tiny_batch(kBatch, 60 + k), 3e-3) ==
                           doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
                 nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.local().checkpoint());
                 if (r == 0) second = g;

@@ -12,6 +12,7 @@
 #include "distributed/data_parallel.hpp"
 #include "distributed/in_process.hpp"
 #include "distributed/process_grid.hpp"
+#include "gpt_testing.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
 #include "nn/tensor_parallel.hpp"
@@ -19,25 +20,9 @@
 
 using namespace hedra;
 using namespace hedra::distributed;
+using namespace hedra::distributed::test;
 
 namespace {
-
-nn::GptConfig tiny_gpt(std::int64_t layers) {
-    return {.vocab = 11, .block = 8, .layers = layers, .heads = 4, .embd = 16, .bias = true};
-}
-
-std::vector<HostArray> tokens_and_targets(int batch, unsigned seed) {
-    HostArray x({batch, 8}, DType::I64), y({batch, 8}, DType::I64);
-    std::uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 7;
-    for (std::int64_t i = 0; i < x.size(); ++i) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        x.set_flat(i, static_cast<double>(s % 11));
-        y.set_flat(i, static_cast<double>((s / 11 + i) % 11));
-    }
-    return {x, y};
-}
 
 // A trainer of `params` whose loss is the GPT split over `tp` (none: whole), clipped at 0.5.
 nn::Trainer gpt_trainer(const nn::GptConfig& c, std::vector<HostArray> params,
@@ -81,7 +66,7 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int steps, i
             DataParallelTrainer dp(grid.dp(), gpt_trainer(c, mine, grid.tp_group()), options);
             Rank& out = ranks[static_cast<std::size_t>(r)];
             for (int s = 0; s < steps; ++s)
-                out.losses.push_back(dp.step(tokens_and_targets(batch, 40 + s), 3e-3));
+                out.losses.push_back(dp.step(tiny_batch(batch, 40 + s), 3e-3));
             out.params = dp.local().params();
         });
     for (std::thread& t : threads)
@@ -96,7 +81,7 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape,
     nn::Trainer one = gpt_trainer(c, nn::gpt_init(c, 3), nullptr);
     std::vector<double> want;
     for (int s = 0; s < steps; ++s)
-        want.push_back(one.step(tokens_and_targets(batch, 40 + s), 3e-3));
+        want.push_back(one.step(tiny_batch(batch, 40 + s), 3e-3));
     std::vector<Rank> ranks = run_grid(c, shape, steps, batch, options);
     const std::vector<nn::GptParameter> spec = nn::gpt_parameters(c, shape.tp);
     for (int dp = 0; dp < shape.dp; ++dp) {

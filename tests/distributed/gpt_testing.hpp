@@ -1,0 +1,32 @@
+// The small GPT of the in-process tensor- and pipeline-parallel tests and its batches.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/host_array.hpp"
+#include "nn/gpt.hpp"
+
+namespace hedra::distributed::test {
+
+// Vocabulary 11 (padded to 12 on tp 2 and 4), context 8, 4 heads of width 4.
+inline nn::GptConfig tiny_gpt(std::int64_t layers) {
+    return {.vocab = 11, .block = 8, .layers = layers, .heads = 4, .embd = 16, .bias = true};
+}
+
+// `batch` rows of tokens and targets (batch, 8) from a fixed rule, the same for every seed on
+// every rank.
+inline std::vector<HostArray> tiny_batch(std::int64_t batch, unsigned seed) {
+    HostArray x({batch, 8}, DType::I64), y({batch, 8}, DType::I64);
+    std::uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 7;
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        x.set_flat(i, static_cast<double>(s % 11));
+        y.set_flat(i, static_cast<double>((s / 11 + static_cast<std::uint64_t>(i)) % 11));
+    }
+    return {x, y};
+}
+
+} // namespace hedra::distributed::test
