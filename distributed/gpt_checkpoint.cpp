@@ -124,9 +124,10 @@ nn::TrainerCheckpoint gather_gpt_checkpoint(const nn::GptConfig& config, const P
 
 nn::TrainerCheckpoint shard_gpt_checkpoint(const nn::GptConfig& config,
                                            const nn::TrainerCheckpoint& whole, int tp, int tp_rank,
-                                           int stages, int stage) {
+                                           int stages, int stage, int chunks) {
     const std::vector<nn::GptParameter> params = nn::gpt_parameters(config);
-    const std::vector<std::size_t> mine = nn::gpt_stage_parameters(config, stage, stages);
+    const std::vector<std::size_t> mine =
+        nn::gpt_pipeline_parameters(config, stage, stages, chunks);
     std::vector<bool> held(params.size(), false);
     for (std::size_t i : mine)
         held[i] = true;

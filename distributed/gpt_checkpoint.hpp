@@ -19,10 +19,10 @@ nn::TrainerCheckpoint gather_gpt_checkpoint(const nn::GptConfig& config, const P
                                             const nn::TrainerCheckpoint& local);
 
 // What the rank at (tp_rank, stage) of a grid with `tp` tensor-parallel ranks and `stages`
-// pipeline stages restores from a whole checkpoint: its stage's parameters (nn::
-// gpt_stage_parameters) and their state, cut to its shard.
+// pipeline ranks (each running `chunks` interleaved stages) restores from a whole checkpoint:
+// its stages' parameters (nn::gpt_pipeline_parameters) and their state, cut to its shard.
 nn::TrainerCheckpoint shard_gpt_checkpoint(const nn::GptConfig& config,
                                            const nn::TrainerCheckpoint& whole, int tp, int tp_rank,
-                                           int stages, int stage);
+                                           int stages, int stage, int chunks = 1);
 
 } // namespace hedra::distributed

@@ -18,7 +18,8 @@
 namespace hedra::distributed {
 namespace {
 
-constexpr int kForwardTag = 17, kBackwardTag = 18;
+// Point-to-point tags: into chunk j, activations kTagBase + 2j, gradients kTagBase + 2j + 1.
+constexpr int kTagBase = 17;
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
@@ -46,10 +47,10 @@ std::vector<Array> join(std::initializer_list<const std::vector<Array>*> parts) 
 
 } // namespace
 
-// The stage's programs for one micro-batch's shapes.
+// A chunk's programs for one micro-batch's shapes.
 struct PipelineTrainer::Programs {
-    // Last stage: forward and backward in one (inputs params, [received], inputs, accumulated;
-    // outputs loss, [received's gradient], accumulated + gradients).
+    // The last stage: forward and backward in one (inputs params, [received], inputs,
+    // accumulated; outputs loss, [received's gradient], accumulated + gradients).
     std::optional<CompiledProgram> fused;
     // Other stages: forward (inputs params, [received], inputs; outputs sent, stash...) and
     // backward (inputs params, [received], inputs, stash..., sent's gradient, accumulated;
@@ -62,7 +63,16 @@ PipelineTrainer::PipelineTrainer(std::shared_ptr<Communicator> pp, StageFunction
                                  std::vector<nn::InputSpec> inputs, std::vector<HostArray> params,
                                  std::shared_ptr<const nn::Optimizer> optimizer,
                                  nn::TrainerOptions options, PipelineOptions pipeline)
-    : pp_(std::move(pp)), stage_fn_(std::move(stage)), inputs_(std::move(inputs)),
+    : PipelineTrainer(std::move(pp), std::vector<StageFunction>{std::move(stage)},
+                      std::move(inputs), std::move(params), std::move(optimizer),
+                      std::move(options), std::move(pipeline)) {}
+
+PipelineTrainer::PipelineTrainer(std::shared_ptr<Communicator> pp,
+                                 std::vector<StageFunction> chunks,
+                                 std::vector<nn::InputSpec> inputs, std::vector<HostArray> params,
+                                 std::shared_ptr<const nn::Optimizer> optimizer,
+                                 nn::TrainerOptions options, PipelineOptions pipeline)
+    : pp_(std::move(pp)), chunk_fns_(std::move(chunks)), inputs_(std::move(inputs)),
       pipeline_(std::move(pipeline)),
       trainer_(
           [](const std::vector<Array>&, const std::vector<Array>&) -> Array {
@@ -81,18 +91,46 @@ PipelineTrainer::PipelineTrainer(std::shared_ptr<Communicator> pp, StageFunction
               if (pipeline_.tied_group && pipeline_.tied_group->rank() != 0) {
                   o.shards.uncounted.assign(params.size(), false);
                   for (int t : pipeline_.tied)
-                      o.shards.uncounted.at(static_cast<std::size_t>(t)) = true;
+                      if (t >= 0 && t < static_cast<int>(params.size()))
+                          o.shards.uncounted[static_cast<std::size_t>(t)] = true;
               }
               return o;
           }()) {
     stage_ = pp_->rank();
     stages_ = pp_->size();
-    if (!stage_fn_) throw Error("PipelineTrainer: no stage function given");
+    const int v = static_cast<int>(chunk_fns_.size());
+    if (v < 1 || pipeline_.chunks != v)
+        throw Error("PipelineTrainer: " + std::to_string(v) +
+                    " stage functions given for PipelineOptions::chunks = " +
+                    std::to_string(pipeline_.chunks) + "; give one function per chunk");
+    for (const StageFunction& f : chunk_fns_)
+        if (!f) throw Error("PipelineTrainer: no stage function given");
     if (pipeline_.micro_batches < 1)
         throw Error("PipelineTrainer: micro_batches " + std::to_string(pipeline_.micro_batches) +
                     " must be at least 1");
-    if (stages_ > 1 && pipeline_.activation.empty())
-        throw Error("PipelineTrainer: " + std::to_string(stages_) +
+    if (v > 1 && stages_ < 2)
+        throw Error("PipelineTrainer: " + std::to_string(v) +
+                    " chunks per rank interleave the stages of at least 2 ranks; with one rank "
+                    "use chunks = 1");
+    if (v > 1 && pipeline_.micro_batches % stages_ != 0)
+        throw Error("PipelineTrainer: the interleaved schedule (" + std::to_string(v) +
+                    " chunks) takes a multiple of the " + std::to_string(stages_) +
+                    " ranks as micro_batches, got " + std::to_string(pipeline_.micro_batches));
+    std::vector<std::size_t> counts = pipeline_.chunk_params;
+    if (counts.empty() && v == 1) counts = {params.size()};
+    std::size_t sum = 0;
+    for (std::size_t n : counts)
+        sum += n;
+    if (counts.size() != static_cast<std::size_t>(v) || sum != params.size())
+        throw Error("PipelineTrainer: PipelineOptions::chunk_params must give each of the " +
+                    std::to_string(v) + " chunks its number of parameters, " +
+                    std::to_string(params.size()) + " in all; got " +
+                    std::to_string(counts.size()) + " counts summing to " + std::to_string(sum));
+    chunk_begin_ = {0};
+    for (std::size_t n : counts)
+        chunk_begin_.push_back(chunk_begin_.back() + n);
+    if ((stages_ > 1 || v > 1) && pipeline_.activation.empty())
+        throw Error("PipelineTrainer: " + std::to_string(stages_ * v) +
                     " stages pass activations; give PipelineOptions::activation (the sizes of "
                     "one micro-batch's activation, e.g. (rows, T, C))");
     for (int t : pipeline_.tied)
@@ -131,18 +169,23 @@ PipelineTrainer::micro_batches(const std::vector<HostArray>& global) const {
     return out;
 }
 
-void PipelineTrainer::build(const std::vector<HostArray>& micro) {
+std::shared_ptr<PipelineTrainer::Programs>
+PipelineTrainer::build(int chunk, const std::vector<HostArray>& micro) {
     auto p = std::make_shared<Programs>();
-    const bool first = stage_ == 0, last = stage_ == stages_ - 1;
-    std::vector<Array> params = placeholders_for(trainer_.params(), "param");
+    const int stage = chunk * stages_ + stage_, last_stage = stages_ * chunks() - 1;
+    const bool first = stage == 0, last = stage == last_stage;
+    const std::vector<HostArray> values(
+        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk)]),
+        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk) + 1]));
+    std::vector<Array> params = placeholders_for(values, "param");
     std::vector<Array> ins = placeholders_for(micro, "input");
     std::vector<Array> received;
     if (!first)
         received.push_back(placeholder(Shape::of(pipeline_.activation), DType::F32, "received"));
-    std::vector<Array> acc = placeholders_for(trainer_.params(), "accumulated");
-    for (const HostArray& v : trainer_.params())
+    std::vector<Array> acc = placeholders_for(values, "accumulated");
+    for (const HostArray& v : values)
         p->zeros.emplace_back(v.sizes(), v.dtype());
-    Array y = stage_fn_(params, first ? Array() : received[0], ins);
+    Array y = chunk_fns_[std::size_t(chunk)](params, first ? Array() : received[0], ins);
     std::vector<Array> wrt = join({&params, &received});
     // Kernels call back as they finish, so that a step moves its sends on meanwhile (MPI
     // moves a large message only inside MPI calls; without this a send waits for the next
@@ -161,12 +204,11 @@ void PipelineTrainer::build(const std::vector<HostArray>& micro) {
         for (std::size_t i = 0; i < params.size(); ++i)
             outs.push_back(acc[i] + g[i]);
         p->fused.emplace(compile(outs, join({&params, &received, &ins, &acc}), options));
-        programs_ = p;
-        return;
+        return p;
     }
     if (y.shape().sizes() != pipeline_.activation || y.dtype() != DType::F32)
-        throw Error("PipelineTrainer: stage " + std::to_string(stage_) + " returns " +
-                    y.describe() + ", but PipelineOptions::activation says f32 " +
+        throw Error("PipelineTrainer: stage " + std::to_string(stage) + " returns " + y.describe() +
+                    ", but PipelineOptions::activation says f32 " +
                     Shape::of(pipeline_.activation).to_string());
     Array dy = placeholder(y.shape(), DType::F32, "sent_gradient");
     std::vector<Array> g = vjp({y}, {dy}, wrt);
@@ -202,18 +244,25 @@ void PipelineTrainer::build(const std::vector<HostArray>& micro) {
     std::vector<Array> dys{dy};
     p->backward.emplace(
         compile(bwd_outs, join({&params, &received, &ins, &stash_in, &dys, &acc}), options));
-    programs_ = p;
+    return p;
 }
 
 double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double lr) {
     const std::vector<std::vector<HostArray>> micro = micro_batches(global_inputs);
-    if (!programs_) build(micro[0]);
-    const Programs& p = *programs_;
+    const int v = chunks(), p = stages_, r = stage_, m = pipeline_.micro_batches;
+    if (programs_.empty())
+        for (int j = 0; j < v; ++j)
+            programs_.push_back(build(j, micro[0]));
     timing_ = {};
-    const bool first = stage_ == 0, last = stage_ == stages_ - 1;
-    const int m = pipeline_.micro_batches;
+    const int last_stage = p * v - 1;
+    const int previous = (r + p - 1) % p, next = (r + 1) % p;
+    // Messages into chunk j: activations with tag forward_tag(j), gradients backward_tag(j).
+    auto forward_tag = [](int j) { return kTagBase + 2 * j; };
+    auto backward_tag = [](int j) { return kTagBase + 2 * j + 1; };
     const std::vector<HostArray>& params = trainer_.params();
-    std::vector<HostArray> acc = p.zeros;
+    std::vector<HostArray> acc;
+    for (const auto& chunk : programs_)
+        acc.insert(acc.end(), chunk->zeros.begin(), chunk->zeros.end());
     using Sends = std::vector<std::pair<HostArray, std::unique_ptr<InFlight>>>;
     Sends sends;
     OutputHook progress;
@@ -244,56 +293,84 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
         a.insert(a.end(), b.begin(), b.end());
         return a;
     };
-    auto take_gradients = [&](std::vector<HostArray>& out, std::size_t from) {
-        for (std::size_t i = 0; i < acc.size(); ++i)
-            acc[i] = std::move(out[from + i]);
+    auto slice = [&](const std::vector<HostArray>& all, int j) {
+        return std::vector<HostArray>(all.begin() + std::ptrdiff_t(chunk_begin_[std::size_t(j)]),
+                                      all.begin() +
+                                          std::ptrdiff_t(chunk_begin_[std::size_t(j) + 1]));
     };
+    auto take_gradients = [&](std::vector<HostArray>& out, std::size_t from, int j) {
+        for (std::size_t i = chunk_begin_[std::size_t(j)]; i < chunk_begin_[std::size_t(j) + 1];
+             ++i)
+            acc[i] = std::move(out[from++]);
+    };
+    // The k-th forward (or backward) runs chunk chunk_at(k) on micro-batch micro_at(k):
+    // groups of p micro-batches go through chunk 0, then chunk 1, ... (backwards from the last
+    // chunk). With one chunk, micro-batch k.
+    auto chunk_at = [&](int k, bool forward) {
+        const int c = (k % (p * v)) / p;
+        return forward ? c : v - 1 - c;
+    };
+    auto micro_at = [&](int k) { return (k / (p * v)) * p + k % p; };
     double loss_sum = 0.0;
-    // Per micro-batch in flight: what it received and its stash.
-    std::deque<std::vector<HostArray>> stashes;
+    // Per chunk, the micro-batches in flight: their number, what they received, their stash.
+    std::vector<std::deque<std::pair<int, std::vector<HostArray>>>> stashes(
+        static_cast<std::size_t>(v));
     auto forward = [&](int k) {
+        const int j = chunk_at(k, true), mb = micro_at(k), stage = j * p + r;
+        const Programs& prog = *programs_[std::size_t(j)];
         std::vector<HostArray> received;
-        if (!first) received.push_back(receive(stage_ - 1, kForwardTag));
-        std::vector<HostArray> args = with(with(params, received), micro[std::size_t(k)]);
-        if (last) {
-            std::vector<HostArray> out = run(*p.fused, with(args, acc));
+        if (stage > 0) received.push_back(receive(previous, forward_tag(j)));
+        std::vector<HostArray> args =
+            with(with(slice(params, j), received), micro[std::size_t(mb)]);
+        if (stage == last_stage) {
+            std::vector<HostArray> out = run(*prog.fused, with(args, slice(acc, j)));
             loss_sum += out[0].flat(0);
-            if (!first) send(out[1], stage_ - 1, kBackwardTag);
-            take_gradients(out, first ? 1 : 2);
+            if (stage > 0) send(out[1], previous, backward_tag((stage - 1) / p));
+            take_gradients(out, stage > 0 ? 2 : 1, j);
             return;
         }
-        std::vector<HostArray> out = run(*p.forward, args);
-        send(out[0], stage_ + 1, kForwardTag);
-        std::vector<HostArray> kept = with(received, micro[std::size_t(k)]);
+        std::vector<HostArray> out = run(*prog.forward, args);
+        send(out[0], next, forward_tag((stage + 1) / p));
+        std::vector<HostArray> kept = with(received, micro[std::size_t(mb)]);
         kept.insert(kept.end(), out.begin() + 1, out.end());
-        stashes.push_back(std::move(kept));
+        stashes[std::size_t(j)].emplace_back(mb, std::move(kept));
     };
-    auto backward = [&]() {
-        std::vector<HostArray> kept = std::move(stashes.front());
-        stashes.pop_front();
+    auto backward = [&](int k) {
+        const int j = chunk_at(k, false), stage = j * p + r;
+        if (stage == last_stage) return; // its forward ran the backward too
+        auto& queue = stashes[std::size_t(j)];
+        if (queue.empty() || queue.front().first != micro_at(k))
+            throw Error("PipelineTrainer: the schedule ran backward " + std::to_string(k) +
+                        " of chunk " + std::to_string(j) + " before its forward");
+        std::vector<HostArray> kept = std::move(queue.front().second);
+        queue.pop_front();
         // kept: [received], inputs, stash: the backward's arguments after the parameters.
-        std::vector<HostArray> args = with(params, kept);
-        args.push_back(receive(stage_ + 1, kBackwardTag));
-        std::vector<HostArray> out = run(*p.backward, with(args, acc));
-        if (!first) send(out[0], stage_ - 1, kBackwardTag);
-        take_gradients(out, first ? 0 : 1);
+        std::vector<HostArray> args = with(slice(params, j), kept);
+        args.push_back(receive(next, backward_tag(j)));
+        std::vector<HostArray> out =
+            run(*programs_[std::size_t(j)]->backward, with(args, slice(acc, j)));
+        if (stage > 0) send(out[0], previous, backward_tag((stage - 1) / p));
+        take_gradients(out, stage > 0 ? 1 : 0, j);
     };
-    // 1F1B: warm-up forwards, then one forward and one backward each, then the backwards left.
-    const int warmup = last ? 0 : std::min(stages_ - stage_ - 1, m);
+    // 1F1B: warm-up forwards, then one forward and one backward each, then the backwards
+    // left. Interleaved, rank r runs 2(p − r − 1) + (v − 1)p forwards first (Megatron-LM).
+    const int total = m * v;
+    const int warmup = v == 1 ? (r == p - 1 ? 0 : std::min(p - r - 1, m))
+                              : std::min(2 * (p - r - 1) + (v - 1) * p, total);
     for (int k = 0; k < warmup; ++k)
         forward(k);
-    for (int k = warmup; k < m; ++k) {
-        forward(k);
-        if (!last) backward();
+    for (int k = 0; k < total - warmup; ++k) {
+        forward(warmup + k);
+        backward(k);
     }
-    while (!stashes.empty())
-        backward();
+    for (int k = total - warmup; k < total; ++k)
+        backward(k);
     for (auto& [array, flight] : sends)
         flight->wait();
     const auto reduce_start = Clock::now();
     // The loss from the last stage, the tied gradients summed, the replicas averaged.
     HostArray loss({}, DType::F64);
-    loss.set_flat(0, last ? loss_sum / m : 0.0);
+    loss.set_flat(0, r == p - 1 ? loss_sum / m : 0.0);
     if (stages_ > 1) loss = pp_->broadcast(loss, stages_ - 1);
     for (int t : pipeline_.tied)
         acc[std::size_t(t)] = pipeline_.tied_group->all_reduce(acc[std::size_t(t)]);

@@ -10,6 +10,12 @@
 // stages and, with data parallelism, every gradient is averaged over the replicas. Clipping
 // takes the whole model's norm (the stages' squared norms summed).
 //
+// Interleaved stages (PipelineOptions::chunks = v > 1, Megatron-LM's virtual pipeline): the
+// model is cut into p·v stages and rank r runs the v of them r, r + p, ..., r + (v − 1)p, each a
+// chunk with its own programs, in Megatron's interleaved 1F1B order (forwards over chunk 0 for
+// p micro-batches, then chunk 1 for the same, ...; backwards in the reverse chunk order). The
+// bubble shrinks v times, to (p − 1)/(v·m) of the step, for v times the messages.
+//
 // A stage's backward reads what its forward computed (the stash): the forward program returns
 // every value of its graph that the gradient's graph reads (views are recomputed from their
 // sources), the backward program takes them as inputs. The last stage runs its forward and
@@ -35,6 +41,12 @@ using StageFunction = std::function<Array(const std::vector<Array>& params, cons
 
 struct PipelineOptions {
     int micro_batches = 4;
+    // Interleaved stages: how many chunks (virtual stages) each rank runs; with more than one,
+    // micro_batches must be a multiple of the ranks.
+    int chunks = 1;
+    // With chunks > 1: how many of the parameters each chunk takes, in order (the parameters
+    // are the chunks' concatenated).
+    std::vector<std::size_t> chunk_params;
     // The sizes of the activations between stages for one micro-batch, f32 (a GPT's
     // (micro-batch, T, C)); the same at every boundary.
     std::vector<std::int64_t> activation;
@@ -68,6 +80,13 @@ public:
                     std::vector<nn::InputSpec> inputs, std::vector<HostArray> params,
                     std::shared_ptr<const nn::Optimizer> optimizer, nn::TrainerOptions options,
                     PipelineOptions pipeline);
+    // Interleaved: chunk j's function (virtual stage j·p + rank of p·v), one per chunk;
+    // `params` the chunks' parameters concatenated (PipelineOptions::chunk_params says where
+    // each starts), tied indices into that list.
+    PipelineTrainer(std::shared_ptr<Communicator> pp, std::vector<StageFunction> chunks,
+                    std::vector<nn::InputSpec> inputs, std::vector<HostArray> params,
+                    std::shared_ptr<const nn::Optimizer> optimizer, nn::TrainerOptions options,
+                    PipelineOptions pipeline);
 
     // One update from the global batch (every input's leading axis: the replicas' rows, each
     // cut into micro_batches micro-batches); every rank returns the mean loss.
@@ -75,22 +94,24 @@ public:
 
     int stage() const { return stage_; }
     int stages() const { return stages_; }
+    int chunks() const { return static_cast<int>(chunk_fns_.size()); }
     const nn::Trainer& local() const { return trainer_; }
     nn::Trainer& local() { return trainer_; }
     const PipelineTiming& last_timing() const { return timing_; }
 
 private:
     struct Programs;
-    void build(const std::vector<HostArray>& micro_inputs);
+    std::shared_ptr<Programs> build(int chunk, const std::vector<HostArray>& micro_inputs);
     std::vector<std::vector<HostArray>> micro_batches(const std::vector<HostArray>& global) const;
 
     std::shared_ptr<Communicator> pp_;
-    StageFunction stage_fn_;
+    std::vector<StageFunction> chunk_fns_;
+    std::vector<std::size_t> chunk_begin_; // per chunk, then the end: its parameters' range
     std::vector<nn::InputSpec> inputs_;
     PipelineOptions pipeline_;
     nn::Trainer trainer_;
     int stage_ = 0, stages_ = 1;
-    std::shared_ptr<Programs> programs_;
+    std::vector<std::shared_ptr<Programs>> programs_; // per chunk
     PipelineTiming timing_;
 };
 

@@ -201,6 +201,21 @@ std::vector<std::size_t> gpt_stage_parameters(const GptConfig& c, int stage, int
     return out;
 }
 
+std::vector<std::size_t> gpt_pipeline_parameters(const GptConfig& c, int rank, int ranks,
+                                                 int chunks) {
+    if (ranks < 1 || chunks < 1 || rank < 0 || rank >= ranks)
+        throw Error("gpt_pipeline_parameters: rank " + std::to_string(rank) + " of " +
+                    std::to_string(ranks) + " with " + std::to_string(chunks) +
+                    " chunks each; give 0 <= rank < ranks and chunks >= 1");
+    std::vector<std::size_t> out;
+    for (int j = 0; j < chunks; ++j) {
+        const std::vector<std::size_t> part =
+            gpt_stage_parameters(c, j * ranks + rank, ranks * chunks);
+        out.insert(out.end(), part.begin(), part.end());
+    }
+    return out;
+}
+
 Array gpt_stage(const GptConfig& c, int stage, int stages, const std::vector<Array>& params,
                 const Array& received, const Array& tokens, const Array& targets,
                 const std::shared_ptr<CollectiveGroup>& tp) {

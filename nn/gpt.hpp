@@ -69,6 +69,11 @@ Array gpt_loss(const GptConfig& config, const std::vector<Array>& params, const 
 // The indices into gpt_parameters() (or its tensor-parallel list) of stage `stage`'s
 // parameters, in the order gpt_stage takes them (the last stage's wte first).
 std::vector<std::size_t> gpt_stage_parameters(const GptConfig& config, int stage, int stages);
+// Interleaved stages (distributed::PipelineOptions::chunks = v): pipeline rank `rank` of
+// `ranks` runs the stages rank, rank + ranks, ..., rank + (v − 1)·ranks of ranks·v; their
+// parameters concatenated in that order.
+std::vector<std::size_t> gpt_pipeline_parameters(const GptConfig& config, int rank, int ranks,
+                                                 int chunks = 1);
 // Stage `stage`'s output: the activation (B, T, C) it passes on, or on the last stage the mean
 // cross-entropy of `targets`. `received` is the previous stage's activation (none on stage
 // 0), `tokens` are read on stage 0 and `targets` on the last; `tp` splits the blocks as

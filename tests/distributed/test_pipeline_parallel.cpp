@@ -44,7 +44,7 @@ struct Rank {
     int dp = 0, tp = 0, pp = 0;
 };
 
-std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_batches) {
+std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_batches, int chunks) {
     auto world = in_process_group(shape.size());
     const std::vector<HostArray> whole = nn::gpt_init(c, 3);
     std::vector<Rank> ranks(static_cast<std::size_t>(shape.size()));
@@ -55,21 +55,33 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
             const int s = grid.pp_rank(), p = shape.pp;
             std::vector<HostArray> shards = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
             Rank& out = ranks[static_cast<std::size_t>(r)];
-            out.indices = nn::gpt_stage_parameters(c, s, p);
+            out.indices = nn::gpt_pipeline_parameters(c, s, p, chunks);
             std::vector<HostArray> mine;
             for (std::size_t i : out.indices)
                 mine.push_back(shards[i]);
             PipelineOptions po;
             po.micro_batches = micro_batches;
+            po.chunks = chunks;
             po.activation = {kBatch / shape.dp / micro_batches, 8, c.embd};
+            std::vector<StageFunction> functions;
+            std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
+            for (int j = 0; j < chunks; ++j) {
+                po.chunk_params.push_back(
+                    nn::gpt_stage_parameters(c, j * p + s, p * chunks).size());
+                functions.push_back([c, j, s, p, chunks, tp](const std::vector<Array>& params,
+                                                             const Array& received,
+                                                             const std::vector<Array>& in) {
+                    return nn::gpt_stage(c, j * p + s, p * chunks, params, received, in[0], in[1],
+                                         tp);
+                });
+            }
             const bool ends = s == 0 || s == p - 1;
             std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
-            if (p > 1 && ends) {
-                po.tied = {0};
+            if (p > 1 && ends) { // the first chunk's wte on rank 0, the last chunk's on p - 1
+                po.tied = {s == 0 ? 0 : static_cast<int>(mine.size() - po.chunk_params.back())};
                 po.tied_group = ends_group;
             }
             if (shape.dp > 1) po.dp = grid.dp();
-            std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
             if (tp) {
                 po.tp = tp;
                 const auto spec = nn::gpt_parameters(c, shape.tp);
@@ -77,11 +89,7 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
                     po.tp_sharded.push_back(spec[i].split_axis >= 0);
             }
             PipelineTrainer trainer(
-                grid.pp(),
-                [c, s, p, tp](const std::vector<Array>& params, const Array& received,
-                              const std::vector<Array>& in) {
-                    return nn::gpt_stage(c, s, p, params, received, in[0], in[1], tp);
-                },
+                grid.pp(), functions,
                 {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}}, mine,
                 adamw(), options(), po);
             for (int k = 0; k < kSteps; ++k)
@@ -94,8 +102,13 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
     return ranks;
 }
 
-void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micro_batches) {
-    INFO(shape.to_string() << ", " << c.layers << " layers, " << micro_batches << " micro-batches");
+// `same_order`: the parameters are compared with one process that sums the same micro-batches'
+// gradients (a pipeline of one stage) instead of the whole batch's: deeper models drift from
+// the fused step by more than 1e-5 of scale in 20 AdamW steps from that reordering alone.
+void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micro_batches,
+                               int chunks = 1, bool same_order = false) {
+    INFO(shape.to_string() << ", " << c.layers << " layers, " << micro_batches << " micro-batches, "
+                           << chunks << " chunks per rank");
     nn::TrainerOptions o = options();
     nn::Trainer one([c](const std::vector<Array>& p,
                         const std::vector<Array>& in) { return nn::gpt_loss(c, p, in[0], in[1]); },
@@ -104,7 +117,7 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micr
     std::vector<double> want;
     for (int k = 0; k < kSteps; ++k)
         want.push_back(one.step(tiny_batch(kBatch, 60 + k), 3e-3));
-    std::vector<Rank> ranks = run_grid(c, shape, micro_batches);
+    std::vector<Rank> ranks = run_grid(c, shape, micro_batches, chunks);
     const std::vector<nn::GptParameter> names = nn::gpt_parameters(c);
     // Every rank's losses; the whole parameters gathered from dp replica 0.
     std::vector<std::vector<HostArray>> shards(static_cast<std::size_t>(shape.tp),
@@ -122,9 +135,11 @@ void check_against_one_process(const nn::GptConfig& c, GridShape shape, int micr
         }
     }
     const std::vector<HostArray> gathered = nn::gpt_unshard(c, shards);
+    const std::vector<HostArray> reference =
+        same_order ? run_grid(c, {}, micro_batches, 1)[0].params : one.params();
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::vector<double> got = gathered[i].to_doubles();
-        const std::vector<double> ref = one.params()[i].to_doubles();
+        const std::vector<double> ref = reference[i].to_doubles();
         const bool key_bias = names[i].name.ends_with("attn.c_attn.bias");
         double scale = 0.0, worst = 0.0;
         for (std::size_t k = 0; k < got.size(); ++k) {
@@ -144,6 +159,65 @@ TEST_CASE("pipeline parallel: pp 2, pp 4, dp 2 x pp 2 and tp 2 x pp 2 take one p
     check_against_one_process(tiny_gpt(4), {.pp = 4}, 4);
     check_against_one_process(tiny_gpt(2), {.dp = 2, .pp = 2}, 2);
     check_against_one_process(tiny_gpt(2), {.tp = 2, .pp = 2}, 4);
+}
+
+// Interleaved stages: each rank runs `chunks` stages of p · chunks in Megatron-LM's order.
+TEST_CASE("pipeline parallel: interleaved stages take one process's steps") {
+    check_against_one_process(tiny_gpt(4), {.pp = 2}, 4, 2);
+    check_against_one_process(tiny_gpt(6), {.pp = 2}, 4, 3, true);
+    check_against_one_process(tiny_gpt(4), {.pp = 2}, 2, 2); // as many micro-batches as ranks
+    check_against_one_process(tiny_gpt(4), {.pp = 2}, 8, 2);
+    check_against_one_process(tiny_gpt(8), {.pp = 4}, 4, 2, true);
+    check_against_one_process(tiny_gpt(4), {.dp = 2, .pp = 2}, 2, 2);
+    check_against_one_process(tiny_gpt(4), {.tp = 2, .pp = 2}, 4, 2);
+}
+
+TEST_CASE("pipeline parallel: interleaved stages' parameters and refusals") {
+    const nn::GptConfig c = tiny_gpt(4);
+    // Rank 0 of 2 with 2 chunks: stages 0 and 2 of 4 (wte, wpe, block 0; block 2).
+    const std::vector<std::size_t> first = nn::gpt_pipeline_parameters(c, 0, 2, 2);
+    CHECK(first.size() == 2 + 2 * 12);
+    CHECK(first[2] == nn::gpt_stage_parameters(c, 0, 4)[2]);
+    CHECK(first[2 + 12] == nn::gpt_stage_parameters(c, 2, 4)[0]);
+    // Rank 1: stages 1 and 3 (block 1; wte's copy, block 3, ln_f).
+    const std::vector<std::size_t> second = nn::gpt_pipeline_parameters(c, 1, 2, 2);
+    CHECK(second.size() == 12 + 1 + 12 + 2);
+    CHECK(second[12] == 0);
+    CHECK(nn::gpt_pipeline_parameters(c, 1, 2) == nn::gpt_stage_parameters(c, 1, 2));
+    CHECK_ERROR(nn::gpt_pipeline_parameters(c, 2, 2, 2), "gpt_pipeline_parameters", "rank 2");
+    CHECK_ERROR(nn::gpt_pipeline_parameters(c, 0, 2, 3), "gpt_stage_parameters", "divide");
+    // A whole checkpoint cut for an interleaved rank holds its stages' parameters and state.
+    const std::vector<nn::GptParameter> names = nn::gpt_parameters(c);
+    nn::TrainerCheckpoint whole;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        whole.names.push_back(names[i].name);
+        whole.arrays.push_back(nn::gpt_init(c, 1)[i]);
+        whole.names.push_back("optimizer." + names[i].name + ".exp_avg");
+        whole.arrays.push_back(nn::gpt_init(c, 1)[i]);
+    }
+    const nn::TrainerCheckpoint part = shard_gpt_checkpoint(c, whole, 1, 0, 2, 1, 2);
+    CHECK(part.names.size() == 2 * second.size());
+
+    auto group = in_process_group(2);
+    const StageFunction stage = [](auto&, auto&, auto&) { return Array(); };
+    using Functions = std::vector<StageFunction>;
+    const std::vector<HostArray> params = nn::gpt_init(c, 1);
+    PipelineOptions po{.micro_batches = 4, .chunks = 2, .activation = {2, 8, c.embd}};
+    CHECK_ERROR(PipelineTrainer(group[0], Functions{stage}, {}, params, adamw(), options(), po),
+                "PipelineTrainer", "1 stage functions", "chunks = 2");
+    CHECK_ERROR(
+        PipelineTrainer(group[0], Functions{stage, stage}, {}, params, adamw(), options(), po),
+        "PipelineTrainer", "chunk_params", "2 chunks");
+    po.chunk_params = {3, params.size() - 3};
+    po.micro_batches = 3;
+    CHECK_ERROR(
+        PipelineTrainer(group[0], Functions{stage, stage}, {}, params, adamw(), options(), po),
+        "PipelineTrainer", "multiple of the 2 ranks", "got 3");
+    auto alone = in_process_group(1);
+    po.micro_batches = 4;
+    CHECK_ERROR(
+        PipelineTrainer(alone[0], Functions{stage, stage}, {}, params, adamw(), options(), po),
+        "PipelineTrainer", "at least 2 ranks");
 }
 
 TEST_CASE("pipeline parallel: messages between ranks, stage parameters and errors") {
