@@ -4,7 +4,9 @@
 // and, with pp, where a stage's step went (its programs, waiting on its neighbours, the
 // reductions and the update). Alone (or -np 1 without --grid) it runs the plain fused step of
 // nn::Trainer, the baseline. bench/model_parallel.sh runs them side by side.
+// --chunks V interleaves V stages per pipeline rank (PipelineOptions::chunks).
 //   mpirun -np 2 bench/parallel_gpt --grid tp2 [--config w7|w8] [--steps N] [--micro-batches M]
+//                                   [--chunks V]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,7 +49,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
     std::string config = "w7", grid_text;
-    int steps = 20, micro = 4;
+    int steps = 20, micro = 4, chunks = 1;
     bool quick = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -61,6 +63,8 @@ int main(int argc, char** argv) {
             steps = std::atoi(argv[++i]);
         else if (a == "--micro-batches" && i + 1 < argc)
             micro = std::atoi(argv[++i]);
+        else if (a == "--chunks" && i + 1 < argc)
+            chunks = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "parallel_gpt: unknown argument %s\n", a.c_str());
             return 2;
@@ -76,7 +80,7 @@ int main(int argc, char** argv) {
         const GridShape shape =
             grid_text.empty() ? GridShape{.dp = world->size()} : parse_grid(grid_text);
         ProcessGrid grid(world, shape);
-        if (shape.pp == 1) micro = 1;
+        if (shape.pp == 1) micro = 1, chunks = 1;
         nn::TrainerOptions o;
         o.compute.num_threads = 1;
         o.clip_norm = 1.0;
@@ -108,24 +112,34 @@ int main(int argc, char** argv) {
             const int s = grid.pp_rank(), p = shape.pp;
             PipelineOptions po;
             po.micro_batches = micro;
+            po.chunks = chunks;
             po.activation = {batch / shape.dp / micro, c.block, c.embd};
-            const bool ends = s == 0 || s == p - 1;
-            auto ends_group = grid.pp()->split(ends ? 0 : 1, s);
-            if (ends) po.tied = {0}, po.tied_group = ends_group;
-            if (shape.dp > 1) po.dp = grid.dp();
             std::vector<HostArray> mine;
-            for (std::size_t i : nn::gpt_stage_parameters(c, s, p)) {
+            for (std::size_t i : nn::gpt_pipeline_parameters(c, s, p, chunks)) {
                 mine.push_back(shards[i]);
                 po.tp_sharded.push_back(spec[i].split_axis >= 0);
             }
+            std::vector<StageFunction> functions;
+            for (int j = 0; j < chunks; ++j) {
+                const int stage = j * p + s, stages = p * chunks;
+                po.chunk_params.push_back(nn::gpt_stage_parameters(c, stage, stages).size());
+                functions.push_back([c, stage, stages, tp](const std::vector<Array>& params,
+                                                           const Array& received,
+                                                           const std::vector<Array>& in) {
+                    return nn::gpt_stage(c, stage, stages, params, received, in[0], in[1], tp);
+                });
+            }
+            // The token embedding: the first chunk's on rank 0, the last chunk's on p - 1.
+            const bool ends = s == 0 || s == p - 1;
+            auto ends_group = grid.pp()->split(ends ? 0 : 1, s);
+            if (ends)
+                po.tied = {s == 0 ? 0 : static_cast<int>(mine.size() - po.chunk_params.back())},
+                po.tied_group = ends_group;
+            if (shape.dp > 1) po.dp = grid.dp();
             po.tp = tp;
             if (!tp) po.tp_sharded.clear();
             pipe = std::make_unique<PipelineTrainer>(
-                grid.pp(),
-                [c, s, p, tp](const std::vector<Array>& params, const Array& received,
-                              const std::vector<Array>& in) {
-                    return nn::gpt_stage(c, s, p, params, received, in[0], in[1], tp);
-                },
+                grid.pp(), functions,
                 std::vector<nn::InputSpec>{{{batch, c.block}, DType::I64, "tokens"},
                                            {{batch, c.block}, DType::I64, "targets"}},
                 mine, adamw, o, po);
@@ -152,10 +166,10 @@ int main(int argc, char** argv) {
             }
         }
         if (world->rank() == 0) {
-            std::printf("parallel_gpt: config=%s grid=%s micro_batches=%d steps=%d loss=%.6f "
-                        "step_ms median=%.2f tokens_per_s=%.0f",
-                        config.c_str(), shape.to_string().c_str(), micro, steps, loss, median(ms),
-                        double(batch * c.block) / (median(ms) * 1e-3));
+            std::printf("parallel_gpt: config=%s grid=%s micro_batches=%d chunks=%d steps=%d "
+                        "loss=%.6f step_ms median=%.2f tokens_per_s=%.0f",
+                        config.c_str(), shape.to_string().c_str(), micro, chunks, steps, loss,
+                        median(ms), double(batch * c.block) / (median(ms) * 1e-3));
             std::printf("\n");
             if (world->size() > 1)
                 std::printf("  all-reduce over %d ranks: latency %.1f us, %.2f GB/s "

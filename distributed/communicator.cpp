@@ -152,6 +152,35 @@ void Communicator::receive(void*, std::size_t, int, int) {
                 "' communicator has no point-to-point messages; use MPI or in-process ranks");
 }
 
+namespace {
+
+// A receive that happens when it is waited for.
+class DeferredReceive : public InFlight {
+public:
+    DeferredReceive(Communicator& c, void* data, std::size_t bytes, int source, int tag)
+        : c_(c), data_(data), bytes_(bytes), source_(source), tag_(tag) {}
+    bool done() override { return finished_; }
+    void wait() override {
+        if (finished_) return;
+        c_.receive(data_, bytes_, source_, tag_);
+        finished_ = true;
+    }
+
+private:
+    Communicator& c_;
+    void* data_;
+    std::size_t bytes_;
+    int source_, tag_;
+    bool finished_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<InFlight> Communicator::start_receive(void* data, std::size_t bytes, int source,
+                                                      int tag) {
+    return std::make_unique<DeferredReceive>(*this, data, bytes, source, tag);
+}
+
 std::shared_ptr<Communicator> Communicator::split(int, int) {
     throw Error("split: the '" + name() +
                 "' communicator cannot be split; split the MPI or in-process group it was made "

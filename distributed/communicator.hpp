@@ -75,6 +75,12 @@ public:
                                                  int tag);
     // `bytes` from rank `source` with `tag` into `data`, waiting for them.
     virtual void receive(void* data, std::size_t bytes, int source, int tag);
+    // The same, posted now and finished by wait() (done() progresses it); `data` must stay
+    // valid until then. Receives posted for one (source, tag) take its messages in the order
+    // they were posted. Posting early lets a large message move while this rank computes (MPI
+    // moves it only inside MPI calls of both ranks). The default receives at wait().
+    virtual std::unique_ptr<InFlight> start_receive(void* data, std::size_t bytes, int source,
+                                                    int tag);
     // Whether sum_on_device sums device memory where it is (NCCL's communicator does).
     virtual bool sums_device_memory() const { return false; }
     // `count` elements of `dtype` at a device address.

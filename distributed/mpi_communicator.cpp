@@ -74,9 +74,14 @@ int count_of(std::int64_t n) {
 // A non-blocking MPI collective in flight.
 class MpiInFlight : public InFlight {
 public:
+    explicit MpiInFlight(bool receive = false) : receive_(receive) {}
     MPI_Request* request() { return &request_; }
+    // A send's memory must not go before the send finishes; a receive that is given up (an
+    // error unwinding the step) is cancelled rather than waited for.
     ~MpiInFlight() override {
-        if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+        if (request_ == MPI_REQUEST_NULL) return;
+        if (receive_) MPI_Cancel(&request_);
+        MPI_Wait(&request_, MPI_STATUS_IGNORE);
     }
     bool done() override {
         int flag = 0;
@@ -87,6 +92,7 @@ public:
 
 private:
     MPI_Request request_ = MPI_REQUEST_NULL;
+    bool receive_ = false;
 };
 
 class MpiCommunicator : public Communicator {
@@ -149,6 +155,15 @@ public:
         check(MPI_Recv(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, source, tag,
                        comm_, MPI_STATUS_IGNORE),
               "MPI_Recv");
+    }
+    std::unique_ptr<InFlight> start_receive(void* data, std::size_t bytes, int source,
+                                            int tag) override {
+        check_root(source, "start_receive");
+        auto flight = std::make_unique<MpiInFlight>(true);
+        check(MPI_Irecv(data, count_of(static_cast<std::int64_t>(bytes)), MPI_BYTE, source, tag,
+                        comm_, flight->request()),
+              "MPI_Irecv");
+        return flight;
     }
     std::unique_ptr<InFlight> start_broadcast_in_place(void* data, std::size_t bytes,
                                                        int root) override {

@@ -187,7 +187,7 @@ PipelineTrainer::build(int chunk, const std::vector<HostArray>& micro) {
         p->zeros.emplace_back(v.sizes(), v.dtype());
     Array y = chunk_fns_[std::size_t(chunk)](params, first ? Array() : received[0], ins);
     std::vector<Array> wrt = join({&params, &received});
-    // Kernels call back as they finish, so that a step moves its sends on meanwhile (MPI
+    // Kernels call back as they finish, so that a step moves its messages on meanwhile (MPI
     // moves a large message only inside MPI calls; without this a send waits for the next
     // receive, and the stages take turns instead of overlapping).
     ComputeOptions options = trainer_.options().compute;
@@ -263,25 +263,40 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
     std::vector<HostArray> acc;
     for (const auto& chunk : programs_)
         acc.insert(acc.end(), chunk->zeros.begin(), chunk->zeros.end());
-    using Sends = std::vector<std::pair<HostArray, std::unique_ptr<InFlight>>>;
-    Sends sends;
+    // Messages in flight, with the arrays they read or fill; kernels progress them as they
+    // finish (OutputHook::tick).
+    struct Messages {
+        std::vector<std::pair<HostArray, std::unique_ptr<InFlight>>> sends, receives;
+    } messages;
     OutputHook progress;
     progress.ready = [](void*, int, void*) {};
-    progress.context = &sends;
+    progress.context = &messages;
     progress.tick = [](void* context) {
-        for (auto& [array, flight] : *static_cast<Sends*>(context))
+        auto* m = static_cast<Messages*>(context);
+        for (auto& [array, flight] : m->sends)
+            flight->done();
+        for (auto& [array, flight] : m->receives)
             flight->done();
     };
     auto send = [&](HostArray a, int dest, int tag) {
         auto flight = pp_->start_send(a.raw(), a.bytes(), dest, tag);
-        sends.emplace_back(std::move(a), std::move(flight));
+        messages.sends.emplace_back(std::move(a), std::move(flight));
     };
-    auto receive = [&](int source, int tag) {
+    // Every receive of the step is posted before it starts, in the order the step takes them
+    // (per source and tag, the order their senders send), so that activations and gradients
+    // move while this rank computes; receive() takes the next one.
+    std::size_t next_receive = 0;
+    auto post = [&](int source, int tag) {
         HostArray a(pipeline_.activation, DType::F32);
+        auto flight = pp_->start_receive(a.raw_mutable(), a.bytes(), source, tag);
+        messages.receives.emplace_back(std::move(a), std::move(flight));
+    };
+    auto receive = [&]() {
+        auto& [array, flight] = messages.receives.at(next_receive++);
         const auto t = Clock::now();
-        pp_->receive(a.raw_mutable(), a.bytes(), source, tag);
+        flight->wait();
         timing_.waiting += seconds_since(t);
-        return a;
+        return array;
     };
     auto run = [&](const CompiledProgram& program, std::vector<HostArray> args) {
         const auto t = Clock::now();
@@ -319,7 +334,7 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
         const int j = chunk_at(k, true), mb = micro_at(k), stage = j * p + r;
         const Programs& prog = *programs_[std::size_t(j)];
         std::vector<HostArray> received;
-        if (stage > 0) received.push_back(receive(previous, forward_tag(j)));
+        if (stage > 0) received.push_back(receive());
         std::vector<HostArray> args =
             with(with(slice(params, j), received), micro[std::size_t(mb)]);
         if (stage == last_stage) {
@@ -346,7 +361,7 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
         queue.pop_front();
         // kept: [received], inputs, stash: the backward's arguments after the parameters.
         std::vector<HostArray> args = with(slice(params, j), kept);
-        args.push_back(receive(next, backward_tag(j)));
+        args.push_back(receive());
         std::vector<HostArray> out =
             run(*programs_[std::size_t(j)]->backward, with(args, slice(acc, j)));
         if (stage > 0) send(out[0], previous, backward_tag((stage - 1) / p));
@@ -357,15 +372,23 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
     const int total = m * v;
     const int warmup = v == 1 ? (r == p - 1 ? 0 : std::min(p - r - 1, m))
                               : std::min(2 * (p - r - 1) + (v - 1) * p, total);
+    std::vector<std::pair<bool, int>> order; // (forward, k)
     for (int k = 0; k < warmup; ++k)
-        forward(k);
+        order.emplace_back(true, k);
     for (int k = 0; k < total - warmup; ++k) {
-        forward(warmup + k);
-        backward(k);
+        order.emplace_back(true, warmup + k);
+        order.emplace_back(false, k);
     }
     for (int k = total - warmup; k < total; ++k)
-        backward(k);
-    for (auto& [array, flight] : sends)
+        order.emplace_back(false, k);
+    for (auto [is_forward, k] : order) {
+        const int j = chunk_at(k, is_forward), stage = j * p + r;
+        if (is_forward && stage > 0) post(previous, forward_tag(j));
+        if (!is_forward && stage != last_stage) post(next, backward_tag(j));
+    }
+    for (auto [is_forward, k] : order)
+        is_forward ? forward(k) : backward(k);
+    for (auto& [array, flight] : messages.sends)
         flight->wait();
     const auto reduce_start = Clock::now();
     // The loss from the last stage, the tied gradients summed, the replicas averaged.
