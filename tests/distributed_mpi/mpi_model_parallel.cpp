@@ -1,8 +1,9 @@
 // Tensor and pipeline parallelism under mpirun (tests/CMakeLists.txt starts it with -np 2 and
 // -np 4): every grid of that many ranks with a tp or pp axis (tp 2, pp 2; dp 2 x tp 2,
-// dp 2 x pp 2, tp 2 x pp 2, tp 4) trains W7's GPT (4 layers, width 128) and a deeper, narrower
-// one (8 layers, width 32) for 20 AdamW steps with clipping (pipelines: 4 micro-batches per
-// replica, 1F1B, MPI_Isend/MPI_Recv between stages); rank 0 also trains one process alone and
+// dp 2 x pp 2, tp 2 x pp 2, tp 4; and pp 2 with 2 interleaved stages per rank) trains W7's GPT
+// (4 layers, width 128) and a deeper, narrower one (8 layers, width 32) for 20 AdamW steps with
+// clipping (pipelines: 4 micro-batches per replica, 1F1B, MPI_Isend/MPI_Irecv between stages);
+// rank 0 also trains one process alone and
 // checks the losses (1e-5 relative), the parameters gathered from every rank (against the
 // drift of one process summing the same gradients in another order, see below) and that the
 // ranks holding the same parameter hold it bit for bit (the tp ranks' whole parameters, the
@@ -83,7 +84,7 @@ struct Trained {
     std::vector<std::size_t> indices;
 };
 
-Trained train(const ProcessGrid& grid, const nn::GptConfig& c) {
+Trained train(const ProcessGrid& grid, const nn::GptConfig& c, int chunks) {
     const GridShape shape = grid.shape();
     const std::vector<HostArray> shards =
         nn::gpt_shard(c, nn::gpt_init(c, 11), shape.tp, grid.tp_rank());
@@ -103,14 +104,27 @@ Trained train(const ProcessGrid& grid, const nn::GptConfig& c) {
         return out;
     }
     const int s = grid.pp_rank(), p = shape.pp;
-    out.indices = nn::gpt_stage_parameters(c, s, p);
+    out.indices = nn::gpt_pipeline_parameters(c, s, p, chunks);
     std::vector<HostArray> mine;
     PipelineOptions po;
     po.micro_batches = kMicroBatches;
+    po.chunks = chunks;
     po.activation = {kBatch / shape.dp / kMicroBatches, c.block, c.embd};
+    std::vector<StageFunction> functions;
+    for (int j = 0; j < chunks; ++j) {
+        const int stage = j * p + s, stages = p * chunks;
+        po.chunk_params.push_back(nn::gpt_stage_parameters(c, stage, stages).size());
+        functions.push_back([c, stage, stages, tp](const std::vector<Array>& params,
+                                                   const Array& received,
+                                                   const std::vector<Array>& in) {
+            return nn::gpt_stage(c, stage, stages, params, received, in[0], in[1], tp);
+        });
+    }
     const bool ends = s == 0 || s == p - 1;
     std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
-    if (ends) po.tied = {0}, po.tied_group = ends_group;
+    if (ends) // the first chunk's token embedding on rank 0, the last chunk's on rank p - 1
+        po.tied = {s == 0 ? 0 : static_cast<int>(out.indices.size() - po.chunk_params.back())},
+        po.tied_group = ends_group;
     if (shape.dp > 1) po.dp = grid.dp();
     const auto spec = nn::gpt_parameters(c, shape.tp);
     for (std::size_t i : out.indices) {
@@ -119,11 +133,7 @@ Trained train(const ProcessGrid& grid, const nn::GptConfig& c) {
     }
     po.tp = tp;
     PipelineTrainer trainer(
-        grid.pp(),
-        [c, s, p, tp](const std::vector<Array>& params, const Array& received,
-                      const std::vector<Array>& in) {
-            return nn::gpt_stage(c, s, p, params, received, in[0], in[1], tp);
-        },
+        grid.pp(), functions,
         {{{kBatch, c.block}, DType::I64, "tokens"}, {{kBatch, c.block}, DType::I64, "targets"}},
         mine, adamw(), options(c, nullptr), po);
     for (int k = 0; k < kSteps; ++k)
@@ -133,9 +143,9 @@ Trained train(const ProcessGrid& grid, const nn::GptConfig& c) {
 }
 
 int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, GridShape shape,
-          const char* model) {
+          int chunks, const char* model) {
     ProcessGrid grid(world, shape);
-    const Trained mine = train(grid, c);
+    const Trained mine = train(grid, c, chunks);
     // Every rank's parameters to rank 0 (sizes differ between stages).
     const std::vector<float> own = flat(mine.params);
     int failures = 0;
@@ -183,7 +193,7 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
         }
         const int t = r % shape.tp, pp = r / (shape.tp * shape.dp);
         const std::vector<std::size_t> indices =
-            shape.pp == 1 ? mine.indices : nn::gpt_stage_parameters(c, pp, shape.pp);
+            shape.pp == 1 ? mine.indices : nn::gpt_pipeline_parameters(c, pp, shape.pp, chunks);
         std::size_t at = 0;
         for (std::size_t i : indices) {
             std::int64_t n = 1;
@@ -246,9 +256,10 @@ int check(const std::shared_ptr<Communicator>& world, const nn::GptConfig& c, Gr
     }
     std::printf("parameters: off by %.3g of their scale at most; one process reordered: %.3g\n",
                 largest, floor);
-    std::printf("mpi model parallel: %s on %s (%s), %d steps, final loss %.6f, %s\n", model,
-                shape.to_string().c_str(), world->name().c_str(), kSteps, mine.losses.back(),
-                failures ? "FAILED" : "ok");
+    std::printf("mpi model parallel: %s on %s, %d stage(s) per pipeline rank (%s), %d steps, "
+                "final loss %.6f, %s\n",
+                model, shape.to_string().c_str(), chunks, world->name().c_str(), kSteps,
+                mine.losses.back(), failures ? "FAILED" : "ok");
     return failures;
 }
 
@@ -259,14 +270,17 @@ int main() {
         std::shared_ptr<Communicator> world = init();
         const nn::GptConfig w7{.vocab = 65, .block = 64, .layers = 4, .heads = 4, .embd = 128};
         const nn::GptConfig deep{.vocab = 33, .block = 16, .layers = 8, .heads = 4, .embd = 32};
-        std::vector<GridShape> grids;
-        if (world->size() == 2) grids = {{.tp = 2}, {.pp = 2}};
+        std::vector<std::pair<GridShape, int>> grids; // and interleaved stages per rank
+        if (world->size() == 2) grids = {{{.tp = 2}, 1}, {{.pp = 2}, 1}, {{.pp = 2}, 2}};
         if (world->size() == 4)
-            grids = {{.dp = 2, .tp = 2}, {.dp = 2, .pp = 2}, {.tp = 2, .pp = 2}, {.tp = 4}};
+            grids = {{{.dp = 2, .tp = 2}, 1},
+                     {{.dp = 2, .pp = 2}, 1},
+                     {{.tp = 2, .pp = 2}, 1},
+                     {{.tp = 4}, 1}};
         int failures = 0;
-        for (const GridShape& g : grids) {
-            failures += check(world, w7, g, "W7");
-            failures += check(world, deep, g, "8 layers");
+        for (const auto& [g, chunks] : grids) {
+            failures += check(world, w7, g, chunks, "W7");
+            failures += check(world, deep, g, chunks, "8 layers");
         }
         HostArray f({1}, DType::I64);
         f.set_flat(0, failures);
