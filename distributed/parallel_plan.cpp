@@ -113,8 +113,10 @@ double memory_bytes(const GptShape& m, Grid g, std::int64_t micro_batch_size, in
     double width_scale = bytes_per_value(m.precision) / 2.0; // the formula counts 16-bit values
     double full_layer = sbh * (34 + 5.0 * double(m.heads) * double(m.sequence) / double(m.width)) /
                         g.tp * width_scale;
-    double layers_per_stage = double(m.layers / g.pp);
-    double in_flight = std::min(g.pp, micro_batches);
+    const int v = g.pp > 1 ? o.chunks : 1;
+    double layers_per_stage = double(m.layers / (g.pp * v));
+    double in_flight = v == 1 ? std::min(g.pp, micro_batches)
+                              : std::min(micro_batches * v, 2 * (g.pp - 1) + (v - 1) * g.pp + 1);
     if (!o.recompute) return state + full_layer * layers_per_stage * in_flight;
     double kept_layer = sbh * bytes_per_value(m.precision);
     return state + kept_layer * layers_per_stage * in_flight + full_layer;
@@ -198,6 +200,12 @@ GridPlan plan_grid(const GptShape& m, const ClusterShape& c, int dp, int tp, int
     require(m.layers % pp == 0, fn,
             "pp " + std::to_string(pp) + " does not divide the " + std::to_string(m.layers) +
                 " layers; choose a pipeline size that does");
+    const int v = pp > 1 ? o.chunks : 1;
+    require(o.chunks >= 1 && m.layers % (pp * v) == 0 && (v == 1 || micro_batches % pp == 0), fn,
+            std::to_string(o.chunks) + " interleaved stages per pipeline rank need pp " +
+                std::to_string(pp) + " × chunks to divide the " + std::to_string(m.layers) +
+                " layers and, with more than one chunk, micro-batches (" +
+                std::to_string(micro_batches) + ") in multiples of pp; choose other sizes");
     require(m.global_batch % dp == 0, fn,
             "dp " + std::to_string(dp) + " does not divide the global batch of " +
                 std::to_string(m.global_batch) +
@@ -213,6 +221,7 @@ GridPlan plan_grid(const GptShape& m, const ClusterShape& c, int dp, int tp, int
     plan.dp = dp, plan.tp = tp, plan.pp = pp;
     plan.micro_batches = micro_batches;
     plan.micro_batch_size = replica_batch / micro_batches;
+    plan.chunks = v;
     double model_flops = gpt_step_flops(m, false);
     plan.compute_s = gpt_step_flops(m, o.recompute) / devices / (c.peak_flops * c.utilization);
     double per_micro_batch = plan.compute_s / micro_batches;
@@ -231,8 +240,8 @@ GridPlan plan_grid(const GptShape& m, const ClusterShape& c, int dp, int tp, int
     if (pp > 1) {
         Link link = link_of(g, Axis::Pipeline, c);
         plan.pp_comm_s =
-            2.0 * (micro_batches + pp - 1) * (activation / link.bandwidth + link.latency);
-        plan.bubble_s = (pp - 1) * (forward + backward);
+            2.0 * (micro_batches * v + pp - 1) * (activation / link.bandwidth + link.latency);
+        plan.bubble_s = (pp - 1) * (forward + backward) / v;
     }
     if (dp > 1) {
         Link link = link_of(g, Axis::Data, c);
@@ -256,6 +265,9 @@ std::vector<GridPlan> plan_grids(const GptShape& m, const ClusterShape& c, const
     require(o.micro_batches >= 0, fn,
             "the micro-batch count must be positive (or 0 to choose), not " +
                 std::to_string(o.micro_batches));
+    require(o.chunks >= 1, fn,
+            "the interleaved stages per pipeline rank must be at least 1, not " +
+                std::to_string(o.chunks));
     int devices = c.gpus_per_node * c.nodes;
     std::vector<GridPlan> plans;
     for (int tp : divisors(devices)) {
@@ -263,17 +275,22 @@ std::vector<GridPlan> plan_grids(const GptShape& m, const ClusterShape& c, const
         if (tp > c.gpus_per_node && !o.tensor_parallel_across_nodes) continue;
         for (int pp : divisors(devices / tp)) {
             int dp = devices / tp / pp;
-            if (m.layers % pp != 0 || m.global_batch % dp != 0) continue;
+            const int v = pp > 1 ? o.chunks : 1;
+            if (m.layers % (pp * v) != 0 || m.global_batch % dp != 0) continue;
             std::int64_t replica_batch = m.global_batch / dp;
+            auto schedulable = [&](int count) {
+                return replica_batch % count == 0 && (v == 1 || count % pp == 0);
+            };
             if (o.micro_batches > 0) {
-                if (replica_batch % o.micro_batches == 0)
+                if (schedulable(o.micro_batches))
                     plans.push_back(plan_grid(m, c, dp, tp, pp, o.micro_batches, o));
                 continue;
             }
             // The fitting count with the shortest step; if none fits, the smallest memory.
             std::vector<GridPlan> candidates;
             for (int count : divisors(replica_batch))
-                candidates.push_back(plan_grid(m, c, dp, tp, pp, count, o));
+                if (schedulable(count)) candidates.push_back(plan_grid(m, c, dp, tp, pp, count, o));
+            if (candidates.empty()) continue;
             bool any_fits = std::any_of(candidates.begin(), candidates.end(),
                                         [](const GridPlan& p) { return p.fits; });
             plans.push_back(*std::min_element(
@@ -312,11 +329,12 @@ std::string plans_markdown(const std::vector<GridPlan>& plans) {
         std::snprintf(mfu, sizeof mfu, "%.1f%%", 100 * p.model_flops_utilization);
         s += "| " + std::to_string(p.dp) + " | " + std::to_string(p.tp) + " | " +
              std::to_string(p.pp) + " | " + std::to_string(p.micro_batches) + " × " +
-             std::to_string(p.micro_batch_size) + " | " + memory + " | " + (p.fits ? "yes" : "no") +
-             " | " + duration_text(p.compute_s) + " | " + duration_text(p.tp_comm_s) + " | " +
-             duration_text(p.pp_comm_s) + " | " + duration_text(p.dp_comm_exposed_s) + " | " +
-             duration_text(p.bubble_s) + " | " + duration_text(p.step_s) + " | " + tokens + " | " +
-             mfu + " |\n";
+             std::to_string(p.micro_batch_size) +
+             (p.chunks > 1 ? " (" + std::to_string(p.chunks) + " chunks)" : std::string()) + " | " +
+             memory + " | " + (p.fits ? "yes" : "no") + " | " + duration_text(p.compute_s) + " | " +
+             duration_text(p.tp_comm_s) + " | " + duration_text(p.pp_comm_s) + " | " +
+             duration_text(p.dp_comm_exposed_s) + " | " + duration_text(p.bubble_s) + " | " +
+             duration_text(p.step_s) + " | " + tokens + " | " + mfu + " |\n";
     }
     return s;
 }

@@ -23,7 +23,8 @@
 //                and a gradient backward of b·S·h·bytes per micro-batch, each n/bw + latency; the
 //                critical path has m + p − 1 forward and as many backward slots, so the time
 //                charged is 2·(m + p − 1) transfers when p > 1 (no scatter/gather across the t
-//                ranks of a stage, no overlap).
+//                ranks of a stage, no overlap). Interleaved with v stages per rank (Megatron's
+//                virtual pipeline): bubble (p−1)·(t_f + t_b)/v, 2·(m·v + p − 1) transfers.
 //   data         all-reduce (ring) of the stage's gradients, P/(t·p) values of the gradients'
 //                width, over the d replicas; it overlaps the backward of the last micro-batch
 //                only: exposed = max(0, all-reduce − t_b). ZeRO-1's reduce-scatter + all-gather
@@ -35,11 +36,12 @@
 //                by d with ZeRO-1; plus activations: per layer and micro-batch
 //                S·b·h·(34 + 5·a·S/h)/t bytes (Korthikanti et al. 2022, 16-bit activations; twice
 //                that in f32), times L/p layers, times min(p, m) micro-batches in flight on the
-//                first stage. With recompute each layer keeps only its input (S·b·h·2 bytes, 4 in
-//                f32) and one layer's full activations are live while it is recomputed.
-//                A grid fits when this is at most 90% of the device's memory: the rest goes to the
-//                CUDA context, communication buffers, matmul workspaces and allocator
-//                fragmentation.
+//                first stage (interleaved: L/(p·v) layers times min(m·v, 2(p−1) + (v−1)p + 1)
+//                chunks' micro-batches, the schedule's warm-up). With recompute each layer keeps
+//                only its input (S·b·h·2 bytes, 4 in f32) and one layer's full activations are live
+//                while it is recomputed. A grid fits when this is at most 90% of the device's
+//                memory: the rest goes to the CUDA context, communication buffers, matmul
+//                workspaces and allocator fragmentation.
 // Ranks are numbered tp fastest, then dp, then pp (Megatron's order): a group whose ranks fall in
 // more than one node of gpus_per_node devices uses the inter-node link, otherwise the intra-node
 // one.
@@ -82,6 +84,7 @@ struct ClusterShape {
 
 struct PlanOptions {
     int micro_batches = 0;  // 0: the best divisor of each replica's batch
+    int chunks = 1;         // interleaved stages per pipeline rank (with pp > 1)
     bool recompute = false; // full activation recomputation, as Megatron ran GPT-3
     bool zero1 = false;     // optimizer state sharded over the data-parallel replicas
     bool tensor_parallel_across_nodes = false;
@@ -91,6 +94,7 @@ struct GridPlan {
     int dp = 1, tp = 1, pp = 1;
     int micro_batches = 1;
     std::int64_t micro_batch_size = 1;
+    int chunks = 1;          // interleaved stages per pipeline rank
     double memory_bytes = 0; // per device, peak
     bool fits = false;
     double compute_s = 0, tp_comm_s = 0, pp_comm_s = 0, dp_comm_exposed_s = 0, bubble_s = 0;

@@ -70,6 +70,7 @@ std::string help_text() {
            "  --recompute           full activation recomputation\n"
            "  --zero1               optimizer state sharded over the data-parallel replicas\n"
            "  --micro-batches N     a fixed count (default: the best divisor for each grid)\n"
+           "  --chunks V            interleaved stages per pipeline rank (default 1)\n"
            "cluster (default h200x64; flags override it):\n"
            "  --cluster NAME        " +
            preset_names(cluster_presets()) +
@@ -116,6 +117,7 @@ Request parse_arguments(int argc, char** argv) {
     app.add_flag("--recompute", r.options.recompute);
     app.add_flag("--zero1", r.options.zero1);
     app.add_option("--micro-batches", r.options.micro_batches);
+    app.add_option("--chunks", r.options.chunks);
     app.add_option("--cluster", cluster_name);
     app.add_option("--gpus-per-node", gpus_per_node);
     app.add_option("--nodes", nodes);
@@ -186,6 +188,8 @@ Request parse_arguments(int argc, char** argv) {
     if (app.count("--micro-batches") && r.options.micro_batches <= 0)
         throw UsageError("--micro-batches must be positive, not " +
                          std::to_string(r.options.micro_batches));
+    if (r.options.chunks <= 0)
+        throw UsageError("--chunks must be positive, not " + std::to_string(r.options.chunks));
     if (app.count("--top") && r.top <= 0)
         throw UsageError("--top must be positive, not " + std::to_string(r.top));
     return r;

@@ -66,6 +66,39 @@ TEST_CASE("1F1B bubble and point-to-point for pp 4 and 8 micro-batches") {
     CHECK(plan.step_s == doctest::Approx(plan.compute_s + plan.bubble_s + plan.pp_comm_s));
 }
 
+TEST_CASE("interleaved stages: the bubble shrinks by the chunks, the transfers grow") {
+    GptShape model = small_model();
+    model.layers = 8;
+    ClusterShape cluster = small_cluster(4, 1);
+    PlanOptions two;
+    two.chunks = 2;
+    GridPlan plan = plan_grid(model, cluster, 1, 1, 4, 8, two);
+    CHECK(plan.chunks == 2);
+    // (p − 1)·(t_f + t_b)/v: 3/16 of the compute; 2·(m·v + p − 1) transfers.
+    CHECK(plan.bubble_s == doctest::Approx(plan.compute_s * 3 / 16));
+    double transfer = 1.0 * 32 * 64 * 2 / 100e9 + 1e-6;
+    CHECK(plan.pp_comm_s == doctest::Approx(2 * (16 + 3) * transfer));
+    // The first rank holds 2(p − 1) + (v − 1)p + 1 = 11 chunks' micro-batches of one layer:
+    // S·b·h·(34 + 5·a·S/h) = 2048·44 bytes each (the one-chunk schedule: 4 of 2 layers).
+    GridPlan plain = plan_grid(model, cluster, 1, 1, 4, 8);
+    const double state = gpt_parameters(model) / 4 * 16;
+    CHECK(plan.memory_bytes == doctest::Approx(state + 2048 * 44 * 11));
+    CHECK(plain.memory_bytes == doctest::Approx(state + 2048 * 44 * 2 * 4));
+    // pp 1 ignores the chunks; chunks must divide the layers, micro-batches come in multiples of pp.
+    CHECK(plan_grid(model, cluster, 4, 1, 1, 2, two).chunks == 1);
+    PlanOptions three;
+    three.chunks = 3;
+    CHECK_ERROR(plan_grid(model, cluster, 1, 1, 4, 8, three), "plan_grid", "3 interleaved",
+                "8 layers");
+    CHECK_ERROR(plan_grid(model, cluster, 1, 1, 4, 2, two), "plan_grid", "multiples of pp");
+    // plan_grids keeps to schedulable grids: with 2 chunks, pp 4 only with 4 or 8 micro-batches.
+    for (const GridPlan& p : plan_grids(model, cluster, two))
+        if (p.pp > 1) CHECK(p.micro_batches % p.pp == 0);
+    PlanOptions none;
+    none.chunks = 0;
+    CHECK_ERROR(plan_grids(model, cluster, none), "plan_grids", "at least 1");
+}
+
 TEST_CASE("tensor and data parallel communication") {
     GptShape model = small_model();
     ClusterShape cluster = small_cluster(2, 2);
