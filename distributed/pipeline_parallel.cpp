@@ -250,9 +250,12 @@ PipelineTrainer::build(int chunk, const std::vector<HostArray>& micro) {
 double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double lr) {
     const std::vector<std::vector<HostArray>> micro = micro_batches(global_inputs);
     const int v = chunks(), p = stages_, r = stage_, m = pipeline_.micro_batches;
-    if (programs_.empty())
+    if (programs_.empty()) {
+        const auto t = Clock::now();
         for (int j = 0; j < v; ++j)
             programs_.push_back(build(j, micro[0]));
+        compile_seconds_ += seconds_since(t);
+    }
     timing_ = {};
     const int last_stage = p * v - 1;
     const int previous = (r + p - 1) % p, next = (r + 1) % p;
@@ -404,6 +407,81 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
     }
     trainer_.apply_gradients(acc, lr);
     timing_.reduction = seconds_since(reduce_start);
+    return loss.flat(0);
+}
+
+CompiledProgram PipelineTrainer::build_evaluation(int chunk, const std::vector<HostArray>& micro) {
+    const int stage = chunk * stages_ + stage_;
+    const std::vector<HostArray> values(
+        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk)]),
+        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk) + 1]));
+    std::vector<Array> params = placeholders_for(values, "param");
+    std::vector<Array> ins = placeholders_for(micro, "input");
+    std::vector<Array> received;
+    if (stage > 0)
+        received.push_back(placeholder(Shape::of(pipeline_.activation), DType::F32, "received"));
+    Array y = chunk_fns_[std::size_t(chunk)](params, stage > 0 ? received[0] : Array(), ins);
+    ComputeOptions options = trainer_.options().compute;
+    options.output_hooks = true;
+    return compile({y}, join({&params, &received, &ins}), options);
+}
+
+double PipelineTrainer::evaluate(const std::vector<HostArray>& global_inputs) {
+    const std::vector<std::vector<HostArray>> micro = micro_batches(global_inputs);
+    const int v = chunks(), p = stages_, r = stage_, m = pipeline_.micro_batches;
+    if (evaluation_.empty()) {
+        const auto t = Clock::now();
+        for (int j = 0; j < v; ++j)
+            evaluation_.push_back(build_evaluation(j, micro[0]));
+        compile_seconds_ += seconds_since(t);
+    }
+    const int last_stage = p * v - 1;
+    const int previous = (r + p - 1) % p, next = (r + 1) % p;
+    auto tag = [](int j) { return kTagBase + 2 * j; };
+    using Sends = std::vector<std::pair<HostArray, std::unique_ptr<InFlight>>>;
+    Sends sends;
+    OutputHook progress; // the sends move on as kernels finish, as in step()
+    progress.ready = [](void*, int, void*) {};
+    progress.context = &sends;
+    progress.tick = [](void* context) {
+        for (auto& [array, flight] : *static_cast<Sends*>(context))
+            flight->done();
+    };
+    double loss_sum = 0.0;
+    // The step's order of forwards: groups of p micro-batches through chunk 0, then chunk 1, ...
+    // (one micro-batch at a time with one chunk); a stage receives an activation when it needs
+    // it.
+    const int group = v == 1 ? 1 : p;
+    for (int g = 0; g < m / group; ++g)
+        for (int j = 0; j < v; ++j)
+            for (int i = 0; i < group; ++i) {
+                const int mb = g * group + i, stage = j * p + r;
+                std::vector<HostArray> args(
+                    trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(j)]),
+                    trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(j) + 1]));
+                if (stage > 0) {
+                    HostArray a(pipeline_.activation, DType::F32);
+                    pp_->receive(a.raw_mutable(), a.bytes(), previous, tag(j));
+                    args.push_back(std::move(a));
+                }
+                args.insert(args.end(), micro[std::size_t(mb)].begin(),
+                            micro[std::size_t(mb)].end());
+                std::vector<HostArray> out = evaluation_[std::size_t(j)](args, progress);
+                if (stage == last_stage) {
+                    loss_sum += out[0].flat(0);
+                    continue;
+                }
+                auto flight =
+                    pp_->start_send(out[0].raw(), out[0].bytes(), next, tag((stage + 1) / p));
+                sends.emplace_back(std::move(out[0]), std::move(flight));
+            }
+    for (auto& [array, flight] : sends)
+        flight->wait();
+    HostArray loss({}, DType::F64);
+    loss.set_flat(0, r == p - 1 ? loss_sum / m : 0.0);
+    if (stages_ > 1) loss = pp_->broadcast(loss, stages_ - 1);
+    if (pipeline_.dp && pipeline_.dp->size() > 1)
+        loss = pipeline_.dp->all_reduce(loss, Reduction::Mean);
     return loss.flat(0);
 }
 

@@ -91,6 +91,12 @@ public:
     // One update from the global batch (every input's leading axis: the replicas' rows, each
     // cut into micro_batches micro-batches); every rank returns the mean loss.
     double step(const std::vector<HostArray>& global_inputs, double lr);
+    // The mean loss of a global batch (of the step's shapes) without a gradient or an update:
+    // forward programs only, the micro-batches through the stages in order; every rank returns
+    // it.
+    double evaluate(const std::vector<HostArray>& global_inputs);
+    // Seconds spent building and compiling this rank's programs so far.
+    double compile_seconds() const { return compile_seconds_; }
 
     int stage() const { return stage_; }
     int stages() const { return stages_; }
@@ -102,6 +108,8 @@ public:
 private:
     struct Programs;
     std::shared_ptr<Programs> build(int chunk, const std::vector<HostArray>& micro_inputs);
+    // Chunk `chunk`'s forward alone: the activation sent, or the loss on the last stage.
+    CompiledProgram build_evaluation(int chunk, const std::vector<HostArray>& micro_inputs);
     std::vector<std::vector<HostArray>> micro_batches(const std::vector<HostArray>& global) const;
 
     std::shared_ptr<Communicator> pp_;
@@ -112,6 +120,8 @@ private:
     nn::Trainer trainer_;
     int stage_ = 0, stages_ = 1;
     std::vector<std::shared_ptr<Programs>> programs_; // per chunk
+    std::vector<CompiledProgram> evaluation_;         // per chunk
+    double compile_seconds_ = 0;
     PipelineTiming timing_;
 };
 

@@ -44,6 +44,53 @@ struct Rank {
     int dp = 0, tp = 0, pp = 0;
 };
 
+// Rank `grid`'s stage of the tiny GPT (`chunks` interleaved stages per rank), its parameters
+// from `whole`; `indices` receives their places in gpt_parameters(c, tp).
+std::unique_ptr<PipelineTrainer> pipeline_rank(const ProcessGrid& grid, const nn::GptConfig& c,
+                                               const std::vector<HostArray>& whole,
+                                               int micro_batches, int chunks,
+                                               std::vector<std::size_t>& indices) {
+    const GridShape shape = grid.shape();
+    const int s = grid.pp_rank(), p = shape.pp;
+    std::vector<HostArray> shards = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
+    indices = nn::gpt_pipeline_parameters(c, s, p, chunks);
+    std::vector<HostArray> mine;
+    for (std::size_t i : indices)
+        mine.push_back(shards[i]);
+    PipelineOptions po;
+    po.micro_batches = micro_batches;
+    po.chunks = chunks;
+    po.activation = {kBatch / shape.dp / micro_batches, 8, c.embd};
+    std::vector<StageFunction> functions;
+    std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
+    for (int j = 0; j < chunks; ++j) {
+        po.chunk_params.push_back(nn::gpt_stage_parameters(c, j * p + s, p * chunks).size());
+        functions.push_back([c, j, s, p, chunks, tp](const std::vector<Array>& params,
+                                                     const Array& received,
+                                                     const std::vector<Array>& in) {
+            return nn::gpt_stage(c, j * p + s, p * chunks, params, received, in[0], in[1], tp);
+        });
+    }
+    const bool ends = s == 0 || s == p - 1;
+    std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
+    if (p > 1 && ends) { // the first chunk's wte on rank 0, the last chunk's on p - 1
+        po.tied = {s == 0 ? 0 : static_cast<int>(mine.size() - po.chunk_params.back())};
+        po.tied_group = ends_group;
+    }
+    if (shape.dp > 1) po.dp = grid.dp();
+    if (tp) {
+        po.tp = tp;
+        const auto spec = nn::gpt_parameters(c, shape.tp);
+        for (std::size_t i : indices)
+            po.tp_sharded.push_back(spec[i].split_axis >= 0);
+    }
+    return std::make_unique<PipelineTrainer>(
+        grid.pp(), functions,
+        std::vector<nn::InputSpec>{{{kBatch, 8}, DType::I64, "tokens"},
+                                   {{kBatch, 8}, DType::I64, "targets"}},
+        mine, adamw(), options(), po);
+}
+
 std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_batches, int chunks) {
     auto world = in_process_group(shape.size());
     const std::vector<HostArray> whole = nn::gpt_init(c, 3);
@@ -52,50 +99,13 @@ std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_ba
     for (int r = 0; r < shape.size(); ++r)
         threads.emplace_back([&, r] {
             ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
-            const int s = grid.pp_rank(), p = shape.pp;
-            std::vector<HostArray> shards = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
             Rank& out = ranks[static_cast<std::size_t>(r)];
-            out.indices = nn::gpt_pipeline_parameters(c, s, p, chunks);
-            std::vector<HostArray> mine;
-            for (std::size_t i : out.indices)
-                mine.push_back(shards[i]);
-            PipelineOptions po;
-            po.micro_batches = micro_batches;
-            po.chunks = chunks;
-            po.activation = {kBatch / shape.dp / micro_batches, 8, c.embd};
-            std::vector<StageFunction> functions;
-            std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
-            for (int j = 0; j < chunks; ++j) {
-                po.chunk_params.push_back(
-                    nn::gpt_stage_parameters(c, j * p + s, p * chunks).size());
-                functions.push_back([c, j, s, p, chunks, tp](const std::vector<Array>& params,
-                                                             const Array& received,
-                                                             const std::vector<Array>& in) {
-                    return nn::gpt_stage(c, j * p + s, p * chunks, params, received, in[0], in[1],
-                                         tp);
-                });
-            }
-            const bool ends = s == 0 || s == p - 1;
-            std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
-            if (p > 1 && ends) { // the first chunk's wte on rank 0, the last chunk's on p - 1
-                po.tied = {s == 0 ? 0 : static_cast<int>(mine.size() - po.chunk_params.back())};
-                po.tied_group = ends_group;
-            }
-            if (shape.dp > 1) po.dp = grid.dp();
-            if (tp) {
-                po.tp = tp;
-                const auto spec = nn::gpt_parameters(c, shape.tp);
-                for (std::size_t i : out.indices)
-                    po.tp_sharded.push_back(spec[i].split_axis >= 0);
-            }
-            PipelineTrainer trainer(
-                grid.pp(), functions,
-                {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}}, mine,
-                adamw(), options(), po);
+            std::unique_ptr<PipelineTrainer> trainer =
+                pipeline_rank(grid, c, whole, micro_batches, chunks, out.indices);
             for (int k = 0; k < kSteps; ++k)
-                out.losses.push_back(trainer.step(tiny_batch(kBatch, 60 + k), 3e-3));
-            out.params = trainer.local().params();
-            out.dp = grid.dp_rank(), out.tp = grid.tp_rank(), out.pp = s;
+                out.losses.push_back(trainer->step(tiny_batch(kBatch, 60 + k), 3e-3));
+            out.params = trainer->local().params();
+            out.dp = grid.dp_rank(), out.tp = grid.tp_rank(), out.pp = grid.pp_rank();
         });
     for (std::thread& t : threads)
         t.join();
@@ -170,6 +180,47 @@ TEST_CASE("pipeline parallel: interleaved stages take one process's steps") {
     check_against_one_process(tiny_gpt(8), {.pp = 4}, 4, 2, true);
     check_against_one_process(tiny_gpt(4), {.dp = 2, .pp = 2}, 2, 2);
     check_against_one_process(tiny_gpt(4), {.tp = 2, .pp = 2}, 4, 2);
+}
+
+// Evaluation through the pipeline: the forward programs alone give one process's loss, before
+// training and after 3 steps, on every rank; a step after it is unchanged.
+TEST_CASE("pipeline parallel: evaluate") {
+    const nn::GptConfig c = tiny_gpt(4);
+    nn::Trainer one([c](const std::vector<Array>& p,
+                        const std::vector<Array>& in) { return nn::gpt_loss(c, p, in[0], in[1]); },
+                    {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+                    nn::gpt_init(c, 3), adamw(), options());
+    const std::vector<HostArray> held_out = tiny_batch(kBatch, 7);
+    std::vector<double> want{one.evaluate(held_out).loss.flat(0)};
+    for (int k = 0; k < 3; ++k)
+        one.step(tiny_batch(kBatch, 60 + k), 3e-3);
+    want.push_back(one.evaluate(held_out).loss.flat(0));
+    want.push_back(one.step(tiny_batch(kBatch, 63), 3e-3));
+    for (auto [shape, chunks] : {std::pair{GridShape{.pp = 2}, 1}, std::pair{GridShape{.pp = 2}, 2},
+                                 std::pair{GridShape{.dp = 2, .pp = 2}, 2}}) {
+        INFO(shape.to_string() << ", " << chunks << " chunks");
+        auto world = in_process_group(shape.size());
+        std::vector<std::vector<double>> got(static_cast<std::size_t>(shape.size()));
+        std::vector<std::thread> threads;
+        for (int r = 0; r < shape.size(); ++r)
+            threads.emplace_back([&, r, shape, chunks] {
+                ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
+                std::vector<std::size_t> indices;
+                auto t = pipeline_rank(grid, c, nn::gpt_init(c, 3), shape.dp == 2 ? 2 : 4, chunks,
+                                       indices);
+                auto& out = got[static_cast<std::size_t>(r)];
+                out.push_back(t->evaluate(held_out));
+                for (int k = 0; k < 3; ++k)
+                    t->step(tiny_batch(kBatch, 60 + k), 3e-3);
+                out.push_back(t->evaluate(held_out));
+                out.push_back(t->step(tiny_batch(kBatch, 63), 3e-3));
+            });
+        for (std::thread& t : threads)
+            t.join();
+        for (const auto& losses : got)
+            for (std::size_t k = 0; k < want.size(); ++k)
+                CHECK(losses[k] == doctest::Approx(want[k]).epsilon(1e-5));
+    }
 }
 
 TEST_CASE("pipeline parallel: interleaved stages' parameters and refusals") {
