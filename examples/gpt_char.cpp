@@ -24,6 +24,10 @@
 // PyTorch's precision (config.json's "autocast", gpt_torch.py --autocast bf16) is the same: to
 // 1e-3 in bf16; otherwise it prints them beside PyTorch's without a check.
 //
+// Under mpirun, --grid splits the ranks: dp shares out the batch, tp splits every layer, pp cuts
+// the layers into stages run 1F1B over --micro-batches (--chunks interleaves several stages per
+// rank); rank 0 gathers the whole model for the checkpoint and the sample.
+//
 //   bash scripts/get_shakespeare.sh
 //   gpt_char --steps 2000 --threads 1 --sample 300
 //   $PEERS_VENV/bin/python bench/peers/gpt_torch.py --threads 1 --impl eager --steps 20
@@ -38,6 +42,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -51,6 +56,7 @@
 #include "distributed/data_parallel.hpp"
 #include "distributed/gpt_checkpoint.hpp"
 #include "distributed/init.hpp"
+#include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
 #include "hedra.hpp"
 #include "nn/gpt.hpp"
@@ -90,7 +96,9 @@ struct Flags {
     std::string plot = "gpt_char_loss.png";
     std::uint64_t seed = 0;
     bool shard_optimizer_state = false;
-    std::string grid; // "tp2", "dp2,tp2": the ranks' process grid (empty: data parallel only)
+    std::string grid;      // "tp2", "dp2,pp2": the ranks' process grid (empty: data parallel only)
+    int micro_batches = 4; // per pipeline step (with pp)
+    int chunks = 1;        // interleaved stages per pipeline rank
     std::string precision = "f32";
     std::string config = "w7";
     std::int64_t layers = 0, heads = 0, width = 0, context = 0, batch = 0; // 0: the config's
@@ -171,8 +179,15 @@ Flags parse_flags(int argc, char** argv) {
     app.add_flag("--shard-optimizer-state", f.shard_optimizer_state,
                  "under mpirun: each rank keeps 1/N of the AdamW state (ZeRO stage 1)");
     app.add_option("--grid", f.grid,
-                   "process grid of the mpirun ranks, e.g. tp2 or dp2,tp2 (dp x tp; default: "
-                   "every rank data parallel)");
+                   "process grid of the mpirun ranks, e.g. tp2, dp2,tp2 or pp2 (dp x tp x pp; "
+                   "default: every rank data parallel)");
+    app.add_option("--micro-batches", f.micro_batches,
+                   "with pp: micro-batches per step, run 1F1B through the stages")
+        ->capture_default_str();
+    app.add_option("--chunks", f.chunks,
+                   "with pp: interleaved stages per pipeline rank (the layers cut into pp x "
+                   "chunks stages)")
+        ->capture_default_str();
     app.add_option("--seed", f.seed, "seed of the initial weights and the batch offsets")
         ->capture_default_str();
     app.add_option("--config", f.config,
@@ -404,12 +419,14 @@ struct Evaluation {
 // The mean loss (in double, as gpt_torch.py) of the batches at fixed offsets of each split; under
 // mpirun each rank evaluates its share of every batch.
 Evaluation evaluate(nn::Trainer& trainer, distributed::DataParallelTrainer* parallel,
-                    const Corpus& c, const Plan& p, std::int64_t T) {
+                    distributed::PipelineTrainer* pipeline, const Corpus& c, const Plan& p,
+                    std::int64_t T) {
     auto mean = [&](const std::vector<std::int64_t>& split, const Offsets& rows) {
         double sum = 0;
         for (const auto& row : rows)
-            sum += parallel ? parallel->evaluate_loss(batch_of(split, row, T))
-                            : trainer.evaluate(batch_of(split, row, T)).loss.flat(0);
+            sum += pipeline   ? pipeline->evaluate(batch_of(split, row, T))
+                   : parallel ? parallel->evaluate_loss(batch_of(split, row, T))
+                              : trainer.evaluate(batch_of(split, row, T)).loss.flat(0);
         return sum / double(rows.size());
     };
     return {mean(c.train, p.eval_train), mean(c.val, p.eval_val)};
@@ -494,14 +511,22 @@ int train(const Flags& f) {
     // The ranks' grid: tensor-parallel groups split each layer, the rest share out the batch.
     const distributed::GridShape shape = f.grid.empty() ? distributed::GridShape{.dp = comm->size()}
                                                         : distributed::parse_grid(f.grid);
-    if (shape.pp > 1)
-        throw Error("--grid " + f.grid + ": gpt_char splits ranks over dp and tp only");
     const distributed::ProcessGrid grid(comm, shape);
-    const int tp = shape.tp;
-    if (tp > 1 && f.shard_optimizer_state)
+    const int tp = shape.tp, pp = shape.pp;
+    if ((tp > 1 || pp > 1) && f.shard_optimizer_state)
         throw Error("--grid " + f.grid +
                     ": --shard-optimizer-state shards the whole model's "
-                    "state over data-parallel ranks; drop it or the tp axis");
+                    "state over data-parallel ranks; drop it or the tp and pp axes");
+    if (pp == 1 && f.chunks != 1)
+        throw Error("--chunks " + std::to_string(f.chunks) +
+                    " interleaves pipeline stages; give a grid with pp (e.g. --grid pp2)");
+    if (pp > 1 && (cfg.layers % (pp * f.chunks) != 0 || f.micro_batches < 1 ||
+                   batch % (shape.dp * f.micro_batches) != 0))
+        throw Error("--grid " + f.grid + " --chunks " + std::to_string(f.chunks) +
+                    " --micro-batches " + std::to_string(f.micro_batches) +
+                    ": pp x chunks = " + std::to_string(pp * f.chunks) +
+                    " stages must divide the " + std::to_string(cfg.layers) +
+                    " layers, and dp x micro-batches the batch of " + std::to_string(batch));
     const std::vector<nn::GptParameter> specs = nn::gpt_parameters(cfg, tp);
     const nn::WarmupCosine schedule{1e-3, 1e-4, 100, work.decay_steps};
 
@@ -534,47 +559,108 @@ int train(const Flags& f) {
             plan.lrs.push_back(schedule.at(i));
     }
 
+    // With pp, this rank's stages' parameters (interleaved: its chunks', concatenated).
+    std::vector<std::size_t> held(specs.size());
+    for (std::size_t i = 0; i < held.size(); ++i)
+        held[i] = i;
+    if (pp > 1) held = nn::gpt_pipeline_parameters(cfg, grid.pp_rank(), pp, f.chunks);
     nn::TrainerOptions options;
-    for (const nn::GptParameter& p : specs)
-        options.param_names.push_back(p.name);
+    for (std::size_t i : held)
+        options.param_names.push_back(specs[i].name);
     options.clip_norm = 1.0;
     if (tp > 1) { // clipping takes the norm of the whole model: the shards' summed over tp
         options.shards.group = grid.tp_group();
-        for (const nn::GptParameter& p : specs)
-            options.shards.sharded.push_back(p.split_axis >= 0);
+        for (std::size_t i : held)
+            options.shards.sharded.push_back(specs[i].split_axis >= 0);
     }
     options.compute.backend = f.backend;
     options.compute.num_threads = f.threads;
     options.precision = parse_dtype(f.precision);
     nn::AdamWOptions adamw{1e-3, 0.9, 0.99, 1e-8, 0.1};
-    for (const nn::GptParameter& p : specs)
-        adamw.decay_mask.push_back(p.decay);
+    for (std::size_t i : held)
+        adamw.decay_mask.push_back(specs[i].decay);
     std::shared_ptr<CollectiveGroup> tp_group = tp > 1 ? grid.tp_group() : nullptr;
     const bool data_parallel = shape.dp > 1;
-    nn::Trainer trainer(
-        [cfg, tp_group](const std::vector<Array>& params, const std::vector<Array>& in) {
-            return nn::gpt_loss(cfg, params, in[0], in[1], tp_group);
-        },
-        // Data parallel: the batch axis is shared out (kAnyExtent), each rank's share symbolic.
-        {{{data_parallel ? nn::kAnyExtent : batch, T}, DType::I64, "tokens"},
-         {{data_parallel ? nn::kAnyExtent : batch, T}, DType::I64, "targets"}},
-        tp > 1 ? nn::gpt_shard(cfg, plan.init, tp, grid.tp_rank()) : plan.init,
-        std::make_shared<nn::AdamW>(adamw), options);
+    const std::vector<HostArray> shards =
+        tp > 1 ? nn::gpt_shard(cfg, plan.init, tp, grid.tp_rank()) : plan.init;
+    std::optional<nn::Trainer> trainer;
+    std::unique_ptr<distributed::PipelineTrainer> pipeline;
+    if (pp == 1) {
+        trainer.emplace(
+            [cfg, tp_group](const std::vector<Array>& params, const std::vector<Array>& in) {
+                return nn::gpt_loss(cfg, params, in[0], in[1], tp_group);
+            },
+            // Data parallel: the batch axis is shared out (kAnyExtent), each rank's share
+            // symbolic.
+            std::vector<nn::InputSpec>{
+                {{data_parallel ? nn::kAnyExtent : batch, T}, DType::I64, "tokens"},
+                {{data_parallel ? nn::kAnyExtent : batch, T}, DType::I64, "targets"}},
+            shards, std::make_shared<nn::AdamW>(adamw), options);
+    } else {
+        const int s = grid.pp_rank(), v = f.chunks;
+        distributed::PipelineOptions po;
+        po.micro_batches = f.micro_batches;
+        po.chunks = v;
+        po.activation = {batch / shape.dp / f.micro_batches, T, cfg.embd};
+        std::vector<distributed::StageFunction> stages;
+        for (int j = 0; j < v; ++j) {
+            const int stage = j * pp + s;
+            po.chunk_params.push_back(nn::gpt_stage_parameters(cfg, stage, pp * v).size());
+            stages.push_back([cfg, stage, n = pp * v, tp_group](const std::vector<Array>& params,
+                                                                const Array& received,
+                                                                const std::vector<Array>& in) {
+                return nn::gpt_stage(cfg, stage, n, params, received, in[0], in[1], tp_group);
+            });
+        }
+        // The token embedding: the first stage's on pp rank 0, the head's on the last.
+        const bool ends = s == 0 || s == pp - 1;
+        auto ends_group = grid.pp()->split(ends ? 0 : 1, s);
+        if (ends) {
+            po.tied = {s == 0 ? 0 : int(held.size() - po.chunk_params.back())};
+            po.tied_group = ends_group;
+        }
+        if (data_parallel) po.dp = grid.dp();
+        if (tp_group) {
+            po.tp = tp_group;
+            po.tp_sharded = options.shards.sharded;
+        }
+        std::vector<HostArray> mine;
+        for (std::size_t i : held)
+            mine.push_back(shards[i]);
+        pipeline = std::make_unique<distributed::PipelineTrainer>(
+            grid.pp(), stages,
+            std::vector<nn::InputSpec>{{{batch, T}, DType::I64, "tokens"},
+                                       {{batch, T}, DType::I64, "targets"}},
+            mine, std::make_shared<nn::AdamW>(adamw), options, po);
+        std::printf("pipeline parallel: %d ranks (%s), %d stage(s) of %lld layers each per rank, "
+                    "%d micro-batches of %lld sequences, 1F1B%s\n",
+                    pp, comm->name().c_str(), v, (long long)(cfg.layers / (pp * v)),
+                    f.micro_batches, (long long)(batch / shape.dp / f.micro_batches),
+                    v > 1 ? " interleaved" : "");
+    }
     if (tp > 1)
         std::printf("tensor parallel: %d ranks per layer (%s), this rank holds %d of %lld "
                     "heads\n",
                     tp, comm->name().c_str(), int(cfg.heads / tp), (long long)cfg.heads);
     std::unique_ptr<distributed::DataParallelTrainer> parallel;
-    if (data_parallel) {
+    if (data_parallel && !pipeline) {
         parallel = std::make_unique<distributed::DataParallelTrainer>(
-            grid.dp(), std::move(trainer),
+            grid.dp(), std::move(*trainer),
             distributed::DataParallelOptions{.shard_optimizer_state = f.shard_optimizer_state});
         std::printf("data parallel: %d ranks (%s), %lld of every %lld sequences each\n", shape.dp,
                     comm->name().c_str(),
                     (long long)(parallel->shard(batch).second - parallel->shard(batch).first),
                     (long long)batch);
+    } else if (data_parallel) {
+        std::printf("data parallel: %d pipelines (%s), %lld of every %lld sequences each\n",
+                    shape.dp, comm->name().c_str(), (long long)(batch / shape.dp),
+                    (long long)batch);
     }
-    nn::Trainer& active = parallel ? parallel->local() : trainer;
+    nn::Trainer& active = pipeline ? pipeline->local() : parallel ? parallel->local() : *trainer;
+    // Compile time so far: the trainer's, or the pipeline's programs'.
+    auto compile_seconds = [&] {
+        return pipeline ? pipeline->compile_seconds() : active.compile_seconds();
+    };
 
     std::int64_t n_params = 0;
     for (const HostArray& p : plan.init)
@@ -593,10 +679,10 @@ int train(const Flags& f) {
 
     double eval_seconds = 0;
     auto run_evaluation = [&](std::int64_t step) {
-        const double compiled = active.compile_seconds();
+        const double compiled = compile_seconds();
         const auto start = clock_type::now();
-        Evaluation e = evaluate(active, parallel.get(), corpus, plan, T);
-        const double compile = active.compile_seconds() - compiled;
+        Evaluation e = evaluate(active, parallel.get(), pipeline.get(), corpus, plan, T);
+        const double compile = compile_seconds() - compiled;
         if (compile > 0) std::printf("compiled the evaluation program in %.2f s\n", compile);
         const double s = seconds_since(start) - compile;
         eval_seconds += s;
@@ -610,13 +696,15 @@ int train(const Flags& f) {
     std::int64_t window_steps = 0;
     for (std::int64_t i = 0; i < steps; ++i) {
         const double lr = plan.lrs[std::size_t(i)];
-        const double compiled = active.compile_seconds();
+        const double compiled = compile_seconds();
         const auto start = clock_type::now();
         const std::vector<HostArray> b = batch_of(corpus.train, plan.train[std::size_t(i)], T);
         const double waited = parallel ? parallel->communication_seconds() : 0.0;
-        const double loss = parallel ? parallel->step(b, lr) : active.step(b, lr);
+        const double loss = pipeline   ? pipeline->step(b, lr)
+                            : parallel ? parallel->step(b, lr)
+                                       : active.step(b, lr);
         if (parallel) comm_ms.push_back(1e3 * (parallel->communication_seconds() - waited));
-        const double compile = active.compile_seconds() - compiled;
+        const double compile = compile_seconds() - compiled;
         const double ms = 1e3 * (seconds_since(start) - compile);
         if (compile > 0) {
             step_compile += compile;
@@ -672,7 +760,8 @@ int train(const Flags& f) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     const std::vector<HostArray> first = batch_of(corpus.train, plan.train.front(), T);
-    if (std::optional<ProgramMemory> m = parallel ? std::nullopt : active.step_memory(first))
+    if (std::optional<ProgramMemory> m =
+            parallel || pipeline ? std::nullopt : active.step_memory(first))
         std::printf("memory: step %s; peak resident %.0f MB\n", m->to_string().c_str(),
                     double(usage.ru_maxrss) / 1024.0);
     if (parallel)
@@ -703,17 +792,19 @@ int train(const Flags& f) {
         const bool plotted = nn::plot_loss_png(csv, f.plot, "gpt_char training loss");
         std::printf("wrote %s%s\n", csv.c_str(), plotted ? (" and " + f.plot).c_str() : "");
     }
-    // Tensor parallel: the whole model's parameters and AdamW state joined from the shards on
-    // rank 0 (every rank takes part), for the checkpoint and the sample.
+    // Tensor or pipeline parallel: the whole model's parameters and AdamW state joined from the
+    // shards and stages on rank 0 (every rank takes part), for the checkpoint and the sample.
+    const bool split_model = tp > 1 || pp > 1;
     const nn::TrainerCheckpoint whole =
-        tp > 1 ? distributed::gather_gpt_checkpoint(cfg, grid, active.checkpoint())
-               : nn::TrainerCheckpoint{};
-    if (!f.checkpoint.empty() && tp > 1) {
+        split_model ? distributed::gather_gpt_checkpoint(cfg, grid, active.checkpoint())
+                    : nn::TrainerCheckpoint{};
+    if (!f.checkpoint.empty() && split_model) {
         if (lead) {
             nn::save_safetensors(f.checkpoint, whole.names, whole.arrays, whole.metadata);
             std::printf("wrote the checkpoint %s (parameters and AdamW state gathered from %d "
-                        "tensor-parallel ranks, step %lld)\n",
-                        f.checkpoint.c_str(), tp, (long long)active.step_count());
+                        "ranks of %s, step %lld)\n",
+                        f.checkpoint.c_str(), shape.size(), shape.to_string().c_str(),
+                        (long long)active.step_count());
         }
     } else if (!f.checkpoint.empty()) {
         if (parallel) { // every rank takes part: a sharded state is gathered first
@@ -726,12 +817,18 @@ int train(const Flags& f) {
             std::printf("wrote the checkpoint %s (parameters, AdamW state, step %lld)\n",
                         f.checkpoint.c_str(), (long long)active.step_count());
     }
-    if (f.sample > 0 && (tp == 1 || lead)) { // with tp, rank 0 holds the whole model
+    if (f.sample > 0 && (!split_model || lead)) { // split: rank 0 holds the whole model
         const nn::SamplingOptions sampling{f.temperature, f.top_k, f.seed};
-        const std::vector<HostArray> params =
-            tp > 1 ? std::vector<HostArray>(whole.arrays.begin(),
-                                            whole.arrays.begin() + long(specs.size()))
-                   : active.params();
+        std::vector<HostArray> params = active.params();
+        if (split_model) { // the gathered parameters, by name
+            params.clear();
+            for (const nn::GptParameter& p : nn::gpt_parameters(cfg)) {
+                const auto at = std::find(whole.names.begin(), whole.names.end(), p.name);
+                if (at == whole.names.end())
+                    throw Error("the gathered checkpoint has no " + p.name);
+                params.push_back(whole.arrays[std::size_t(at - whole.names.begin())]);
+            }
+        }
         const Sample sample = sample_text(cfg, params, corpus, f.sample, sampling, options.compute);
         std::printf("sample (%s, %lld characters after a '\\n' start token; %.0f characters/s "
                     "with a key-value cache, %.2f s of it compiling):\n%s\n",
