@@ -2,10 +2,12 @@
 // two-layer regression model, 12 SGD steps over the MPI world (run under mpirun -np 2). Every
 // rank starts from different parameters, so equal parameters at the end show rank 0's broadcast
 // and the summed gradients at work. Then a small GPT split over both ranks (a tp 2 grid) takes
-// 5 AdamW steps whose losses must equal one process's (1e-5). Exits non-zero on every rank if
-// any rank's check fails.
+// 5 AdamW steps whose losses must equal one process's (1e-5), and a 4-layer one cut into a
+// pipeline of two ranks with two interleaved stages each (pp 2, 2 chunks, 2 micro-batches) the
+// same, its evaluation too. Exits non-zero on every rank if any rank's check fails.
 #include <hedra/distributed/data_parallel.hpp>
 #include <hedra/distributed/init.hpp>
+#include <hedra/distributed/pipeline_parallel.hpp>
 #include <hedra/distributed/process_grid.hpp>
 #include <hedra/hedra.hpp>
 #include <hedra/nn/gpt.hpp>
@@ -138,6 +140,66 @@ int main() {
             }
         }
         if (rank == 0) std::printf("tensor parallel from the install tree: tp 2, 5 steps\n");
+    }
+    // Pipeline parallel: stages 0 and 2 of 4 on rank 0, 1 and 3 on rank 1.
+    {
+        const nn::GptConfig c{.vocab = 17, .block = 8, .layers = 4, .heads = 2, .embd = 16};
+        distributed::ProcessGrid grid(comm, {.pp = 2});
+        const int s = grid.pp_rank();
+        const std::vector<HostArray> whole = nn::gpt_init(c, 5);
+        const std::vector<std::size_t> held = nn::gpt_pipeline_parameters(c, s, 2, 2);
+        std::vector<HostArray> mine;
+        for (std::size_t i : held)
+            mine.push_back(whole[i]);
+        distributed::PipelineOptions po;
+        po.micro_batches = 2;
+        po.chunks = 2;
+        po.activation = {1, 8, c.embd};
+        std::vector<distributed::StageFunction> stages;
+        for (int j = 0; j < 2; ++j) {
+            const int stage = 2 * j + s;
+            po.chunk_params.push_back(nn::gpt_stage_parameters(c, stage, 4).size());
+            stages.push_back([c, stage](const std::vector<Array>& p, const Array& received,
+                                        const std::vector<Array>& in) {
+                return nn::gpt_stage(c, stage, 4, p, received, in[0], in[1]);
+            });
+        }
+        // The token embedding: stage 0's on rank 0, the head's (stage 3) on rank 1.
+        po.tied = {s == 0 ? 0 : static_cast<int>(held.size() - po.chunk_params.back())};
+        po.tied_group = grid.pp();
+        nn::TrainerOptions o;
+        o.compute.num_threads = 1;
+        auto adamw = std::make_shared<nn::AdamW>(nn::AdamWOptions{.lr = 1e-3});
+        const std::vector<nn::InputSpec> specs{{{2, 8}, DType::I64, "tokens"},
+                                               {{2, 8}, DType::I64, "targets"}};
+        distributed::PipelineTrainer pipeline(grid.pp(), stages, specs, mine, adamw, o, po);
+        nn::Trainer one(
+            [c](const std::vector<Array>& p, const std::vector<Array>& in) {
+                return nn::gpt_loss(c, p, in[0], in[1]);
+            },
+            specs, whole, adamw, o);
+        HostArray tokens({2, 8}, DType::I64), targets({2, 8}, DType::I64);
+        for (int i = 0; i < 16; ++i) {
+            tokens.set_flat(i, (i * 7) % 17);
+            targets.set_flat(i, (i * 2 + 3) % 17);
+        }
+        for (int k = 0; k < 5; ++k) {
+            const double a = pipeline.step({tokens, targets}, 1e-3);
+            const double b = one.step({tokens, targets}, 1e-3);
+            if (!(std::abs(a - b) <= 1e-5 * std::abs(b))) {
+                std::printf("rank %d: pipeline step %d loss %.9g, one process %.9g\n", rank, k, a,
+                            b);
+                ++failures;
+            }
+        }
+        const double a = pipeline.evaluate({tokens, targets});
+        const double b = one.evaluate({tokens, targets}).loss.flat(0);
+        if (!(std::abs(a - b) <= 1e-5 * std::abs(b))) {
+            std::printf("rank %d: pipeline evaluation %.9g, one process %.9g\n", rank, a, b);
+            ++failures;
+        }
+        if (rank == 0)
+            std::printf("pipeline parallel from the install tree: pp 2, 2 chunks, 5 steps\n");
     }
     HostArray verdict({1}, DType::I32);
     verdict.set_flat(0, failures);
