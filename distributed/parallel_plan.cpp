@@ -66,6 +66,8 @@ void check_cluster(const ClusterShape& c, const char* function) {
                 " s, inter-node " + number_text(c.inter_node_latency) + " s)");
     require(c.utilization > 0 && c.utilization <= 1, function,
             "the utilization is a fraction of peak in (0, 1], not " + number_text(c.utilization));
+    require(c.contention >= 1, function,
+            "the contention is a slowdown factor >= 1, not " + number_text(c.contention));
 }
 
 int coordinate(int rank, Grid g, Axis axis) {
@@ -223,7 +225,8 @@ GridPlan plan_grid(const GptShape& m, const ClusterShape& c, int dp, int tp, int
     plan.micro_batch_size = replica_batch / micro_batches;
     plan.chunks = v;
     double model_flops = gpt_step_flops(m, false);
-    plan.compute_s = gpt_step_flops(m, o.recompute) / devices / (c.peak_flops * c.utilization);
+    plan.compute_s =
+        gpt_step_flops(m, o.recompute) / devices / (c.peak_flops * c.utilization) * c.contention;
     double per_micro_batch = plan.compute_s / micro_batches;
     double forward = per_micro_batch * (o.recompute ? 0.25 : 1.0 / 3.0);
     double backward = per_micro_batch - forward;

@@ -11,7 +11,10 @@
 //   model FLOPs  F = 72·B·S·L·h²·(1 + S/(6h) + V/(12·L·h))   per step, forward and backward
 //                (Megatron's formula); with recompute the devices execute 4/3·F (its 96·… formula)
 //                but utilization is still counted against F.
-//   compute      executed FLOPs / (d·t·p) / (peak·utilization) per device and step; a micro-batch
+//   compute      executed FLOPs / (d·t·p) / (peak·utilization) · contention per device and step
+//                (contention: how much slower a device computes while every device computes at
+//                once, 1 where devices share nothing, measured for CPU ranks sharing a host's
+//                caches and memory bandwidth); a micro-batch
 //                on one stage takes t_f + t_b = compute / m, with t_f = 1/3 and t_b = 2/3 of it
 //                (with recompute t_f = 1/4 and t_b = 3/4: the backward repeats the forward).
 //                Embedding and logits work is assumed to be spread evenly over the stages.
@@ -80,6 +83,7 @@ struct ClusterShape {
     double inter_node_latency = 0;
     double peak_flops = 0;
     double utilization = 0.5;
+    double contention = 1.0; // compute slowdown with every device busy (>= 1)
 };
 
 struct PlanOptions {

@@ -83,6 +83,8 @@ std::string help_text() {
            "  --inter-latency-us X  inter-node latency, microseconds\n"
            "  --tflops X            peak dense TFLOP/s per device in the model's precision\n"
            "  --utilization X       fraction of peak that matmuls reach (0 to 1)\n"
+           "  --contention X        compute slowdown with every device busy (>= 1; CPU ranks\n"
+           "                        sharing a host: bench/model_parallel.sh measures it)\n"
            "output:\n"
            "  --top N               print the N best grids only\n";
 }
@@ -102,7 +104,7 @@ Request parse_arguments(int argc, char** argv) {
     std::int64_t layers = 0, width = 0, heads = 0, vocab = 0, sequence = 0, global_batch = 0;
     int gpus_per_node = 0, nodes = 0;
     double memory_gb = 0, intra_gbps = 0, intra_latency_us = 0, inter_gbps = 0;
-    double inter_latency_us = 0, tflops = 0, utilization = 0;
+    double inter_latency_us = 0, tflops = 0, utilization = 0, contention = 0;
     CLI::App app{"hedra-plan", "hedra-plan"};
     app.set_help_flag(); // --help prints help_text(), not CLI11's listing
     app.add_flag("-h,--help", r.help);
@@ -128,6 +130,7 @@ Request parse_arguments(int argc, char** argv) {
     app.add_option("--inter-latency-us", inter_latency_us);
     app.add_option("--tflops", tflops);
     app.add_option("--utilization", utilization);
+    app.add_option("--contention", contention);
     app.add_option("--top", r.top);
     try {
         app.parse(argc, argv);
@@ -183,7 +186,8 @@ Request parse_arguments(int argc, char** argv) {
           {"--inter-gbps", inter_gbps, 1e9, &r.cluster.inter_node_bandwidth},
           {"--inter-latency-us", inter_latency_us, 1e-6, &r.cluster.inter_node_latency},
           {"--tflops", tflops, 1e12, &r.cluster.peak_flops},
-          {"--utilization", utilization, 1.0, &r.cluster.utilization}})
+          {"--utilization", utilization, 1.0, &r.cluster.utilization},
+          {"--contention", contention, 1.0, &r.cluster.contention}})
         if (app.count(flag)) *field = value * scale;
     if (app.count("--micro-batches") && r.options.micro_batches <= 0)
         throw UsageError("--micro-batches must be positive, not " +

@@ -84,7 +84,8 @@ TEST_CASE("interleaved stages: the bubble shrinks by the chunks, the transfers g
     const double state = gpt_parameters(model) / 4 * 16;
     CHECK(plan.memory_bytes == doctest::Approx(state + 2048 * 44 * 11));
     CHECK(plain.memory_bytes == doctest::Approx(state + 2048 * 44 * 2 * 4));
-    // pp 1 ignores the chunks; chunks must divide the layers, micro-batches come in multiples of pp.
+    // pp 1 ignores the chunks; chunks must divide the layers, micro-batches come in multiples of
+    // pp.
     CHECK(plan_grid(model, cluster, 4, 1, 1, 2, two).chunks == 1);
     PlanOptions three;
     three.chunks = 3;
@@ -97,6 +98,17 @@ TEST_CASE("interleaved stages: the bubble shrinks by the chunks, the transfers g
     PlanOptions none;
     none.chunks = 0;
     CHECK_ERROR(plan_grids(model, cluster, none), "plan_grids", "at least 1");
+}
+
+TEST_CASE("contention slows every device's compute") {
+    GptShape model = small_model();
+    ClusterShape cluster = small_cluster(2, 1);
+    const GridPlan plain = plan_grid(model, cluster, 2, 1, 1, 1);
+    cluster.contention = 1.25;
+    const GridPlan shared = plan_grid(model, cluster, 2, 1, 1, 1);
+    CHECK(shared.compute_s == doctest::Approx(plain.compute_s * 1.25));
+    cluster.contention = 0.5;
+    CHECK_ERROR(plan_grid(model, cluster, 2, 1, 1, 1), "plan_grid", "contention", "0.5");
 }
 
 TEST_CASE("tensor and data parallel communication") {
