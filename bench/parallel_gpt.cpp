@@ -14,6 +14,7 @@
 #include <string>
 
 #include "distributed/data_parallel.hpp"
+#include "distributed/gpt_pipeline.hpp"
 #include "distributed/gradient_flights.hpp"
 #include "distributed/init.hpp"
 #include "distributed/pipeline_parallel.hpp"
@@ -114,32 +115,22 @@ int main(int argc, char** argv) {
             po.micro_batches = micro;
             po.chunks = chunks;
             po.activation = {batch / shape.dp / micro, c.block, c.embd};
+            const GptPipelineRank cut = gpt_pipeline_rank(c, s, p, chunks, tp);
+            po.chunk_params = cut.chunk_params;
             std::vector<HostArray> mine;
-            for (std::size_t i : nn::gpt_pipeline_parameters(c, s, p, chunks)) {
+            for (std::size_t i : cut.params) {
                 mine.push_back(shards[i]);
                 po.tp_sharded.push_back(spec[i].split_axis >= 0);
-            }
-            std::vector<StageFunction> functions;
-            for (int j = 0; j < chunks; ++j) {
-                const int stage = j * p + s, stages = p * chunks;
-                po.chunk_params.push_back(nn::gpt_stage_parameters(c, stage, stages).size());
-                functions.push_back([c, stage, stages, tp](const std::vector<Array>& params,
-                                                           const Array& received,
-                                                           const std::vector<Array>& in) {
-                    return nn::gpt_stage(c, stage, stages, params, received, in[0], in[1], tp);
-                });
             }
             // The token embedding: the first chunk's on rank 0, the last chunk's on p - 1.
             const bool ends = s == 0 || s == p - 1;
             auto ends_group = grid.pp()->split(ends ? 0 : 1, s);
-            if (ends)
-                po.tied = {s == 0 ? 0 : static_cast<int>(mine.size() - po.chunk_params.back())},
-                po.tied_group = ends_group;
+            if (ends) po.tied = {cut.tied}, po.tied_group = ends_group;
             if (shape.dp > 1) po.dp = grid.dp();
             po.tp = tp;
             if (!tp) po.tp_sharded.clear();
             pipe = std::make_unique<PipelineTrainer>(
-                grid.pp(), functions,
+                grid.pp(), cut.stages,
                 std::vector<nn::InputSpec>{{{batch, c.block}, DType::I64, "tokens"},
                                            {{batch, c.block}, DType::I64, "targets"}},
                 mine, adamw, o, po);

@@ -174,9 +174,7 @@ PipelineTrainer::build(int chunk, const std::vector<HostArray>& micro) {
     auto p = std::make_shared<Programs>();
     const int stage = chunk * stages_ + stage_, last_stage = stages_ * chunks() - 1;
     const bool first = stage == 0, last = stage == last_stage;
-    const std::vector<HostArray> values(
-        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk)]),
-        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk) + 1]));
+    const std::vector<HostArray> values = chunk_part(trainer_.params(), chunk);
     std::vector<Array> params = placeholders_for(values, "param");
     std::vector<Array> ins = placeholders_for(micro, "input");
     std::vector<Array> received;
@@ -311,11 +309,7 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
         a.insert(a.end(), b.begin(), b.end());
         return a;
     };
-    auto slice = [&](const std::vector<HostArray>& all, int j) {
-        return std::vector<HostArray>(all.begin() + std::ptrdiff_t(chunk_begin_[std::size_t(j)]),
-                                      all.begin() +
-                                          std::ptrdiff_t(chunk_begin_[std::size_t(j) + 1]));
-    };
+    auto slice = [&](const std::vector<HostArray>& all, int j) { return chunk_part(all, j); };
     auto take_gradients = [&](std::vector<HostArray>& out, std::size_t from, int j) {
         for (std::size_t i = chunk_begin_[std::size_t(j)]; i < chunk_begin_[std::size_t(j) + 1];
              ++i)
@@ -410,11 +404,16 @@ double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double
     return loss.flat(0);
 }
 
+std::vector<HostArray> PipelineTrainer::chunk_part(const std::vector<HostArray>& all,
+                                                   int chunk) const {
+    return std::vector<HostArray>(all.begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk)]),
+                                  all.begin() +
+                                      std::ptrdiff_t(chunk_begin_[std::size_t(chunk) + 1]));
+}
+
 CompiledProgram PipelineTrainer::build_evaluation(int chunk, const std::vector<HostArray>& micro) {
     const int stage = chunk * stages_ + stage_;
-    const std::vector<HostArray> values(
-        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk)]),
-        trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(chunk) + 1]));
+    const std::vector<HostArray> values = chunk_part(trainer_.params(), chunk);
     std::vector<Array> params = placeholders_for(values, "param");
     std::vector<Array> ins = placeholders_for(micro, "input");
     std::vector<Array> received;
@@ -456,9 +455,7 @@ double PipelineTrainer::evaluate(const std::vector<HostArray>& global_inputs) {
         for (int j = 0; j < v; ++j)
             for (int i = 0; i < group; ++i) {
                 const int mb = g * group + i, stage = j * p + r;
-                std::vector<HostArray> args(
-                    trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(j)]),
-                    trainer_.params().begin() + std::ptrdiff_t(chunk_begin_[std::size_t(j) + 1]));
+                std::vector<HostArray> args = chunk_part(trainer_.params(), j);
                 if (stage > 0) {
                     HostArray a(pipeline_.activation, DType::F32);
                     pp_->receive(a.raw_mutable(), a.bytes(), previous, tag(j));

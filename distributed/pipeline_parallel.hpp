@@ -108,6 +108,8 @@ public:
 private:
     struct Programs;
     std::shared_ptr<Programs> build(int chunk, const std::vector<HostArray>& micro_inputs);
+    // Chunk `chunk`'s part of `all` (the parameters, or arrays in their order).
+    std::vector<HostArray> chunk_part(const std::vector<HostArray>& all, int chunk) const;
     // Chunk `chunk`'s forward alone: the activation sent, or the loss on the last stage.
     CompiledProgram build_evaluation(int chunk, const std::vector<HostArray>& micro_inputs);
     std::vector<std::vector<HostArray>> micro_batches(const std::vector<HostArray>& global) const;

@@ -55,6 +55,7 @@
 
 #include "distributed/data_parallel.hpp"
 #include "distributed/gpt_checkpoint.hpp"
+#include "distributed/gpt_pipeline.hpp"
 #include "distributed/init.hpp"
 #include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
@@ -602,21 +603,14 @@ int train(const Flags& f) {
         po.micro_batches = f.micro_batches;
         po.chunks = v;
         po.activation = {batch / shape.dp / f.micro_batches, T, cfg.embd};
-        std::vector<distributed::StageFunction> stages;
-        for (int j = 0; j < v; ++j) {
-            const int stage = j * pp + s;
-            po.chunk_params.push_back(nn::gpt_stage_parameters(cfg, stage, pp * v).size());
-            stages.push_back([cfg, stage, n = pp * v, tp_group](const std::vector<Array>& params,
-                                                                const Array& received,
-                                                                const std::vector<Array>& in) {
-                return nn::gpt_stage(cfg, stage, n, params, received, in[0], in[1], tp_group);
-            });
-        }
+        const distributed::GptPipelineRank cut =
+            distributed::gpt_pipeline_rank(cfg, s, pp, v, tp_group);
+        po.chunk_params = cut.chunk_params;
         // The token embedding: the first stage's on pp rank 0, the head's on the last.
         const bool ends = s == 0 || s == pp - 1;
         auto ends_group = grid.pp()->split(ends ? 0 : 1, s);
         if (ends) {
-            po.tied = {s == 0 ? 0 : int(held.size() - po.chunk_params.back())};
+            po.tied = {cut.tied};
             po.tied_group = ends_group;
         }
         if (data_parallel) po.dp = grid.dp();
@@ -628,7 +622,7 @@ int train(const Flags& f) {
         for (std::size_t i : held)
             mine.push_back(shards[i]);
         pipeline = std::make_unique<distributed::PipelineTrainer>(
-            grid.pp(), stages,
+            grid.pp(), cut.stages,
             std::vector<nn::InputSpec>{{{batch, T}, DType::I64, "tokens"},
                                        {{batch, T}, DType::I64, "targets"}},
             mine, std::make_shared<nn::AdamW>(adamw), options, po);

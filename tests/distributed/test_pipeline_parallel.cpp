@@ -10,6 +10,7 @@
 
 #include "core/expect_error.hpp"
 #include "distributed/gpt_checkpoint.hpp"
+#include "distributed/gpt_pipeline.hpp"
 #include "distributed/in_process.hpp"
 #include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
@@ -53,28 +54,21 @@ std::unique_ptr<PipelineTrainer> pipeline_rank(const ProcessGrid& grid, const nn
     const GridShape shape = grid.shape();
     const int s = grid.pp_rank(), p = shape.pp;
     std::vector<HostArray> shards = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
-    indices = nn::gpt_pipeline_parameters(c, s, p, chunks);
+    std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
+    const GptPipelineRank cut = gpt_pipeline_rank(c, s, p, chunks, tp);
+    indices = cut.params;
     std::vector<HostArray> mine;
     for (std::size_t i : indices)
         mine.push_back(shards[i]);
     PipelineOptions po;
     po.micro_batches = micro_batches;
     po.chunks = chunks;
+    po.chunk_params = cut.chunk_params;
     po.activation = {kBatch / shape.dp / micro_batches, 8, c.embd};
-    std::vector<StageFunction> functions;
-    std::shared_ptr<CollectiveGroup> tp = shape.tp > 1 ? grid.tp_group() : nullptr;
-    for (int j = 0; j < chunks; ++j) {
-        po.chunk_params.push_back(nn::gpt_stage_parameters(c, j * p + s, p * chunks).size());
-        functions.push_back([c, j, s, p, chunks, tp](const std::vector<Array>& params,
-                                                     const Array& received,
-                                                     const std::vector<Array>& in) {
-            return nn::gpt_stage(c, j * p + s, p * chunks, params, received, in[0], in[1], tp);
-        });
-    }
     const bool ends = s == 0 || s == p - 1;
     std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
     if (p > 1 && ends) { // the first chunk's wte on rank 0, the last chunk's on p - 1
-        po.tied = {s == 0 ? 0 : static_cast<int>(mine.size() - po.chunk_params.back())};
+        po.tied = {cut.tied};
         po.tied_group = ends_group;
     }
     if (shape.dp > 1) po.dp = grid.dp();
@@ -85,7 +79,7 @@ std::unique_ptr<PipelineTrainer> pipeline_rank(const ProcessGrid& grid, const nn
             po.tp_sharded.push_back(spec[i].split_axis >= 0);
     }
     return std::make_unique<PipelineTrainer>(
-        grid.pp(), functions,
+        grid.pp(), cut.stages,
         std::vector<nn::InputSpec>{{{kBatch, 8}, DType::I64, "tokens"},
                                    {{kBatch, 8}, DType::I64, "targets"}},
         mine, adamw(), options(), po);

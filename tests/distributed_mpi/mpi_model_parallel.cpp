@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "distributed/data_parallel.hpp"
+#include "distributed/gpt_pipeline.hpp"
 #include "distributed/init.hpp"
 #include "distributed/pipeline_parallel.hpp"
 #include "distributed/process_grid.hpp"
@@ -104,27 +105,17 @@ Trained train(const ProcessGrid& grid, const nn::GptConfig& c, int chunks) {
         return out;
     }
     const int s = grid.pp_rank(), p = shape.pp;
-    out.indices = nn::gpt_pipeline_parameters(c, s, p, chunks);
+    const GptPipelineRank cut = gpt_pipeline_rank(c, s, p, chunks, tp);
+    out.indices = cut.params;
     std::vector<HostArray> mine;
     PipelineOptions po;
     po.micro_batches = kMicroBatches;
     po.chunks = chunks;
+    po.chunk_params = cut.chunk_params;
     po.activation = {kBatch / shape.dp / kMicroBatches, c.block, c.embd};
-    std::vector<StageFunction> functions;
-    for (int j = 0; j < chunks; ++j) {
-        const int stage = j * p + s, stages = p * chunks;
-        po.chunk_params.push_back(nn::gpt_stage_parameters(c, stage, stages).size());
-        functions.push_back([c, stage, stages, tp](const std::vector<Array>& params,
-                                                   const Array& received,
-                                                   const std::vector<Array>& in) {
-            return nn::gpt_stage(c, stage, stages, params, received, in[0], in[1], tp);
-        });
-    }
     const bool ends = s == 0 || s == p - 1;
     std::shared_ptr<Communicator> ends_group = grid.pp()->split(ends ? 0 : 1, s);
-    if (ends) // the first chunk's token embedding on rank 0, the last chunk's on rank p - 1
-        po.tied = {s == 0 ? 0 : static_cast<int>(out.indices.size() - po.chunk_params.back())},
-        po.tied_group = ends_group;
+    if (ends) po.tied = {cut.tied}, po.tied_group = ends_group;
     if (shape.dp > 1) po.dp = grid.dp();
     const auto spec = nn::gpt_parameters(c, shape.tp);
     for (std::size_t i : out.indices) {
@@ -133,7 +124,7 @@ Trained train(const ProcessGrid& grid, const nn::GptConfig& c, int chunks) {
     }
     po.tp = tp;
     PipelineTrainer trainer(
-        grid.pp(), functions,
+        grid.pp(), cut.stages,
         {{{kBatch, c.block}, DType::I64, "tokens"}, {{kBatch, c.block}, DType::I64, "targets"}},
         mine, adamw(), options(c, nullptr), po);
     for (int k = 0; k < kSteps; ++k)

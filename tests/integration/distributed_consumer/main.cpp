@@ -6,6 +6,7 @@
 // pipeline of two ranks with two interleaved stages each (pp 2, 2 chunks, 2 micro-batches) the
 // same, its evaluation too. Exits non-zero on every rank if any rank's check fails.
 #include <hedra/distributed/data_parallel.hpp>
+#include <hedra/distributed/gpt_pipeline.hpp>
 #include <hedra/distributed/init.hpp>
 #include <hedra/distributed/pipeline_parallel.hpp>
 #include <hedra/distributed/process_grid.hpp>
@@ -147,32 +148,24 @@ int main() {
         distributed::ProcessGrid grid(comm, {.pp = 2});
         const int s = grid.pp_rank();
         const std::vector<HostArray> whole = nn::gpt_init(c, 5);
-        const std::vector<std::size_t> held = nn::gpt_pipeline_parameters(c, s, 2, 2);
+        const distributed::GptPipelineRank cut = distributed::gpt_pipeline_rank(c, s, 2, 2);
         std::vector<HostArray> mine;
-        for (std::size_t i : held)
+        for (std::size_t i : cut.params)
             mine.push_back(whole[i]);
         distributed::PipelineOptions po;
         po.micro_batches = 2;
         po.chunks = 2;
+        po.chunk_params = cut.chunk_params;
         po.activation = {1, 8, c.embd};
-        std::vector<distributed::StageFunction> stages;
-        for (int j = 0; j < 2; ++j) {
-            const int stage = 2 * j + s;
-            po.chunk_params.push_back(nn::gpt_stage_parameters(c, stage, 4).size());
-            stages.push_back([c, stage](const std::vector<Array>& p, const Array& received,
-                                        const std::vector<Array>& in) {
-                return nn::gpt_stage(c, stage, 4, p, received, in[0], in[1]);
-            });
-        }
         // The token embedding: stage 0's on rank 0, the head's (stage 3) on rank 1.
-        po.tied = {s == 0 ? 0 : static_cast<int>(held.size() - po.chunk_params.back())};
+        po.tied = {cut.tied};
         po.tied_group = grid.pp();
         nn::TrainerOptions o;
         o.compute.num_threads = 1;
         auto adamw = std::make_shared<nn::AdamW>(nn::AdamWOptions{.lr = 1e-3});
         const std::vector<nn::InputSpec> specs{{{2, 8}, DType::I64, "tokens"},
                                                {{2, 8}, DType::I64, "targets"}};
-        distributed::PipelineTrainer pipeline(grid.pp(), stages, specs, mine, adamw, o, po);
+        distributed::PipelineTrainer pipeline(grid.pp(), cut.stages, specs, mine, adamw, o, po);
         nn::Trainer one(
             [c](const std::vector<Array>& p, const std::vector<Array>& in) {
                 return nn::gpt_loss(c, p, in[0], in[1]);
