@@ -1,10 +1,14 @@
-// The small GPT of the in-process tensor- and pipeline-parallel tests and its batches.
+// The small GPT of the in-process tensor- and pipeline-parallel tests, its batches, and the
+// grid of in-process ranks (threads) they run on.
 #pragma once
 
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "core/host_array.hpp"
+#include "distributed/in_process.hpp"
+#include "distributed/process_grid.hpp"
 #include "nn/gpt.hpp"
 
 namespace hedra::distributed::test {
@@ -27,6 +31,21 @@ inline std::vector<HostArray> tiny_batch(std::int64_t batch, unsigned seed) {
         y.set_flat(i, static_cast<double>((s / 11 + static_cast<std::uint64_t>(i)) % 11));
     }
     return {x, y};
+}
+
+// Runs f(grid, world rank) on every rank of a `shape` grid of in-process ranks, each on a
+// thread of its own, and waits for all of them.
+template <class F>
+void on_grid(const GridShape& shape, F f) {
+    auto world = in_process_group(shape.size());
+    std::vector<std::thread> threads;
+    for (int r = 0; r < shape.size(); ++r)
+        threads.emplace_back([&, r] {
+            ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
+            f(grid, r);
+        });
+    for (std::thread& t : threads)
+        t.join();
 }
 
 } // namespace hedra::distributed::test

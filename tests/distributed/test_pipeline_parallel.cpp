@@ -86,23 +86,17 @@ std::unique_ptr<PipelineTrainer> pipeline_rank(const ProcessGrid& grid, const nn
 }
 
 std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int micro_batches, int chunks) {
-    auto world = in_process_group(shape.size());
     const std::vector<HostArray> whole = nn::gpt_init(c, 3);
     std::vector<Rank> ranks(static_cast<std::size_t>(shape.size()));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < shape.size(); ++r)
-        threads.emplace_back([&, r] {
-            ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
-            Rank& out = ranks[static_cast<std::size_t>(r)];
-            std::unique_ptr<PipelineTrainer> trainer =
-                pipeline_rank(grid, c, whole, micro_batches, chunks, out.indices);
-            for (int k = 0; k < kSteps; ++k)
-                out.losses.push_back(trainer->step(tiny_batch(kBatch, 60 + k), 3e-3));
-            out.params = trainer->local().params();
-            out.dp = grid.dp_rank(), out.tp = grid.tp_rank(), out.pp = grid.pp_rank();
-        });
-    for (std::thread& t : threads)
-        t.join();
+    on_grid(shape, [&](const ProcessGrid& grid, int r) {
+        Rank& out = ranks[static_cast<std::size_t>(r)];
+        std::unique_ptr<PipelineTrainer> trainer =
+            pipeline_rank(grid, c, whole, micro_batches, chunks, out.indices);
+        for (int k = 0; k < kSteps; ++k)
+            out.losses.push_back(trainer->step(tiny_batch(kBatch, 60 + k), 3e-3));
+        out.params = trainer->local().params();
+        out.dp = grid.dp_rank(), out.tp = grid.tp_rank(), out.pp = grid.pp_rank();
+    });
     return ranks;
 }
 
@@ -193,24 +187,18 @@ TEST_CASE("pipeline parallel: evaluate") {
     for (auto [shape, chunks] : {std::pair{GridShape{.pp = 2}, 1}, std::pair{GridShape{.pp = 2}, 2},
                                  std::pair{GridShape{.dp = 2, .pp = 2}, 2}}) {
         INFO(shape.to_string() << ", " << chunks << " chunks");
-        auto world = in_process_group(shape.size());
         std::vector<std::vector<double>> got(static_cast<std::size_t>(shape.size()));
-        std::vector<std::thread> threads;
-        for (int r = 0; r < shape.size(); ++r)
-            threads.emplace_back([&, r, shape, chunks] {
-                ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
-                std::vector<std::size_t> indices;
-                auto t = pipeline_rank(grid, c, nn::gpt_init(c, 3), shape.dp == 2 ? 2 : 4, chunks,
-                                       indices);
-                auto& out = got[static_cast<std::size_t>(r)];
-                out.push_back(t->evaluate(held_out));
-                for (int k = 0; k < 3; ++k)
-                    t->step(tiny_batch(kBatch, 60 + k), 3e-3);
-                out.push_back(t->evaluate(held_out));
-                out.push_back(t->step(tiny_batch(kBatch, 63), 3e-3));
-            });
-        for (std::thread& t : threads)
-            t.join();
+        on_grid(shape, [&, shape, chunks](const ProcessGrid& grid, int r) {
+            std::vector<std::size_t> indices;
+            auto t =
+                pipeline_rank(grid, c, nn::gpt_init(c, 3), shape.dp == 2 ? 2 : 4, chunks, indices);
+            auto& out = got[static_cast<std::size_t>(r)];
+            out.push_back(t->evaluate(held_out));
+            for (int k = 0; k < 3; ++k)
+                t->step(tiny_batch(kBatch, 60 + k), 3e-3);
+            out.push_back(t->evaluate(held_out));
+            out.push_back(t->step(tiny_batch(kBatch, 63), 3e-3));
+        });
         for (const auto& losses : got)
             for (std::size_t k = 0; k < want.size(); ++k)
                 CHECK(losses[k] == doctest::Approx(want[k]).epsilon(1e-5));
@@ -343,70 +331,58 @@ TEST_CASE("checkpoints: a tp 2 run resumes on pp 2, and that one alone") {
     // 10 steps on tp 2.
     nn::TrainerCheckpoint first;
     {
-        auto world = in_process_group(2);
-        std::vector<std::thread> threads;
-        for (int r = 0; r < 2; ++r)
-            threads.emplace_back([&, r] {
-                ProcessGrid grid(world[std::size_t(r)], {.tp = 2});
-                nn::TrainerOptions o = named(all);
-                o.shards.group = grid.tp_group();
-                for (const auto& p : nn::gpt_parameters(c, 2))
-                    o.shards.sharded.push_back(p.split_axis >= 0);
-                auto tp = grid.tp_group();
-                nn::Trainer t(
-                    [c, tp](const std::vector<Array>& p, const std::vector<Array>& in) {
-                        return nn::gpt_loss(c, p, in[0], in[1], tp);
-                    },
-                    {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
-                    nn::gpt_shard(c, nn::gpt_init(c, 3), 2, grid.tp_rank()), adamw(), o);
-                for (int k = 0; k < 10; ++k)
-                    CHECK(t.step(tiny_batch(kBatch, 60 + k), 3e-3) ==
-                          doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
-                nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.checkpoint());
-                if (r == 0) first = g;
-            });
-        for (std::thread& t : threads)
-            t.join();
+        on_grid({.tp = 2}, [&](const ProcessGrid& grid, int r) {
+            nn::TrainerOptions o = named(all);
+            o.shards.group = grid.tp_group();
+            for (const auto& p : nn::gpt_parameters(c, 2))
+                o.shards.sharded.push_back(p.split_axis >= 0);
+            auto tp = grid.tp_group();
+            nn::Trainer t(
+                [c, tp](const std::vector<Array>& p, const std::vector<Array>& in) {
+                    return nn::gpt_loss(c, p, in[0], in[1], tp);
+                },
+                {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
+                nn::gpt_shard(c, nn::gpt_init(c, 3), 2, grid.tp_rank()), adamw(), o);
+            for (int k = 0; k < 10; ++k)
+                CHECK(t.step(tiny_batch(kBatch, 60 + k), 3e-3) ==
+                      doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
+            nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.checkpoint());
+            if (r == 0) first = g;
+        });
     }
     // Parameters, exp_avg, exp_avg_sq and the two bias corrections (beta1_power, beta2_power).
     REQUIRE(first.names.size() == 3 * names.size() + 2);
     // 10 more on pp 2, from the gathered checkpoint.
     nn::TrainerCheckpoint second;
     {
-        auto world = in_process_group(2);
-        std::vector<std::thread> threads;
-        for (int r = 0; r < 2; ++r)
-            threads.emplace_back([&, r] {
-                ProcessGrid grid(world[std::size_t(r)], {.pp = 2});
-                const int s = grid.pp_rank();
-                const std::vector<std::size_t> mine = nn::gpt_stage_parameters(c, s, 2);
-                const std::vector<HostArray> init = nn::gpt_init(c, 99); // overwritten below
-                std::vector<HostArray> params;
-                for (std::size_t i : mine)
-                    params.push_back(init[i]);
-                PipelineOptions po;
-                po.micro_batches = 4;
-                po.activation = {kBatch / 4, 8, c.embd};
-                po.tied = {0};
-                po.tied_group = grid.pp();
-                PipelineTrainer t(
-                    grid.pp(),
-                    [c, s](const std::vector<Array>& p, const Array& received,
-                           const std::vector<Array>& in) {
-                        return nn::gpt_stage(c, s, 2, p, received, in[0], in[1]);
-                    },
-                    {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}},
-                    params, adamw(), named(mine), po);
-                const nn::TrainerCheckpoint part = shard_gpt_checkpoint(c, first, 1, 0, 2, s);
-                t.local().restore(part.names, part.arrays, part.metadata);
-                for (int k = 10; k < 20; ++k)
-                    CHECK(t.step(tiny_batch(kBatch, 60 + k), 3e-3) ==
-                          doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
-                nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.local().checkpoint());
-                if (r == 0) second = g;
-            });
-        for (std::thread& t : threads)
-            t.join();
+        on_grid({.pp = 2}, [&](const ProcessGrid& grid, int r) {
+            const int s = grid.pp_rank();
+            const std::vector<std::size_t> mine = nn::gpt_stage_parameters(c, s, 2);
+            const std::vector<HostArray> init = nn::gpt_init(c, 99); // overwritten below
+            std::vector<HostArray> params;
+            for (std::size_t i : mine)
+                params.push_back(init[i]);
+            PipelineOptions po;
+            po.micro_batches = 4;
+            po.activation = {kBatch / 4, 8, c.embd};
+            po.tied = {0};
+            po.tied_group = grid.pp();
+            PipelineTrainer t(
+                grid.pp(),
+                [c, s](const std::vector<Array>& p, const Array& received,
+                       const std::vector<Array>& in) {
+                    return nn::gpt_stage(c, s, 2, p, received, in[0], in[1]);
+                },
+                {{{kBatch, 8}, DType::I64, "tokens"}, {{kBatch, 8}, DType::I64, "targets"}}, params,
+                adamw(), named(mine), po);
+            const nn::TrainerCheckpoint part = shard_gpt_checkpoint(c, first, 1, 0, 2, s);
+            t.local().restore(part.names, part.arrays, part.metadata);
+            for (int k = 10; k < 20; ++k)
+                CHECK(t.step(tiny_batch(kBatch, 60 + k), 3e-3) ==
+                      doctest::Approx(want[std::size_t(k)]).epsilon(1e-5));
+            nn::TrainerCheckpoint g = gather_gpt_checkpoint(c, grid, t.local().checkpoint());
+            if (r == 0) second = g;
+        });
     }
     // Alone again: the gathered parameters and state are one process's after 20 steps.
     nn::Trainer resumed = whole_trainer();

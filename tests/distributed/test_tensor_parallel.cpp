@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cmath>
-#include <thread>
 
 #include "core/expect_error.hpp"
 #include "distributed/data_parallel.hpp"
@@ -55,22 +54,16 @@ struct Rank {
 // the global batch.
 std::vector<Rank> run_grid(const nn::GptConfig& c, GridShape shape, int steps, int batch,
                            DataParallelOptions options) {
-    auto world = in_process_group(shape.size());
     const std::vector<HostArray> whole = nn::gpt_init(c, 3);
     std::vector<Rank> ranks(static_cast<std::size_t>(shape.size()));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < shape.size(); ++r)
-        threads.emplace_back([&, r] {
-            ProcessGrid grid(world[static_cast<std::size_t>(r)], shape);
-            std::vector<HostArray> mine = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
-            DataParallelTrainer dp(grid.dp(), gpt_trainer(c, mine, grid.tp_group()), options);
-            Rank& out = ranks[static_cast<std::size_t>(r)];
-            for (int s = 0; s < steps; ++s)
-                out.losses.push_back(dp.step(tiny_batch(batch, 40 + s), 3e-3));
-            out.params = dp.local().params();
-        });
-    for (std::thread& t : threads)
-        t.join();
+    on_grid(shape, [&](const ProcessGrid& grid, int r) {
+        std::vector<HostArray> mine = nn::gpt_shard(c, whole, shape.tp, grid.tp_rank());
+        DataParallelTrainer dp(grid.dp(), gpt_trainer(c, mine, grid.tp_group()), options);
+        Rank& out = ranks[static_cast<std::size_t>(r)];
+        for (int s = 0; s < steps; ++s)
+            out.losses.push_back(dp.step(tiny_batch(batch, 40 + s), 3e-3));
+        out.params = dp.local().params();
+    });
     return ranks;
 }
 
@@ -169,28 +162,22 @@ TEST_CASE("process grid: axes, ranks and parsing") {
     CHECK((g.dp == 2 && g.tp == 1 && g.pp == 3));
     CHECK_ERROR(parse_grid("dp2,xx3"), "parse_grid", "dp2,tp2");
     CHECK_ERROR(parse_grid("tp0"), "parse_grid");
-    auto world = in_process_group(8);
     std::vector<std::array<int, 9>> seen(8);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < 8; ++r)
-        threads.emplace_back([&, r] {
-            ProcessGrid grid(world[static_cast<std::size_t>(r)], {.dp = 2, .tp = 2, .pp = 2});
-            // Each axis sums its ranks' world ranks: the members are the expected ones.
-            HostArray one({1}, DType::I64);
-            one.set_flat(0, r);
-            seen[static_cast<std::size_t>(r)] = {
-                grid.dp_rank(),
-                grid.tp_rank(),
-                grid.pp_rank(),
-                grid.dp()->size(),
-                grid.tp()->size(),
-                static_cast<int>(grid.tp()->all_reduce(one).flat(0)),
-                static_cast<int>(grid.dp()->all_reduce(one).flat(0)),
-                static_cast<int>(grid.pp()->all_reduce(one).flat(0)),
-                grid.world_rank(grid.dp_rank(), grid.tp_rank(), grid.pp_rank())};
-        });
-    for (std::thread& t : threads)
-        t.join();
+    on_grid({.dp = 2, .tp = 2, .pp = 2}, [&](const ProcessGrid& grid, int r) {
+        // Each axis sums its ranks' world ranks: the members are the expected ones.
+        HostArray one({1}, DType::I64);
+        one.set_flat(0, r);
+        seen[static_cast<std::size_t>(r)] = {
+            grid.dp_rank(),
+            grid.tp_rank(),
+            grid.pp_rank(),
+            grid.dp()->size(),
+            grid.tp()->size(),
+            static_cast<int>(grid.tp()->all_reduce(one).flat(0)),
+            static_cast<int>(grid.dp()->all_reduce(one).flat(0)),
+            static_cast<int>(grid.pp()->all_reduce(one).flat(0)),
+            grid.world_rank(grid.dp_rank(), grid.tp_rank(), grid.pp_rank())};
+    });
     for (int r = 0; r < 8; ++r) {
         const auto& s = seen[static_cast<std::size_t>(r)];
         CHECK(s[0] == (r / 2) % 2);
