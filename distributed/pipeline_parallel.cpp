@@ -142,23 +142,40 @@ PipelineTrainer::PipelineTrainer(std::shared_ptr<Communicator> pp,
 }
 
 std::vector<std::vector<HostArray>>
-PipelineTrainer::micro_batches(const std::vector<HostArray>& global) const {
+PipelineTrainer::micro_batches(const std::vector<HostArray>& global, const char* op) const {
     if (global.size() != inputs_.size())
-        throw Error("PipelineTrainer::step: expected " + std::to_string(inputs_.size()) +
+        throw Error(std::string(op) + ": expected " + std::to_string(inputs_.size()) +
                     " inputs, got " + std::to_string(global.size()));
+    // The programs are compiled for the specs' sizes: the whole global batch.
+    for (std::size_t i = 0; i < global.size(); ++i) {
+        const nn::InputSpec& spec = inputs_[i];
+        bool fits = global[i].rank() == static_cast<int>(spec.sizes.size()) &&
+                    (global[i].dtype() == spec.dtype ||
+                     (spec.any_integer && is_integer(global[i].dtype())));
+        for (std::size_t d = 0; fits && d < spec.sizes.size(); ++d)
+            fits = spec.sizes[d] == nn::kAnyExtent || spec.sizes[d] == global[i].sizes()[d];
+        if (!fits)
+            throw Error(std::string(op) + ": input " + std::to_string(i) + " (" +
+                        (spec.name.empty() ? "input" + std::to_string(i) : spec.name) + ") is " +
+                        std::string(dtype_name(global[i].dtype())) + " " +
+                        Shape::of(global[i].sizes()).to_string() + ", but the trainer takes " +
+                        std::string(dtype_name(spec.dtype)) + " " +
+                        Shape::of(spec.sizes).to_string() +
+                        " (its InputSpec); pass batches of that shape");
+    }
     const int replicas = pipeline_.dp ? pipeline_.dp->size() : 1;
     const int replica = pipeline_.dp ? pipeline_.dp->rank() : 0;
     const int m = pipeline_.micro_batches;
     const std::int64_t batch = global.empty() || global[0].rank() == 0 ? 0 : global[0].sizes()[0];
     if (batch % (replicas * m) != 0 || batch == 0)
-        throw Error("PipelineTrainer::step: a global batch of " + std::to_string(batch) +
+        throw Error(std::string(op) + ": a global batch of " + std::to_string(batch) +
                     " rows does not split into " + std::to_string(replicas) + " replicas x " +
                     std::to_string(m) + " micro-batches of equal size");
     const std::int64_t share = batch / replicas, micro = share / m;
     std::vector<std::vector<HostArray>> out(static_cast<std::size_t>(m));
     for (std::size_t i = 0; i < global.size(); ++i) {
         if (global[i].rank() == 0 || global[i].sizes()[0] != batch)
-            throw Error("PipelineTrainer::step: input " + std::to_string(i) + " of shape " +
+            throw Error(std::string(op) + ": input " + std::to_string(i) + " of shape " +
                         Shape::of(global[i].sizes()).to_string() + " must lead with the " +
                         std::to_string(batch) + " rows of the batch");
         for (int k = 0; k < m; ++k) {
@@ -246,7 +263,8 @@ PipelineTrainer::build(int chunk, const std::vector<HostArray>& micro) {
 }
 
 double PipelineTrainer::step(const std::vector<HostArray>& global_inputs, double lr) {
-    const std::vector<std::vector<HostArray>> micro = micro_batches(global_inputs);
+    const std::vector<std::vector<HostArray>> micro =
+        micro_batches(global_inputs, "PipelineTrainer::step");
     const int v = chunks(), p = stages_, r = stage_, m = pipeline_.micro_batches;
     if (programs_.empty()) {
         const auto t = Clock::now();
@@ -426,7 +444,8 @@ CompiledProgram PipelineTrainer::build_evaluation(int chunk, const std::vector<H
 }
 
 double PipelineTrainer::evaluate(const std::vector<HostArray>& global_inputs) {
-    const std::vector<std::vector<HostArray>> micro = micro_batches(global_inputs);
+    const std::vector<std::vector<HostArray>> micro =
+        micro_batches(global_inputs, "PipelineTrainer::evaluate");
     const int v = chunks(), p = stages_, r = stage_, m = pipeline_.micro_batches;
     if (evaluation_.empty()) {
         const auto t = Clock::now();

@@ -112,7 +112,10 @@ private:
     std::vector<HostArray> chunk_part(const std::vector<HostArray>& all, int chunk) const;
     // Chunk `chunk`'s forward alone: the activation sent, or the loss on the last stage.
     CompiledProgram build_evaluation(int chunk, const std::vector<HostArray>& micro_inputs);
-    std::vector<std::vector<HostArray>> micro_batches(const std::vector<HostArray>& global) const;
+    // The global batch's micro-batches (this replica's rows), after checking it against the
+    // input specs; `op` names the caller in errors.
+    std::vector<std::vector<HostArray>> micro_batches(const std::vector<HostArray>& global,
+                                                      const char* op) const;
 
     std::shared_ptr<Communicator> pp_;
     std::vector<StageFunction> chunk_fns_;

@@ -289,6 +289,12 @@ TEST_CASE("pipeline parallel: messages between ranks, stage parameters and error
         nn::gpt_init(c, 1), adamw(), options(), {.micro_batches = 3});
     CHECK_ERROR(one_stage.step(tiny_batch(kBatch, 1), 1e-3), "PipelineTrainer::step", "8 rows",
                 "3 micro-batches");
+    // Batches must have the specs' shapes and dtypes: the programs are compiled for them.
+    CHECK_ERROR(one_stage.evaluate(tiny_batch(4, 1)), "PipelineTrainer::evaluate", "tokens",
+                "InputSpec");
+    std::vector<HostArray> as_f32 = tiny_batch(kBatch, 1);
+    as_f32[1] = HostArray(as_f32[1].sizes(), DType::F32);
+    CHECK_ERROR(one_stage.step(as_f32, 1e-3), "PipelineTrainer::step", "targets", "f32", "i64");
     CHECK(std::isfinite(
         PipelineTrainer(
             alone[0],
