@@ -7,5 +7,7 @@ namespace hedra::bench {
 // `scratch` is a second n×n buffer.
 void jacobi_peer(const float* input, float* result, float* scratch, long n, int sweeps,
                  int threads);
+// One sweep of `input` into the interior of `output` (its boundary left as it is).
+void jacobi_peer_sweep(const float* input, float* output, long n, int threads);
 
 } // namespace hedra::bench

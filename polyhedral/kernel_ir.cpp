@@ -40,6 +40,7 @@ std::string buffer_line(const Buffer& b) {
     }
     if (b.row_local > 0) s += " row-local " + std::to_string(b.row_local);
     if (b.row_window > 0) s += " row-window " + std::to_string(b.row_window);
+    if (b.window_bands > 0) s += " in " + std::to_string(b.window_bands) + " bands";
     if (b.donated) s += " donated";
     return s;
 }
@@ -58,6 +59,8 @@ std::string statement_lines(const ProgramIR& p, const Statement& s) {
     }
     line += join(s.extents, "[", "]");
     if (s.kind == StatementKind::Update) line += " reduce " + join(s.reduction_dims, "(", ")");
+    for (const AffineMap& g : s.guards)
+        line += " where " + g.to_string() + " >= 0";
     line += " " + buffer_name(p, s.write_buffer) + "[" + s.write_access.to_string();
     for (std::size_t j = 0; j < s.write_indirect.size(); ++j)
         line += std::string(j ? "," : " at") + " in" + std::to_string(s.write_indirect[j]) +
@@ -147,7 +150,11 @@ void kernel_lines(const ProgramIR& program, const std::vector<Kernel>& kernels,
         s += indent + k.name;
         if (is_stream(k))
             s += " stream (shift " + std::to_string(k.statements[0].stream_shift) +
-                 " rows per stage)";
+                 " rows per stage" +
+                 (k.statements[0].stream_bands > 0
+                      ? ", " + std::to_string(k.statements[0].stream_bands) + " bands"
+                      : std::string()) +
+                 ")";
         if (k.loop)
             s += std::string(" scan loop: ") +
                  (k.loop->reverse ? "t from T-1 down to 0" : "t from 0 to T-1") + ", T = " +

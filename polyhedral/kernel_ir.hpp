@@ -51,6 +51,10 @@ struct Buffer {
     // row_window consecutive rows of it (a power of two) are live at any time, and row r is
     // stored at r mod row_window.
     int row_window = 0;
+    // With row_window, in a stream run in bands of rows (Statement::stream_bands): axis 0
+    // counts the bands, each with a window of its own over the rows of axis 1.
+    int window_bands = 0;
+    int window_axis() const { return window_bands > 0 ? 1 : 0; }
     // Per axis, the symbolic extent (Range::param) whose run-time value is its size, or -1;
     // empty when every axis is static. `sizes` holds the declared maxima: the memory it gets.
     std::vector<int> params;
@@ -75,7 +79,8 @@ struct Buffer {
     std::size_t storage_bytes() const {
         if (row_local > 0 || is_slice()) return 0;
         if (row_window == 0 || sizes.empty()) return bytes();
-        return bytes() / static_cast<std::size_t>(sizes[0]) * static_cast<std::size_t>(row_window);
+        return bytes() / static_cast<std::size_t>(sizes[static_cast<std::size_t>(window_axis())]) *
+               static_cast<std::size_t>(row_window);
     }
 };
 
@@ -140,6 +145,14 @@ struct Statement {
     // rows. -1 outside a stream.
     int stream_stage = -1;
     int stream_shift = 0;
+    // A stream run in bands of rows, one per thread at a time: counter 0 is the band, the
+    // row counter is counter 1, and `guards` keep each stage's rows to its band's, widened by
+    // the rows later stages of the band read (overlapped: neighbouring bands compute those
+    // rows twice). 0: not banded.
+    int stream_bands = 0;
+    // Affine expressions of the counters (out_rank 1) that are >= 0 on the domain, besides the
+    // extents' bounds; a pass that rewrites the counters rewrites these too.
+    std::vector<AffineMap> guards;
     // The counters that run over a symbolic extent (see ParamBound); a pass that rewrites the
     // counters rewrites these as it rewrites the accesses.
     std::vector<ParamBound> param_bounds;

@@ -76,6 +76,11 @@ std::string iteration_domain_string(const Statement& st) {
     for (int d = 0; d < rank; ++d)
         s += std::string(d ? " and " : " : ") + "0 <= i" + std::to_string(d) + " < " +
              std::to_string(st.extents[d]);
+    for (const AffineMap& g : st.guards) {
+        HEDRA_INTERNAL_CHECK(g.in_rank() == rank && g.out_rank() == 1,
+                             "scop: a malformed guard of " + st.name);
+        s += " and " + affine_component(g, 0) + " >= 0";
+    }
     return s + " }";
 }
 

@@ -7,7 +7,8 @@ LinearIndex linear_index(const poly::Buffer& buffer, const AffineMap& access) {
     LinearIndex li;
     li.coef.assign(static_cast<std::size_t>(access.in_rank()), 0);
     std::int64_t row = 1;
-    const int leading = buffer.row_local + (buffer.row_window > 0 ? 1 : 0);
+    // A window's leading axes (its band and its row) are placed by c_element_index.
+    const int leading = buffer.row_local + (buffer.row_window > 0 ? buffer.window_axis() + 1 : 0);
     for (int r = static_cast<int>(buffer.sizes.size()) - 1; r >= leading; --r) {
         for (int k = 0; k < access.in_rank(); ++k)
             li.coef[k] += row * access.coeff(r, k);

@@ -328,19 +328,24 @@ IslPtr<isl_schedule> row_schedule(const poly::Scop& scop, const std::vector<int>
 }
 
 // A stencil stream (stencil_stream.hpp): one sequential loop over steps, statement s writing
-// row i0 + c at step i0 + c + stage(s) * shift; inside, the statements in program order.
+// row r = i0 + c at step r + stage(s) * shift; inside, the statements in program order. A
+// banded stream's loop over its bands (counter 0) comes first, and its rows are counter 1.
 IslPtr<isl_schedule> stream_schedule(const poly::Scop& scop, const std::vector<int>& statements) {
     const poly::Kernel& kernel = *scop.kernel;
-    std::string steps = "[{ ";
+    const bool banded = kernel.statements[statements[0]].stream_bands > 0;
+    std::string bands = "{ ", steps = "{ ";
     for (std::size_t k = 0; k < statements.size(); ++k) {
         const Statement& st = kernel.statements[statements[k]];
+        const int axis = scop.program->buffers.at(st.write_buffer).window_axis();
         std::int64_t shift =
-            st.write_access.offset(0) + std::int64_t{st.stream_stage} * st.stream_shift;
-        steps += (k ? "; " : "") + st.name + "[" + counters(static_cast<int>(st.extents.size())) +
-                 "] -> [(i0 " + (shift < 0 ? "- " : "+ ") +
-                 std::to_string(shift < 0 ? -shift : shift) + ")]";
+            st.write_access.offset(axis) + std::int64_t{st.stream_stage} * st.stream_shift;
+        std::string domain = st.name + "[" + counters(static_cast<int>(st.extents.size())) + "]";
+        bands += (k ? "; " : "") + domain + " -> [(i0)]";
+        steps += (k ? "; " : "") + domain + " -> [(i" + (banded ? "1" : "0") +
+                 (shift < 0 ? " - " : " + ") + std::to_string(shift < 0 ? -shift : shift) + ")]";
     }
-    return outer_band_sequence(scop, statements, 1, steps + " }]", false);
+    const std::string outer = banded ? "[" + bands + " }, " + steps + " }]" : "[" + steps + " }]";
+    return outer_band_sequence(scop, statements, banded ? 2 : 1, outer, false);
 }
 
 } // namespace

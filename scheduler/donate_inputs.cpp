@@ -40,43 +40,60 @@ bool reads(const Statement& st, int b) {
                        [&](const poly::Read& r) { return r.buffer == b; });
 }
 
+// The statements that write a buffer: plain Assigns of one kernel, each element for element
+// (one value, or the pieces of a fuse, a later piece winning where they overlap).
 struct Writer {
     int kernel = -1;
-    int statement = -1;
+    std::vector<int> statements; // in program order
 };
 
-// The one plain Assign that writes buffer `b` element for element, or none.
-Writer only_writer(const ProgramIR& p, int b) {
+// The writers of buffer `b`, or none.
+Writer writers_of(const ProgramIR& p, int b) {
     Writer w;
     for (std::size_t k = 0; k < p.kernels.size(); ++k)
         for (std::size_t s = 0; s < p.kernels[k].statements.size(); ++s)
             if (writes(p.kernels[k].statements[s], b)) {
-                if (w.kernel >= 0) return {};
-                w = {static_cast<int>(k), static_cast<int>(s)};
+                if (w.kernel >= 0 && w.kernel != static_cast<int>(k)) return {};
+                w.kernel = static_cast<int>(k);
+                w.statements.push_back(static_cast<int>(s));
             }
     if (w.kernel < 0 || poly::is_stream(p.kernels[static_cast<std::size_t>(w.kernel)])) return {};
-    const Statement& st = p.kernels[static_cast<std::size_t>(w.kernel)]
-                              .statements[static_cast<std::size_t>(w.statement)];
-    if (st.kind != poly::StatementKind::Assign || !st.tuple_writes.empty() ||
-        !st.write_indirect.empty() || !injective(st.write_access))
-        return {};
+    for (int s : w.statements) {
+        const Statement& st =
+            p.kernels[static_cast<std::size_t>(w.kernel)].statements[static_cast<std::size_t>(s)];
+        if (st.kind != poly::StatementKind::Assign || !st.tuple_writes.empty() ||
+            !st.write_indirect.empty() || !injective(st.write_access) ||
+            st.write_buffer != b)
+            return {};
+    }
     return w;
 }
 
-// Whether the writer may overwrite input `in`: it reads `in` only at the element it writes,
-// no other statement of its kernel reads `in`, and no later kernel does.
+// Whether the writers may overwrite input `in`: the first of them alone reads `in`, only at the
+// element it writes (the later ones, which overwrite some of its elements, run after it), no
+// other statement of its kernel reads `in`, and no later kernel does.
 bool dead_at_write(const ProgramIR& p, const Writer& w, int in) {
     for (std::size_t k = 0; k < p.kernels.size(); ++k)
         for (std::size_t s = 0; s < p.kernels[k].statements.size(); ++s) {
             const Statement& st = p.kernels[k].statements[s];
             if (!reads(st, in)) continue;
             if (static_cast<int>(k) < w.kernel) continue;
-            if (static_cast<int>(k) > w.kernel || static_cast<int>(s) != w.statement) return false;
+            if (static_cast<int>(k) > w.kernel || static_cast<int>(s) != w.statements.front())
+                return false;
             for (const poly::Read& r : st.reads)
                 if (r.buffer == in && (r.is_indirect() || !(r.access == st.write_access)))
                     return false;
         }
     return true;
+}
+
+// Whether the statement only copies buffer `b` into itself (after a fold: an output piece that
+// keeps the donated input's elements).
+bool copies_in_place(const Statement& st, int b) {
+    return st.write_buffer == b && st.kind == poly::StatementKind::Assign &&
+           st.tuple_writes.empty() && st.reads.size() == 1 && st.reads[0].buffer == b &&
+           !st.reads[0].is_indirect() && st.reads[0].access == st.write_access && st.value &&
+           st.value->op == ScalarOp::Input && st.value->ivalue == 0;
 }
 
 // The buffers a kernel reads and those it writes.
@@ -167,10 +184,10 @@ int donate_inputs(ProgramIR& p, const std::vector<NodePtr>& donated) {
     for (std::size_t o = 0; o < p.outputs.size(); ++o) {
         const int out = p.outputs[o];
         if (p.buffers[static_cast<std::size_t>(out)].role != poly::BufferRole::Output) continue;
-        const Writer w = only_writer(p, out);
+        const Writer w = writers_of(p, out);
         if (w.kernel < 0) continue;
         const Statement& st = p.kernels[static_cast<std::size_t>(w.kernel)]
-                                  .statements[static_cast<std::size_t>(w.statement)];
+                                  .statements[static_cast<std::size_t>(w.statements.front())];
         for (const NodePtr& n : order) {
             const int in = buffer_of(n);
             const Buffer& input = p.buffers[static_cast<std::size_t>(in)];
@@ -187,6 +204,13 @@ int donate_inputs(ProgramIR& p, const std::vector<NodePtr>& donated) {
             }
             p.buffers[static_cast<std::size_t>(in)].donated = true;
             fold_buffer(p, out, in);
+            const int kept = in > out ? in - 1 : in;
+            // A piece that keeps the input's elements has nothing left to do (a sweep of a
+            // grid's interior writes only the interior).
+            std::vector<Statement>& sts = p.kernels[static_cast<std::size_t>(moved.kernel)].statements;
+            auto copy = [&](const Statement& x) { return copies_in_place(x, kept); };
+            if (!std::all_of(sts.begin(), sts.end(), copy))
+                sts.erase(std::remove_if(sts.begin(), sts.end(), copy), sts.end());
             ++folded;
             break;
         }

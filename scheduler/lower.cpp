@@ -126,7 +126,8 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
             for (int p : x.params)
                 buffers += "p" + std::to_string(program.param_index(p));
             buffers += "]" + std::to_string(static_cast<int>(x.role)) + "/" +
-                       std::to_string(x.row_local) + "/" + std::to_string(x.row_window) + ";";
+                       std::to_string(x.row_local) + "/" + std::to_string(x.row_window) + "/" +
+                       std::to_string(x.window_bands) + ";";
         }
         return "B" + std::to_string(it->second);
     };
@@ -154,7 +155,10 @@ std::string kernel_structure(const poly::ProgramIR& program, const poly::Kernel&
             s += "|" + buf(w.buffer) + expr(w.value);
         for (const ScalarExpr& c : st.tuple_combiners)
             s += "|" + expr(c);
-        s += "|" + std::to_string(st.stream_stage) + "," + std::to_string(st.stream_shift);
+        s += "|" + std::to_string(st.stream_stage) + "," + std::to_string(st.stream_shift) + "," +
+             std::to_string(st.stream_bands);
+        for (const AffineMap& g : st.guards)
+            s += "|" + g.to_string() + ">=0";
         for (const poly::ParamBound& b : st.param_bounds)
             s += "|" + b.expr.to_string() + "<" + std::to_string(program.param_index(b.param));
         s += "\n";
@@ -196,12 +200,13 @@ const std::vector<PassInfo>& pass_list() {
         {"partition.split-reductions", "program", "partition.split-reductions",
          "long reductions over the leading axis run in parallel blocks of rows, then combine"},
         {"partition.stream-stencils", "program", "partition.stream-stencils",
-         "chains of stencil sweeps stream over the rows once, intermediates in row windows"},
+         "chains of stencil sweeps stream over the rows once, intermediates in row windows, "
+         "in parallel bands of rows"},
         {"narrow-domains", "program", "-",
          "temporaries computed only where they are read (narrow_domains.hpp)"},
         {"donate-inputs", "program", "partition",
-         "outputs computed element for element from a donated input, after its other reads, "
-         "are written into it (donate_inputs.hpp)"},
+         "outputs computed element for element from a donated input (or fuse pieces over it), "
+         "after its other reads, are written into it (donate_inputs.hpp)"},
         {"gpu.forms", "gpu", "gpu.forms",
          "cuda: each kernel's form: maps (launch groups), contraction, reduction, tuple reduction "
          "or generic (gpu_mapping.hpp)"},

@@ -78,6 +78,81 @@ int window_for(int shift) {
     return w;
 }
 
+// The bands a stream of `stages` stages over `rows` rows runs in: the most (a power of two, at
+// most kMaxStreamBands) whose overlap, (bands - 1)(stages - 1)shift rows computed twice, stays
+// within 1/32 of the stream's rows, with at least kMinBandRows rows per band; 0 for one band.
+int band_count(std::int64_t rows, int stages, int shift) {
+    const std::int64_t halo = std::int64_t{stages - 1} * shift;
+    int bands = 1;
+    while (bands * 2 <= kMaxStreamBands && (bands * 2 - 1) * halo * 32 <= rows &&
+           rows / (bands * 2) >= kMinBandRows)
+        bands *= 2;
+    return bands > 1 ? bands : 0;
+}
+
+// `access` with a counter put before its first (it reads none of it).
+AffineMap after_band(const AffineMap& access) {
+    std::vector<int> axes(static_cast<std::size_t>(access.in_rank()));
+    for (int k = 0; k < access.in_rank(); ++k)
+        axes[static_cast<std::size_t>(k)] = k + 1;
+    return access.compose(AffineMap::projection(access.in_rank() + 1, axes));
+}
+
+// `access` (over the banded counters) with the band, counter 0, put before its first output.
+AffineMap to_band_window(const AffineMap& access) {
+    const int in = access.in_rank(), out = access.out_rank();
+    std::vector<std::int64_t> matrix(static_cast<std::size_t>(in) * (out + 1), 0);
+    std::vector<std::int64_t> offsets(static_cast<std::size_t>(out) + 1, 0);
+    matrix[0] = 1;
+    for (int o = 0; o < out; ++o) {
+        for (int k = 0; k < in; ++k)
+            matrix[static_cast<std::size_t>((o + 1) * in + k)] = access.coeff(o, k);
+        offsets[static_cast<std::size_t>(o) + 1] = access.offset(o);
+    }
+    return AffineMap(in, out + 1, std::move(matrix), std::move(offsets));
+}
+
+// Runs the stream `fused` (stages writing `chain`, the windows all but the last) in `bands`
+// bands of rows: every statement gets the band as counter 0 and guards that keep its rows to
+// the band's, widened by halo rows for the stages after it; each window gets a band axis, so
+// a band's windows are its own and the band loop is parallel.
+void band_stream(poly::ProgramIR& program, Kernel& fused, const std::vector<int>& chain,
+                 int shift, int bands) {
+    const int stages = static_cast<int>(chain.size());
+    const std::int64_t rows = program.buffers[static_cast<std::size_t>(chain.back())].sizes[0];
+    const std::int64_t band_rows = (rows + bands - 1) / bands;
+    auto window = [&](int b) {
+        return b >= 0 && std::find(chain.begin(), chain.end() - 1, b) != chain.end() - 1;
+    };
+    for (Statement& st : fused.statements) {
+        const AffineMap row = after_band(st.write_access); // its output 0: the row written
+        const std::int64_t halo = std::int64_t{stages - 1 - st.stream_stage} * shift;
+        const int rank = row.in_rank();
+        std::vector<std::int64_t> from(static_cast<std::size_t>(rank)),
+            to(static_cast<std::size_t>(rank));
+        for (int k = 0; k < rank; ++k) {
+            from[static_cast<std::size_t>(k)] = row.coeff(0, k);
+            to[static_cast<std::size_t>(k)] = -row.coeff(0, k);
+        }
+        from[0] -= band_rows; // row - band * band_rows + halo >= 0
+        to[0] += band_rows;   // (band + 1) * band_rows + halo - 1 - row >= 0
+        st.guards = {AffineMap(rank, 1, std::move(from), {row.offset(0) + halo}),
+                     AffineMap(rank, 1, std::move(to), {band_rows + halo - 1 - row.offset(0)})};
+        st.extents.insert(st.extents.begin(), bands);
+        st.write_access = window(st.write_buffer) ? to_band_window(row) : row;
+        for (poly::Read& r : st.reads) {
+            r.access = after_band(r.access);
+            if (window(r.buffer)) r.access = to_band_window(r.access);
+        }
+        st.stream_bands = bands;
+    }
+    for (int t = 0; t + 1 < stages; ++t) {
+        poly::Buffer& b = program.buffers[static_cast<std::size_t>(chain[t])];
+        b.sizes.insert(b.sizes.begin(), bands);
+        b.window_bands = bands;
+    }
+}
+
 } // namespace
 
 void stream_stencils(poly::ProgramIR& program) {
@@ -135,6 +210,9 @@ void stream_stencils(poly::ProgramIR& program) {
             }
         for (std::size_t t = 0; t + 1 < chain.size(); ++t)
             program.buffers[static_cast<std::size_t>(chain[t])].row_window = window_for(shift);
+        const std::int64_t rows = program.buffers[static_cast<std::size_t>(chain.back())].sizes[0];
+        if (int bands = band_count(rows, static_cast<int>(chain.size()), shift); bands > 0)
+            band_stream(program, fused, chain, shift, bands);
         out.push_back(std::move(fused));
         i = j + 1;
     }

@@ -16,6 +16,13 @@
 // argument above (a read of row r' + d of B_{t-1} at step r' + t h follows its write at step
 // r' + d + (t-1) h <= r' + t h, earlier in the step when equal), and the kernel passes check it
 // against isl's dependences.
+//
+// A stream runs in bands of rows, one thread per band at a time (Statement::stream_bands):
+// band b writes the last stage's rows [b R, (b + 1) R), and stage t the rows of the band
+// widened by (m - 1 - t) h on each side, those its later stages read, into windows of its own
+// (Buffer::window_bands). The widened rows are computed by both neighbouring bands, so the
+// bands stay independent (overlapped tiling); there are as many as keep that overlap within
+// 1/32 of the rows (band_count), and a stream of one band is the plain one above.
 #pragma once
 
 #include "polyhedral/kernel_ir.hpp"
@@ -23,6 +30,8 @@
 namespace hedra::sched {
 
 inline constexpr int kMaxStreamShift = 4;
+inline constexpr int kMaxStreamBands = 16;
+inline constexpr std::int64_t kMinBandRows = 32;
 
 void stream_stencils(poly::ProgramIR& program);
 

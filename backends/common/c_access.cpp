@@ -99,19 +99,25 @@ std::string c_element_index(const poly::Buffer& buffer, const AffineMap& access,
         s += (li.coef[k] == 1 ? "" : int_text(li.coef[k]) + " * ") + column(k);
     }
     if (li.constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + int_text(li.constant);
-    if (buffer.row_window > 0) { // row r at r mod window (a power of two)
-        std::string row;
-        for (int k = 0; k < access.in_rank(); ++k)
-            if (std::int64_t c = access.coeff(0, k); c != 0)
-                row += (row.empty() ? "" : " + ") + (c == 1 ? "" : int_text(c) + " * ") +
-                       column(static_cast<std::size_t>(k));
-        if (access.offset(0) != 0 || row.empty())
-            row += (row.empty() ? "" : " + ") + int_text(access.offset(0));
+    if (buffer.row_window > 0) { // row r at r mod window (a power of two), in its band's window
+        auto component = [&](int o) {
+            std::string e;
+            for (int k = 0; k < access.in_rank(); ++k)
+                if (std::int64_t c = access.coeff(o, k); c != 0)
+                    e += (e.empty() ? "" : " + ") + (c == 1 ? "" : int_text(c) + " * ") +
+                         column(static_cast<std::size_t>(k));
+            if (access.offset(o) != 0 || e.empty())
+                e += (e.empty() ? "" : " + ") + int_text(access.offset(o));
+            return e;
+        };
+        const int axis = buffer.window_axis();
         std::int64_t row_size = 1;
-        for (std::size_t d = 1; d < buffer.sizes.size(); ++d)
+        for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < buffer.sizes.size(); ++d)
             row_size *= buffer.sizes[d];
-        s = "((" + row + ") & " + int_text(buffer.row_window - 1) + ") * " + int_text(row_size) +
-            " + " + s;
+        s = "((" + component(axis) + ") & " + int_text(buffer.row_window - 1) + ") * " +
+            int_text(row_size) + " + " + s;
+        if (axis > 0)
+            s = "(" + component(0) + ") * " + int_text(buffer.row_window * row_size) + " + " + s;
     }
     return s;
 }

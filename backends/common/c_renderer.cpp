@@ -62,12 +62,17 @@ public:
             work += n;
         }
         // A stencil stream's windows are shared by its steps, which must run in order (isl
-        // may find its step loop parallel: the dependences are computed on whole buffers).
+        // may find its step loop parallel: the dependences are computed on whole buffers); a
+        // banded stream's bands have windows of their own, and only its band loop runs in
+        // parallel.
         bool windows = false;
         for (const auto& [b, w] : buffers_)
-            windows = windows || program.buffers[b].row_window > 0;
+            windows = windows || (program.buffers[b].row_window > 0 &&
+                                  program.buffers[b].window_bands == 0);
+        banded_ = poly::is_stream(kernel) && kernel.statements[0].stream_bands > 0;
         parallel_ = options.parallel && !options.dialect.parallel_for.empty() &&
-                    work >= options.min_parallel_work && !windows && !poly::is_stream(kernel);
+                    work >= options.min_parallel_work && !windows &&
+                    (!poly::is_stream(kernel) || banded_);
     }
     KernelPrinter(const KernelPrinter&) = delete;
     KernelPrinter& operator=(const KernelPrinter&) = delete;
@@ -212,7 +217,7 @@ private:
         // With row-local buffers, only a loop over the rows may run in parallel (each row's
         // statements then share its thread's row): one of the first local_depth_ schedule
         // dimensions, which isl names c0, c1, ... whether or not it drops degenerate loops.
-        bool rows = locals_.empty() || row_loop(n);
+        bool rows = (locals_.empty() || row_loop(n)) && (!banded_ || n.iterator == "c0");
         if (parallel_ && n.parallel && !in_parallel_ && canonical(n) && rows &&
             regions_ <= kMaxParallelRegions) {
             print_outlined(n, indent, simd, out);
@@ -546,6 +551,7 @@ private:
     std::int64_t regions_ = 1;
     bool in_parallel_ = false;
     bool parallel_ = true; // this kernel is worth a parallel region
+    bool banded_ = false;  // a stream in bands: its band loop, c0, is the one parallel loop
     int outlined_ = 0;
     int local_names_ = 0;
     RegisterTileContext tile_context_{program_, kernel_,

@@ -116,7 +116,8 @@ TEST_CASE("stencil stream: sweeps of a 3-D grid along its first axis") {
 
 TEST_CASE("stencil stream: a chain without a row shift still runs its steps in order") {
     // Each row reads only its own row (h = 0, windows of one row): isl finds the step loop
-    // parallel, but the window is shared by the steps (fuzz seeds 12004, 12123).
+    // parallel, but the window is shared by the steps (fuzz seeds 12004, 12123). Only the
+    // band loop may run in parallel.
     setenv("HEDRA_MIN_PARALLEL_WORK", "0", 1);
     const std::int64_t rows = 64, cols = 70;
     Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
@@ -130,7 +131,69 @@ TEST_CASE("stencil stream: a chain without a row shift still runs its steps in o
     CHECK(poly::is_stream(ir.kernels.back()));
     backend::LowerOptions lower;
     lower.min_parallel_work = 0;
-    CHECK(backend::lower(ir, lower).source.find("omp parallel") == std::string::npos);
+    const std::string source = backend::lower(ir, lower).source;
+    const std::size_t at = source.find("omp parallel");
+    REQUIRE(at != std::string::npos);
+    CHECK(source.find("omp parallel", at + 1) == std::string::npos);
+    CHECK(source.find("for (long c0 = 0L; (c0 <= 1L)", at) == source.find('\n', at) + 5);
     check_backends({v3}, u, grid(rows, cols, 8));
     unsetenv("HEDRA_MIN_PARALLEL_WORK");
+}
+
+TEST_CASE("stencil stream: a long stream runs in bands of rows, each with windows of its own") {
+    // Ten sweeps over 1200 rows: bands of 300 rows overlap by 9 rows per stage and side, within
+    // 1/32 of the rows for 4 bands (8 would overlap by 63 of 1200).
+    const std::int64_t rows = 1200, cols = 9;
+    Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
+    Array v = u;
+    for (int s = 0; s < 10; ++s)
+        v = sweep(v, rows, cols, 1);
+    poly::ProgramIR ir = sched::partition({v.node()}, {u.node()});
+    CAPTURE(poly::to_string(ir));
+    REQUIRE(ir.kernels.size() == 1);
+    REQUIRE(poly::is_stream(ir.kernels[0]));
+    for (const poly::Statement& st : ir.kernels[0].statements) {
+        CHECK(st.stream_bands == 4);
+        CHECK(st.guards.size() == 2);
+    }
+    for (const poly::Buffer& b : ir.buffers)
+        if (b.role == BufferRole::Temporary) {
+            CHECK(b.window_bands == 4);
+            CHECK(b.storage_bytes() == 4 * 4 * cols * sizeof(float));
+        }
+    backend::LowerOptions lower;
+    lower.min_parallel_work = 0;
+    CHECK(backend::lower(ir, lower).source.find("omp parallel") != std::string::npos);
+    check_backends({v}, u, grid(rows, cols, 9));
+    // One thread runs the bands in turn.
+    ComputeOptions one;
+    one.num_threads = 1;
+    check_close(compile({v}, {u}, one)({grid(rows, cols, 9)})[0],
+                run_on("reference", {v}, u, grid(rows, cols, 9))[0], 0.0);
+}
+
+TEST_CASE("stencil stream: bands of a stencil two rows high over rows they do not divide") {
+    // h = 2 over three stages: each band's first stage reaches 4 rows past it; 401 rows make
+    // bands of 101 rows and a last one of 98.
+    const std::int64_t rows = 401, cols = 7;
+    Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
+    Array v = sweep(sweep(sweep(u, rows, cols, 2), rows, cols, 2), rows, cols, 2);
+    poly::ProgramIR ir = sched::partition({v.node()}, {u.node()});
+    CAPTURE(poly::to_string(ir));
+    REQUIRE(ir.kernels.size() == 1);
+    CHECK(ir.kernels[0].statements[0].stream_bands == 4);
+    for (const poly::Buffer& b : ir.buffers)
+        if (b.role == BufferRole::Temporary) CHECK(b.row_window == 8);
+    check_backends({v}, u, grid(rows, cols, 10));
+}
+
+TEST_CASE("stencil stream: a short stream keeps one band") {
+    // 37 rows cannot make two bands of 32.
+    const std::int64_t rows = 37, cols = 5;
+    Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
+    Array v = sweep(sweep(u, rows, cols, 1), rows, cols, 1);
+    poly::ProgramIR ir = sched::partition({v.node()}, {u.node()});
+    REQUIRE(poly::is_stream(ir.kernels[0]));
+    CHECK(ir.kernels[0].statements[0].stream_bands == 0);
+    CHECK(ir.kernels[0].statements[0].guards.empty());
 }
