@@ -94,14 +94,19 @@ int in_place_source(const poly::ProgramIR& program, int k, std::size_t c) {
         }
     if (writer_kernel < 0) return -1;
     // What the writers move past must not write what they read: the rest of their kernel
-    // (which then must hold only them), the kernels in between, this kernel before the copy.
+    // (which then must hold only them), the kernels in between, this kernel before the copy
+    // from the first writer on (what comes before them stays before them).
     auto writes_read = [&](const poly::Statement& st) {
         return st.write_buffer != b && read_by_writers.count(st.write_buffer) > 0;
     };
     for (int kk = writer_kernel; kk <= k; ++kk) {
         const std::vector<poly::Statement>& sts =
             program.kernels[static_cast<std::size_t>(kk)].statements;
-        for (std::size_t s = 0; s < (kk == k ? c : sts.size()); ++s) {
+        std::size_t first = 0;
+        if (kk == k && writer_kernel == k)
+            while (first < c && sts[first].write_buffer != b)
+                ++first;
+        for (std::size_t s = first; s < (kk == k ? c : sts.size()); ++s) {
             if (writes_read(sts[s])) return -1;
             if (kk == writer_kernel && writer_kernel != k && sts[s].write_buffer != b) return -1;
         }

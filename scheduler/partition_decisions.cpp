@@ -287,14 +287,41 @@ void Partitioner::unroll_small_reductions() {
         one_kernel = one_kernel && r0 >= 0 && r0 != static_cast<int>(r);
         for (int u : rc.consumers)
             one_kernel = one_kernel && root[u] == r0;
-        if (one_kernel) {
+        if (one_kernel && !shared_by_pieces(r0, static_cast<int>(r))) {
             mat_[r] = false;
             unrolled_[r] = true;
-        } else if ((rc.node->reduce_op == ReduceOp::Max || rc.node->reduce_op == ReduceOp::Min) &&
-                   !rc.node->keepdims) {
-            unrolled_kernel_[r] = true; // sums stay contractions, however short
+        } else if (one_kernel || ((rc.node->reduce_op == ReduceOp::Max ||
+                                   rc.node->reduce_op == ReduceOp::Min) &&
+                                  !rc.node->keepdims)) {
+            unrolled_kernel_[r] = true; // other sums stay contractions, however short
         }
     }
+}
+
+// Whether the inlined trees of at least two pieces of the fuse distributed into map `m`'s kernel
+// read node `r`: each piece is a statement of its own, so each would recompute it.
+bool Partitioner::shared_by_pieces(int m, int r) const {
+    const int f = distributed_[static_cast<std::size_t>(m)];
+    if (f < 0) return false;
+    int reaching = 0;
+    for (const NodePtr& piece : cn(f).node->inputs) {
+        int p = g_.find(g_.resolve(piece, AffineMap::identity(piece->shape.rank())).node.get());
+        std::vector<int> stack{p};
+        std::vector<bool> seen(g_.nodes.size(), false);
+        bool reaches = false;
+        while (!stack.empty() && !reaches) {
+            const int x = stack.back();
+            stack.pop_back();
+            if (x < 0 || seen[static_cast<std::size_t>(x)]) continue;
+            seen[static_cast<std::size_t>(x)] = true;
+            reaches = x == r;
+            if (inlinable_map(x) && !mat_[static_cast<std::size_t>(x)])
+                for (int o : cn(x).operands)
+                    stack.push_back(o);
+        }
+        reaching += reaches ? 1 : 0;
+    }
+    return reaching >= 2;
 }
 
 // Whether every read of fuse `f` in the inlined tree of node `i` (read at `access`, counters

@@ -95,8 +95,12 @@ private:
     // (a 2x2 max pool read by the next layer and by its adjoint) is one Assign of its unrolled
     // terms in its kernel: the loops then run over the results (the innermost along a row,
     // vectorized) instead of ending in a loop of 2 over the window.
+    // One read by several pieces of a fuse distributed into the kernel (the four positions of a
+    // pooling window routing its gradient, each sharing the window's tie count) stays stored,
+    // as one Assign of its terms: unrolled, each piece would evaluate the window again.
     static constexpr std::int64_t kMaxUnrolledTerms = 4;
     void unroll_small_reductions();
+    bool shared_by_pieces(int m, int r) const;
 
     ScalarExpr unrolled_reduction(int i, const AffineMap& access, ReadList& reads);
     void append_epilogues(int i, Kernel& k);

@@ -133,3 +133,43 @@ TEST_CASE("a copy into a buffer that is written again afterwards stays a copy") 
     CHECK(kept.kernels.size() == 3);
     check_close(interpret_ir(kept, {in}).at(0), std::vector<double>{0, 6, 21, 18, 24, 0});
 }
+
+TEST_CASE("a copy's writers may read what their kernel computes before them") {
+    // One kernel (rows fused): C = in + 1, then B = 2 C, then F = 0 and F[i + 1] = B[i] (a pooling
+    // adjoint's tie count, its pieces, the padding): the pieces move past the border only, so
+    // C, written before them, stays before them and B is written into F.
+    poly::ProgramIR ir;
+    auto buffer = [&](const char* name, std::int64_t n, BufferRole role) {
+        poly::Buffer b;
+        b.name = name;
+        b.sizes = {n};
+        b.role = role;
+        ir.buffers.push_back(b);
+    };
+    buffer("b0", 4, BufferRole::Input);
+    buffer("b1", 4, BufferRole::Temporary); // C
+    buffer("b2", 4, BufferRole::Temporary); // B
+    buffer("b3", 6, BufferRole::Output);    // F
+    ir.inputs = {0};
+    ir.outputs = {3};
+    const AffineMap id = AffineMap::identity(1);
+    const ScalarExpr in0 = scalar_input(0, DType::F32);
+    ir.kernels.push_back(
+        {"k0",
+         {assign("S0", {4}, 1, id, scalar_binary(ScalarOp::Add, in0, scalar_const(1, DType::F32)),
+                 {{0, id}}),
+          assign("S1", {4}, 2, id, scalar_binary(ScalarOp::Mul, in0, scalar_const(2, DType::F32)),
+                 {{1, id}}),
+          assign("S2", {6}, 3, id, scalar_const(0, DType::F32)),
+          assign("S3", {4}, 3, shift(1), in0, {{2, id}})}});
+    sched::write_pieces_in_place(ir);
+    CAPTURE(poly::to_string(ir));
+    CHECK(ir.buffers.size() == 3);
+    REQUIRE(ir.kernels.size() == 1);
+    REQUIRE(ir.kernels[0].statements.size() == 3);
+    CHECK(ir.kernels[0].statements[0].name == "S0");
+    CHECK(ir.kernels[0].statements[1].name == "S2");
+    CHECK(ir.kernels[0].statements[2].name == "S1");
+    HostArray in = HostArray::from(std::vector<float>{1, 2, 3, 4}, {4});
+    check_close(interpret_ir(ir, {in}).at(0), std::vector<double>{0, 4, 6, 8, 10, 0});
+}
