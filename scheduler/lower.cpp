@@ -184,7 +184,8 @@ const std::vector<PassInfo>& pass_list() {
         {"partition.distribute-fuses", "program", "partition.distribute-fuses",
          "a fuse read only by one map is computed piece by piece in the map's kernel"},
         {"partition.unroll-reductions", "program", "partition.unroll-reductions",
-         "reductions of at most 4 terms are unrolled into their one reader"},
+         "reductions of at most 4 terms are unrolled into their one reader, or stored as one "
+         "Assign where several fuse pieces read them"},
         {"partition.wide-sums", "program", "partition.wide-sums",
          "long f32 sums that are not contractions accumulate in f64"},
         {"partition.epilogues", "program", "partition.epilogues",
