@@ -54,10 +54,10 @@ bool one_sweep(const bench::Args& args, const HostArray& input, std::int64_t n, 
                 std::vector<HostArray> in{input, std::move(grid_v)};
                 grid_v = program(std::move(in))[0];
             },
-            [&] { bench::jacobi_peer_sweep(peer_u.data(), peer_v.data(), n, threads); }, true,
-            1, reps);
-        double diff = bench::max_relative_difference(grid_v.values<float>().data(),
-                                                     peer_v.data(), peer_v.size());
+            [&] { bench::jacobi_peer_sweep(peer_u.data(), peer_v.data(), n, threads); }, true, 1,
+            reps);
+        double diff = bench::max_relative_difference(grid_v.values<float>().data(), peer_v.data(),
+                                                     peer_v.size());
         if (!(diff < 1e-6)) {
             std::fprintf(stderr, "jacobi one sweep: hedra and the peer differ by %g\n", diff);
             return false;

@@ -32,9 +32,9 @@ void jacobi_peer_sweep(const float* input, float* output, long n, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (long i = 1; i < n - 1; ++i)
         for (long j = 1; j < n - 1; ++j)
-            out[i * n + j] =
-                (in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1] + in[i * n + j + 1]) *
-                0.25f;
+            out[i * n + j] = (in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1] +
+                              in[i * n + j + 1]) *
+                             0.25f;
 }
 
 } // namespace hedra::bench

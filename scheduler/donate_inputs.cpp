@@ -62,8 +62,7 @@ Writer writers_of(const ProgramIR& p, int b) {
         const Statement& st =
             p.kernels[static_cast<std::size_t>(w.kernel)].statements[static_cast<std::size_t>(s)];
         if (st.kind != poly::StatementKind::Assign || !st.tuple_writes.empty() ||
-            !st.write_indirect.empty() || !injective(st.write_access) ||
-            st.write_buffer != b)
+            !st.write_indirect.empty() || !injective(st.write_access) || st.write_buffer != b)
             return {};
     }
     return w;
@@ -207,7 +206,8 @@ int donate_inputs(ProgramIR& p, const std::vector<NodePtr>& donated) {
             const int kept = in > out ? in - 1 : in;
             // A piece that keeps the input's elements has nothing left to do (a sweep of a
             // grid's interior writes only the interior).
-            std::vector<Statement>& sts = p.kernels[static_cast<std::size_t>(moved.kernel)].statements;
+            std::vector<Statement>& sts =
+                p.kernels[static_cast<std::size_t>(moved.kernel)].statements;
             auto copy = [&](const Statement& x) { return copies_in_place(x, kept); };
             if (!std::all_of(sts.begin(), sts.end(), copy))
                 sts.erase(std::remove_if(sts.begin(), sts.end(), copy), sts.end());

@@ -5,9 +5,10 @@
 // later winning), the first of them alone reading the input and only at the element it writes,
 // and every other read of the input runs in an earlier kernel: the input is then dead once the
 // write starts. A piece that only copies the input's elements is then dropped (a sweep that
-// overwrites a donated grid's interior writes only the interior). The output's buffer is folded into the input's (marked `donated`), so the
-// kernels, their dependences and their loops see one buffer read and written; elsewhere the
-// output keeps a buffer of its own. Pairs are tried in output order, then donation order.
+// overwrites a donated grid's interior writes only the interior). The output's buffer is folded
+// into the input's (marked `donated`), so the kernels, their dependences and their loops see one
+// buffer read and written; elsewhere the output keeps a buffer of its own. Pairs are tried in
+// output order, then donation order.
 #pragma once
 
 #include <vector>

@@ -290,9 +290,9 @@ void Partitioner::unroll_small_reductions() {
         if (one_kernel && !shared_by_pieces(r0, static_cast<int>(r))) {
             mat_[r] = false;
             unrolled_[r] = true;
-        } else if (one_kernel || ((rc.node->reduce_op == ReduceOp::Max ||
-                                   rc.node->reduce_op == ReduceOp::Min) &&
-                                  !rc.node->keepdims)) {
+        } else if (one_kernel ||
+                   ((rc.node->reduce_op == ReduceOp::Max || rc.node->reduce_op == ReduceOp::Min) &&
+                    !rc.node->keepdims)) {
             unrolled_kernel_[r] = true; // other sums stay contractions, however short
         }
     }

@@ -116,8 +116,8 @@ AffineMap to_band_window(const AffineMap& access) {
 // bands of rows: every statement gets the band as counter 0 and guards that keep its rows to
 // the band's, widened by halo rows for the stages after it; each window gets a band axis, so
 // a band's windows are its own and the band loop is parallel.
-void band_stream(poly::ProgramIR& program, Kernel& fused, const std::vector<int>& chain,
-                 int shift, int bands) {
+void band_stream(poly::ProgramIR& program, Kernel& fused, const std::vector<int>& chain, int shift,
+                 int bands) {
     const int stages = static_cast<int>(chain.size());
     const std::int64_t rows = program.buffers[static_cast<std::size_t>(chain.back())].sizes[0];
     const std::int64_t band_rows = (rows + bands - 1) / bands;

@@ -67,8 +67,8 @@ public:
         // parallel.
         bool windows = false;
         for (const auto& [b, w] : buffers_)
-            windows = windows || (program.buffers[b].row_window > 0 &&
-                                  program.buffers[b].window_bands == 0);
+            windows = windows ||
+                      (program.buffers[b].row_window > 0 && program.buffers[b].window_bands == 0);
         banded_ = poly::is_stream(kernel) && kernel.statements[0].stream_bands > 0;
         parallel_ = options.parallel && !options.dialect.parallel_for.empty() &&
                     work >= options.min_parallel_work && !windows &&

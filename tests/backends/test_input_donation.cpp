@@ -2,7 +2,8 @@
 // element for element from a donated input is written into the input's memory when the caller
 // gives it up and nothing else refers to it; a copy is made when something does; an output that
 // reads the input elsewhere (a transpose, a shift) or after another kernel's read keeps its own
-// buffer; the pieces of a fuse (a grid's interior overwritten) take it too. Results equal the undonated program's bit for bit on openmp, c and the reference.
+// buffer; the pieces of a fuse (a grid's interior overwritten) take it too. Results equal the
+// undonated program's bit for bit on openmp, c and the reference.
 #include <doctest/doctest.h>
 
 #include <cstring>

@@ -76,16 +76,21 @@ AffineMap shift(std::int64_t by) {
     return AffineMap(1, 1, {1}, {by});
 }
 
+// A buffer of n f32 elements added to the program.
+void add_buffer(poly::ProgramIR& ir, const char* name, std::int64_t n, BufferRole role) {
+    poly::Buffer b;
+    b.name = name;
+    b.sizes = {n};
+    b.role = role;
+    ir.buffers.push_back(b);
+}
+
 // in [4] -> B = 2 in (its own kernel) -> F [6] = 0 then F[i + 1] = B[i] -> out = 3 F, and with
 // `later` a write F[2] = 7 after the copy.
 poly::ProgramIR padded_copy(bool later) {
     poly::ProgramIR ir;
     auto buffer = [&](const char* name, std::int64_t n, BufferRole role) {
-        poly::Buffer b;
-        b.name = name;
-        b.sizes = {n};
-        b.role = role;
-        ir.buffers.push_back(b);
+        add_buffer(ir, name, n, role);
     };
     buffer("b0", 4, BufferRole::Input);
     buffer("b1", 4, BufferRole::Temporary);
@@ -139,17 +144,10 @@ TEST_CASE("a copy's writers may read what their kernel computes before them") {
     // adjoint's tie count, its pieces, the padding): the pieces move past the border only, so
     // C, written before them, stays before them and B is written into F.
     poly::ProgramIR ir;
-    auto buffer = [&](const char* name, std::int64_t n, BufferRole role) {
-        poly::Buffer b;
-        b.name = name;
-        b.sizes = {n};
-        b.role = role;
-        ir.buffers.push_back(b);
-    };
-    buffer("b0", 4, BufferRole::Input);
-    buffer("b1", 4, BufferRole::Temporary); // C
-    buffer("b2", 4, BufferRole::Temporary); // B
-    buffer("b3", 6, BufferRole::Output);    // F
+    add_buffer(ir, "b0", 4, BufferRole::Input);
+    add_buffer(ir, "b1", 4, BufferRole::Temporary); // C
+    add_buffer(ir, "b2", 4, BufferRole::Temporary); // B
+    add_buffer(ir, "b3", 6, BufferRole::Output);    // F
     ir.inputs = {0};
     ir.outputs = {3};
     const AffineMap id = AffineMap::identity(1);
