@@ -10,6 +10,7 @@
 #include "core/collective.hpp"
 #include "core/node_builders.hpp"
 #include "core/primitives.hpp"
+#include "core/scalar_dag.hpp"
 
 namespace hedra::ad {
 namespace {
@@ -35,6 +36,24 @@ std::vector<Array> map_adjoint(const NodePtr& node, const Array& ybar,
     std::vector<ScalarExpr> exprs = scalar_vjp(node->expr, in(n, node->dtype), n);
     std::vector<NodePtr> operands = node->inputs;
     operands.push_back(ybar.node());
+    // A sigmoid's or tanh's derivative is written with its own value (y(1 - y), 1 - y²): read
+    // from the forward node instead of evaluated again, where the partition stores it (an
+    // LSTM's gates) the backward takes no transcendental for it; where it inlines it, the value
+    // is the same expression. Bit for bit the same either way.
+    const ScalarOp root = node->expr->op;
+    if (root == ScalarOp::Sigmoid || root == ScalarOp::Tanh) {
+        bool uses = false;
+        for (ScalarExpr& e : exprs)
+            if (e)
+                e = rewrite(e, [&](const ScalarExpr& x, std::vector<ScalarExpr> args) {
+                    if (x == node->expr || structurally_equal(x, node->expr)) {
+                        uses = true;
+                        return in(n + 1, node->dtype);
+                    }
+                    return with_args(x, std::move(args));
+                });
+        if (uses) operands.push_back(node);
+    }
     std::vector<Array> out(static_cast<std::size_t>(n));
     for (int k = 0; k < n; ++k)
         if (wanted[k] && exprs[k])

@@ -151,3 +151,31 @@ TEST_CASE("reductions: ties split evenly, zeros in products") {
     CHECK(grad_values(relus, {-1, 0, 2}) == std::vector<double>{0, 0.5, 1});
     CHECK(grad_values(abss, {-1, 0, 2}) == std::vector<double>{-1, 0, 1});
 }
+
+TEST_CASE("sigmoid and tanh adjoints read the forward value instead of evaluating it again") {
+    // d sigmoid = y(1 - y), d tanh = 1 - y²: the gradient map reads the forward node y (which
+    // the partition stores where several kernels read it, as an LSTM's gates), and its
+    // expression has no sigmoid or tanh of its own.
+    Shape s{range(3), range(5)};
+    for (ScalarOp op : {ScalarOp::Sigmoid, ScalarOp::Tanh}) {
+        CAPTURE(static_cast<int>(op));
+        Array x = cast(random_array(s, 7, -4.0, 4.0), DType::F32);
+        Array y = op == ScalarOp::Sigmoid ? sigmoid(x) : tanh(x);
+        Array dx = grad(sum(y * 3.0f), x);
+        const Node& d = *dx.node();
+        REQUIRE(d.kind == NodeKind::Map);
+        bool reads_y = false;
+        for (const NodePtr& in : d.inputs)
+            reads_y = reads_y || in == y.node();
+        CHECK(reads_y);
+        CHECK(to_string(d.expr).find(op == ScalarOp::Sigmoid ? "sigmoid" : "tanh") ==
+              std::string::npos);
+        std::vector<double> got = values_of(dx), ys = values_of(y);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const float v = static_cast<float>(ys[i]);
+            const float want =
+                op == ScalarOp::Sigmoid ? 3.0f * (v * (1.0f - v)) : 3.0f * (1.0f - v * v);
+            CHECK(got[i] == doctest::Approx(want).epsilon(1e-6));
+        }
+    }
+}
