@@ -152,9 +152,14 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
     std::vector<NodePtr> outputs = new_carries;
     outputs.insert(outputs.end(), ys.begin(), ys.end());
 
-    // The forward step's reductions (its contractions) that the reverse step reads are stored by
-    // the forward scan as outputs of its own, not recomputed: the scan that computes the
-    // forward values then also computes these (extend_scan; sched::merge_scans runs one loop).
+    // The forward step's reductions (its contractions) and its sigmoids and tanhs that the
+    // reverse step reads are stored by the forward scan as outputs of its own, not recomputed:
+    // the scan that computes the forward values then also computes these (extend_scan;
+    // sched::merge_scans runs one loop). An LSTM's backward step then evaluates no gate again.
+    auto activation = [](const Node& f) {
+        return f.kind == NodeKind::Map && f.expr &&
+               (f.expr->op == ScalarOp::Sigmoid || f.expr->op == ScalarOp::Tanh);
+    };
     std::vector<NodePtr> saved;
     std::unordered_map<const Node*, NodePtr> to_slot;
     {
@@ -162,7 +167,7 @@ std::vector<Array> scan_adjoint(const NodePtr& scan, const std::vector<Array>& c
         for (const NodePtr& n : topological_order(outputs))
             reached.insert(n.get());
         for (const NodePtr& f : topological_order(b.outputs)) {
-            if (f->kind != NodeKind::Reduce || !is_float(f->dtype)) continue;
+            if ((f->kind != NodeKind::Reduce && !activation(*f)) || !is_float(f->dtype)) continue;
             auto it = image.find(f.get());
             if (it == image.end() || !reached.count(it->second.get())) continue;
             saved.push_back(f);

@@ -175,3 +175,34 @@ TEST_CASE("adjoint structure: slices of one array join into one overwrite; unfla
         },
         {zeros(Shape::of({12, 3}), DType::F64)}, exact(16)));
 }
+
+TEST_CASE("adjoint structure: the reverse step reads the forward step's tanh, stored") {
+    // The forward scan stores its tanh values (as it stores its contractions) for the reverse
+    // scan, whose step then evaluates no tanh of its own; finite differences above check the
+    // values.
+    std::vector<Array> p = elman_point();
+    std::vector<Array> d = grad(elman_loss(p, false), {p[2], p[3]});
+    auto has_tanh = [](const ScalarExpr& e) {
+        std::vector<ScalarExpr> stack{e};
+        while (!stack.empty()) {
+            ScalarExpr x = stack.back();
+            stack.pop_back();
+            if (!x) continue;
+            if (x->op == ScalarOp::Tanh) return true;
+            stack.insert(stack.end(), x->args.begin(), x->args.end());
+        }
+        return false;
+    };
+    int reverse_scans = 0;
+    for (const NodePtr& n : topological_order({d[0].node(), d[1].node()})) {
+        if (n->kind != NodeKind::Scan) continue;
+        bool any = false;
+        for (const NodePtr& m : topological_order(n->body->outputs))
+            any = any || (m->kind == NodeKind::Map && has_tanh(m->expr));
+        // The forward scans (the loss's, and the one extended with what it stores, which the
+        // scheduler merges) evaluate tanh; the reverse scan does not.
+        CHECK(any == !n->body->reverse);
+        reverse_scans += n->body->reverse;
+    }
+    CHECK(reverse_scans == 1);
+}
