@@ -14,16 +14,8 @@ void jacobi_peer(const float* input, float* result, float* scratch, long n, int 
     std::memcpy(scratch, input, sizeof(float) * std::size_t(n * n));
     // Ping-pong so that the last sweep writes `result`.
     float* bufs[2] = {sweeps % 2 ? scratch : result, sweeps % 2 ? result : scratch};
-    for (int s = 0; s < sweeps; ++s) {
-        const float* __restrict in = bufs[s % 2];
-        float* __restrict out = bufs[(s + 1) % 2];
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (long i = 1; i < n - 1; ++i)
-            for (long j = 1; j < n - 1; ++j)
-                out[i * n + j] = (in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1] +
-                                  in[i * n + j + 1]) *
-                                 0.25f;
-    }
+    for (int s = 0; s < sweeps; ++s)
+        jacobi_peer_sweep(bufs[s % 2], bufs[(s + 1) % 2], n, threads);
 }
 
 void jacobi_peer_sweep(const float* input, float* output, long n, int threads) {
