@@ -16,21 +16,19 @@ using namespace hedra;
 
 namespace {
 
-Array stencil(const Array& u, std::int64_t n);
-
-Array jacobi_sweeps(const Array& u0, std::int64_t n, int sweeps) {
-    Array u = u0;
-    for (int s = 0; s < sweeps; ++s)
-        u = overwrite({u, stencil(u, n)});
-    return u;
-}
-
 Array stencil(const Array& u, std::int64_t n) {
     Shape interior{range(1, n - 1), range(1, n - 1)};
     auto shifted = [&](std::int64_t di, std::int64_t dj) {
         return view(u, interior, AffineMap(2, 2, {1, 0, 0, 1}, {di, dj}));
     };
     return (shifted(-1, 0) + shifted(1, 0) + shifted(0, -1) + shifted(0, 1)) * 0.25f;
+}
+
+Array jacobi_sweeps(const Array& u0, std::int64_t n, int sweeps) {
+    Array u = u0;
+    for (int s = 0; s < sweeps; ++s)
+        u = overwrite({u, stencil(u, n)});
+    return u;
 }
 
 // One sweep u -> v, ping-pong: v's memory donated and overwritten in its interior.

@@ -100,6 +100,12 @@ bool has_indirect(const Statement& st) {
     return false;
 }
 
+bool is_copy(const Statement& st) {
+    return st.kind == StatementKind::Assign && st.tuple_writes.empty() && !has_indirect(st) &&
+           st.reads.size() == 1 && st.reads[0].buffer >= 0 && st.value &&
+           st.value->op == ScalarOp::Input && st.value->ivalue == 0;
+}
+
 bool has_indirect(const Kernel& kernel) {
     for (const Statement& st : kernel.statements)
         if (has_indirect(st)) return true;

@@ -205,6 +205,9 @@ std::vector<bool> loop_buffers(const struct ProgramIR& program);
 // split reductions) leave such kernels to the general path, whose access relations cover the
 // whole range of the indirect inputs.
 bool has_indirect(const Statement& st);
+// Whether the statement is a plain Assign whose value is its one read of a buffer, unchanged
+// (at an affine access; whatever the read and write accesses are).
+bool is_copy(const Statement& st);
 bool has_indirect(const Kernel& kernel);
 
 // Whether the kernel is a stencil stream (Statement::stream_stage).

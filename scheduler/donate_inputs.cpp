@@ -89,10 +89,8 @@ bool dead_at_write(const ProgramIR& p, const Writer& w, int in) {
 // Whether the statement only copies buffer `b` into itself (after a fold: an output piece that
 // keeps the donated input's elements).
 bool copies_in_place(const Statement& st, int b) {
-    return st.write_buffer == b && st.kind == poly::StatementKind::Assign &&
-           st.tuple_writes.empty() && st.reads.size() == 1 && st.reads[0].buffer == b &&
-           !st.reads[0].is_indirect() && st.reads[0].access == st.write_access && st.value &&
-           st.value->op == ScalarOp::Input && st.value->ivalue == 0;
+    return poly::is_copy(st) && st.write_buffer == b && st.reads[0].buffer == b &&
+           st.reads[0].access == st.write_access;
 }
 
 // The buffers a kernel reads and those it writes.

@@ -46,8 +46,7 @@ void erase_buffer(poly::ProgramIR& program, int b) {
 int in_place_source(const poly::ProgramIR& program, int k, std::size_t c) {
     const poly::Kernel& kernel = program.kernels[static_cast<std::size_t>(k)];
     const poly::Statement& copy = kernel.statements[c];
-    if (!plain_statement(copy) || copy.reads.size() != 1 || copy.value->op != ScalarOp::Input ||
-        copy.value->ivalue != 0 || !is_translation(copy.write_access))
+    if (!poly::is_copy(copy) || copy.stream_stage >= 0 || !is_translation(copy.write_access))
         return -1;
     const poly::Read& r = copy.reads[0];
     const int b = r.buffer, f = copy.write_buffer;

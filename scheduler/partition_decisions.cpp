@@ -303,23 +303,24 @@ void Partitioner::unroll_small_reductions() {
 bool Partitioner::shared_by_pieces(int m, int r) const {
     const int f = distributed_[static_cast<std::size_t>(m)];
     if (f < 0) return false;
-    int reaching = 0;
+    int reaching = 0, piece_number = 0;
+    std::vector<int> seen_by(g_.nodes.size(), -1); // the last piece whose tree reached a node
     for (const NodePtr& piece : cn(f).node->inputs) {
         int p = g_.find(g_.resolve(piece, AffineMap::identity(piece->shape.rank())).node.get());
         std::vector<int> stack{p};
-        std::vector<bool> seen(g_.nodes.size(), false);
         bool reaches = false;
         while (!stack.empty() && !reaches) {
             const int x = stack.back();
             stack.pop_back();
-            if (x < 0 || seen[static_cast<std::size_t>(x)]) continue;
-            seen[static_cast<std::size_t>(x)] = true;
+            if (x < 0 || seen_by[static_cast<std::size_t>(x)] == piece_number) continue;
+            seen_by[static_cast<std::size_t>(x)] = piece_number;
             reaches = x == r;
             if (inlinable_map(x) && !mat_[static_cast<std::size_t>(x)])
                 for (int o : cn(x).operands)
                     stack.push_back(o);
         }
         reaching += reaches ? 1 : 0;
+        ++piece_number;
     }
     return reaching >= 2;
 }

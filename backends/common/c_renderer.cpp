@@ -10,6 +10,7 @@
 
 #include "backends/common/c_access.hpp"
 #include "backends/common/c_expr.hpp"
+#include "backends/common/c_lane_reduction.hpp"
 #include "backends/common/c_scan_loop.hpp"
 #include "backends/common/c_segments.hpp"
 #include "backends/common/register_tile.hpp"
@@ -258,88 +259,23 @@ private:
         return call;
     }
 
-    // A row reduction with independent accumulators per lane (vector registers), combined at
-    // the end of the row, then the rest of the row, then one update of the element: max and
-    // min are exact in any order; a sum is reassociated, as c_renderer.hpp allows.
+    // A row reduction the lane-reduction pass chose (c_lane_reduction.hpp).
     void print_lane_reduction(const AstNode& n, const AstNode& call, int indent, std::string& out) {
-        std::string pad(static_cast<std::size_t>(indent) * 4, ' ');
         const poly::Statement& st = kernel_.statements.at(call.statement);
-        DType t = program_.buffers.at(st.write_buffer).dtype;
-        const std::string type = c_value_type(t);
-        const bool f32 = t == DType::F32;
-        const int lanes = n.reduction_lanes;
-        const std::string k = std::to_string(lanes);
-        std::string identity = st.reduce_op == ReduceOp::Sum ? "0"
-                               : st.reduce_op == ReduceOp::Max
-                                   ? (f32 ? "(-__builtin_inff())" : "(-__builtin_inf())")
-                                   : (f32 ? "__builtin_inff()" : "__builtin_inf()");
-        const AstExpr& c = n.cond;
-        std::string ub = c.op == AstExpr::Op::Le ? c_index_expr(c.args[1])
-                                                 : "(" + c_index_expr(c.args[1]) + " - 1L)";
-        std::string id = std::to_string(local_names_++);
-        std::string acc = "hd_ra" + id, rest = "hd_rv" + id, at = "hd_rc" + id;
-        std::string p1 = pad + "    ", p2 = p1 + "    ", p3 = p2 + "    ";
-        // A sum over one vector of lanes (a row short enough for 16 f32 lanes) accumulates in a
-        // GCC vector: kept in an array, clang unrolled the row's few iterations and added the
-        // lanes one scalar at a time (attention softmax rows of 64: 0.18 -> 0.13 ms for 3072
-        // rows). Two vectors of lanes keep the array (as a vector pair, a layer norm's rows of
-        // 128 took twice as long), as do max and min, whose NaN-propagating combine has no
-        // vector form here.
-        const bool vector_sum = st.reduce_op == ReduceOp::Sum && lanes * dtype_size(t) <= 64;
-        const std::string vtype = "hd_lv" + id, vacc = "hd_va" + id, part = "hd_lt" + id;
-        out += pad + "{ // lane reduction: " + k + " accumulators\n";
-        if (vector_sum) {
-            out += p1 + "typedef " + type + " " + vtype + " __attribute__((vector_size(" +
-                   std::to_string(lanes * static_cast<int>(dtype_size(t))) + ")));\n";
-            out += p1 + vtype + " " + vacc + " = {};\n";
-        } else {
-            out += p1 + type + " " + acc + "[" + k + "];\n";
-            out += p1 + "for (int hd_l = 0; hd_l < " + k + "; ++hd_l)\n" + p2 + acc +
-                   "[hd_l] = " + identity + ";\n";
-        }
-        out += p1 + "long " + at + " = " + c_index_expr(n.init) + ";\n";
-        out += p1 + "for (; " + at + " + " + std::to_string(lanes - 1) + "L <= " + ub + "; " + at +
-               " += " + k + ") {\n";
-        if (vector_sum) out += p2 + vtype + " " + part + ";\n";
-        if (options_.simd && !options_.dialect.simd.empty())
-            out += p2 + options_.dialect.simd + "\n";
-        out += p2 + "for (long hd_l = 0; hd_l < " + k + "; ++hd_l) {\n";
-        out += p3 + "const long " + n.iterator + " = " + at + " + hd_l;\n";
-        std::string v = print_update_value(call, p3, out);
-        if (vector_sum)
-            out += p3 + part + "[hd_l] = " + v + ";\n";
-        else
-            out += p3 + acc + "[hd_l] = " + c_combine(st.reduce_op, t, acc + "[hd_l]", v) + ";\n";
-        out += p2 + "}\n";
-        if (vector_sum) out += p2 + vacc + " = " + vacc + " + " + part + ";\n";
-        out += p1 + "}\n";
-        if (vector_sum) {
-            out += p1 + type + " " + acc + "[" + k + "];\n";
-            out += p1 + "__builtin_memcpy(" + acc + ", &" + vacc + ", sizeof " + acc + ");\n";
-        }
-        // The lanes combined as a tree (halves added in vector registers), not one after
-        // another: on rows of a few hundred elements a serial chain of 16 adds costs as much
-        // as the row.
-        out += p1 + "for (int hd_w = " + std::to_string(lanes / 2) + "; hd_w > 0; hd_w /= 2)\n";
-        if (options_.simd && !options_.dialect.simd.empty())
-            out += p2 + options_.dialect.simd + "\n";
-        out += p2 + "for (int hd_l = 0; hd_l < hd_w; ++hd_l)\n" + p3 + acc +
-               "[hd_l] = " + c_combine(st.reduce_op, t, acc + "[hd_l]", acc + "[hd_l + hd_w]") +
-               ";\n";
-        out += p1 + type + " " + rest + " = " + acc + "[0];\n";
-        out += p1 + "for (; " + at + " <= " + ub + "; ++" + at + ") {\n";
-        out += p2 + "const long " + n.iterator + " = " + at + ";\n";
-        v = print_update_value(call, p2, out);
-        out += p2 + rest + " = " + c_combine(st.reduce_op, t, rest, v) + ";\n";
-        out += p1 + "}\n";
-        std::string target = element(st.write_buffer, st.write_access);
-        out += p1 + "{\n";
-        out += p2 + "const long " + n.iterator + " = " + c_index_expr(n.init) + ";\n";
-        out += c_counter_lines(call, p2);
-        out += p2 + "(void)" + n.iterator + ";\n";
-        out += p2 + target + " = " +
-               c_combine(st.reduce_op, t, load(st.write_buffer, st.write_access), rest) + ";\n";
-        out += p1 + "}\n" + pad + "}\n";
+        LaneReduction r;
+        r.loop = &n;
+        r.call = &call;
+        r.op = st.reduce_op;
+        r.dtype = program_.buffers.at(st.write_buffer).dtype;
+        r.id = std::to_string(local_names_++);
+        if (options_.simd) r.simd = options_.dialect.simd;
+        r.vector_bytes = options_.vector_bytes;
+        r.target = element(st.write_buffer, st.write_access);
+        r.loaded = load(st.write_buffer, st.write_access);
+        r.value = [&](const std::string& in, std::string& text) {
+            return print_update_value(call, in, text);
+        };
+        out += lane_reduction_text(r, std::string(static_cast<std::size_t>(indent) * 4, ' '));
     }
 
     // The counters and the value an update statement folds in, printed into `out`.

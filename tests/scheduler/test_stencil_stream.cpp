@@ -23,6 +23,14 @@ Array sweep(const Array& u, std::int64_t rows, std::int64_t cols, std::int64_t h
     return overwrite({u, (at(-h, 0) + at(h, 0) + at(0, -1) + at(0, 1)) * 0.25f});
 }
 
+// `n` sweeps of reach 1 of u.
+Array sweeps(const Array& u, std::int64_t rows, std::int64_t cols, int n) {
+    Array v = u;
+    for (int s = 0; s < n; ++s)
+        v = sweep(v, rows, cols, 1);
+    return v;
+}
+
 std::vector<HostArray> run_on(const std::string& backend, const std::vector<Array>& outputs,
                               const Array& u, const HostArray& value) {
     ComputeOptions o;
@@ -53,9 +61,7 @@ HostArray grid(std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
 TEST_CASE("stencil stream: ten Jacobi sweeps are one kernel with windows of four rows") {
     const std::int64_t rows = 37, cols = 41;
     Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
-    Array v = u;
-    for (int s = 0; s < 10; ++s)
-        v = sweep(v, rows, cols, 1);
+    Array v = sweeps(u, rows, cols, 10);
     poly::ProgramIR ir = sched::partition({v.node()}, {u.node()});
     CAPTURE(poly::to_string(ir));
     REQUIRE(ir.kernels.size() == 1);
@@ -147,9 +153,7 @@ TEST_CASE("stencil stream: a long stream runs in bands of rows, each with window
     // 1/32 of the rows for 4 bands (8 would overlap by 63 of 1200).
     const std::int64_t rows = 1200, cols = 9;
     Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
-    Array v = u;
-    for (int s = 0; s < 10; ++s)
-        v = sweep(v, rows, cols, 1);
+    Array v = sweeps(u, rows, cols, 10);
     poly::ProgramIR ir = sched::partition({v.node()}, {u.node()});
     CAPTURE(poly::to_string(ir));
     REQUIRE(ir.kernels.size() == 1);
@@ -193,7 +197,7 @@ TEST_CASE("stencil stream: a short stream keeps one band") {
     // 37 rows cannot make two bands of 32.
     const std::int64_t rows = 37, cols = 5;
     Array u = placeholder(Shape::of({rows, cols}), DType::F32, "u");
-    Array v = sweep(sweep(u, rows, cols, 1), rows, cols, 1);
+    Array v = sweeps(u, rows, cols, 2);
     poly::ProgramIR ir = sched::partition({v.node()}, {u.node()});
     REQUIRE(poly::is_stream(ir.kernels[0]));
     CHECK(ir.kernels[0].statements[0].stream_bands == 0);
